@@ -1,0 +1,2 @@
+import SpeakerCore
+print("not yet written")

@@ -1,0 +1,96 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// speakerd: a Bluetooth-speaker companion daemon (`speakerd`) and its CLI (`composer-cli`).
+///
+/// Everything with logic lives in `SpeakerCore`; the executables only parse, wire and run.
+/// C libraries are reached through the two system-library modules and never leak past them.
+let package = Package(
+    name: "speakerd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "SpeakerCore", targets: ["SpeakerCore"]),
+        .executable(name: "speakerd", targets: ["speakerd"]),
+        .executable(name: "composer-cli", targets: ["composer-cli"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
+    ],
+    targets: [
+        // libdbus-1 and libbluetooth (BlueZ's libbluetooth: address parsing, HCI device listing).
+        .systemLibrary(
+            name: "CBlueZ",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev", "libbluetooth-dev"])]
+        ),
+        // fluidsynth.h sits in /usr/include; its pkg-config flags (glib, SDL2, -pthread) are not needed.
+        .systemLibrary(
+            name: "CFluidSynth",
+            providers: [.apt(["libfluidsynth-dev"])]
+        ),
+        .target(
+            name: "SpeakerCore",
+            dependencies: [
+                "CBlueZ",
+                "CFluidSynth",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+                .product(name: "Collections", package: "swift-collections"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .executableTarget(
+            name: "speakerd",
+            dependencies: [
+                "SpeakerCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "composer-cli",
+            dependencies: [
+                "SpeakerCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // Shared by the test targets: the private dbus-daemon + fake BlueZ harness, WAV analysis.
+        .target(
+            name: "TestSupport",
+            dependencies: ["SpeakerCore"],
+            path: "Sources/TestSupport"
+        ),
+
+        // Benchmarks: run in release builds (`scripts/bench`), figures in docs/BENCHMARKS.md.
+        .executableTarget(name: "bench-dbus", dependencies: ["SpeakerCore", "CBlueZ"], path: "Benchmarks/bench-dbus"),
+        .executableTarget(name: "bench-readiness", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-readiness"),
+        .executableTarget(name: "bench-playback", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-playback"),
+        .executableTarget(name: "bench-startup", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-startup"),
+
+        .testTarget(name: "DBusTests", dependencies: ["SpeakerCore", "TestSupport"]),
+        .testTarget(
+            name: "ReadinessTests",
+            dependencies: ["SpeakerCore", .product(name: "Clocks", package: "swift-clocks")]
+        ),
+        .testTarget(
+            name: "BlueZTests",
+            dependencies: ["SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+        ),
+        .testTarget(name: "MIDITests", dependencies: ["SpeakerCore"]),
+        .testTarget(name: "PlaybackTests", dependencies: ["SpeakerCore", "TestSupport"]),
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: ["SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

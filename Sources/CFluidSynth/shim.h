@@ -1,0 +1,4 @@
+#ifndef SPEAKERD_CFLUIDSYNTH_SHIM_H
+#define SPEAKERD_CFLUIDSYNTH_SHIM_H
+#include <fluidsynth.h>
+#endif

@@ -1,0 +1,2 @@
+import SpeakerCore
+print("composer-cli \(SpeakerCore.version)")

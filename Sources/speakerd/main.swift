@@ -1,0 +1,2 @@
+import SpeakerCore
+print("speakerd \(SpeakerCore.version)")
