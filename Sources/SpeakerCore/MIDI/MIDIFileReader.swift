@@ -1,5 +1,3 @@
-import SystemPackage
-
 /// The strict, safe Standard MIDI File reader: bytes in, a validated song (or one clear error) out.
 ///
 /// Everything the engine plays goes through here first, so FluidSynth only ever sees events we
@@ -43,38 +41,5 @@ public enum MIDIFileReader {
             warnings += parser.warnings
         }
         return MIDIFile(format: chunks.header.format, division: chunks.header.division, tracks: tracks, warnings: warnings)
-    }
-
-    /// Reads the file at `path`, refusing to load more than `limits.maxFileBytes`.
-    public static func read(contentsOfFile path: String, limits: MIDIReadLimits = .default) throws(MIDIFileError) -> MIDISong {
-        let descriptor: FileDescriptor
-        do {
-            descriptor = try FileDescriptor.open(FilePath(path), .readOnly)
-        } catch {
-            throw MIDIFileError(.unreadable(path: path, reason: "\(error)"))
-        }
-        defer { try? descriptor.close() }
-        return try read(from: descriptor, name: path, limits: limits)
-    }
-
-    /// Reads a song from an open descriptor (the daemon receives client files as descriptors),
-    /// stopping as soon as the data exceeds `limits.maxFileBytes`. The descriptor stays open.
-    public static func read(from descriptor: FileDescriptor, name: String, limits: MIDIReadLimits = .default) throws(MIDIFileError) -> MIDISong {
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count: Int
-            do {
-                count = try buffer.withUnsafeMutableBytes { try descriptor.read(into: $0, retryOnInterrupt: true) }
-            } catch {
-                throw MIDIFileError(.unreadable(path: name, reason: "\(error)"))
-            }
-            if count == 0 { break }
-            bytes += buffer[..<count]
-            guard bytes.count <= limits.maxFileBytes else {
-                throw MIDIFileError(.limitExceeded(.fileBytes, value: bytes.count, limit: limits.maxFileBytes))
-            }
-        }
-        return try read(bytes, limits: limits)
     }
 }
