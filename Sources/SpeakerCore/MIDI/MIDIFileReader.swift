@@ -32,14 +32,17 @@ public enum MIDIFileReader {
         guard !bytes.isEmpty else { throw MIDIFileError(.empty) }
         let range = RMIDUnwrapper.isRIFF(bytes) ? try RMIDUnwrapper.midiRange(in: bytes) : bytes.indices
         let chunks = try ChunkReader(bytes, range: range, limits: limits)
-        var warnings = chunks.warnings
+        var warnings = MIDIWarningLog(limit: limits.maxWarnings)
+        warnings.add(contentsOf: chunks.warnings)
         var tracks: [MIDITrack] = []
         var eventCount = 0
         for (index, chunk) in chunks.tracks.enumerated() {
-            var parser = TrackParser(bytes, chunk: chunk, trackNumber: index + 1, limits: limits, policy: runningStatus)
+            var parser = TrackParser(bytes, chunk: chunk, trackNumber: index + 1, limits: limits,
+                                     policy: runningStatus, warnings: warnings)
             tracks.append(try parser.parse(chunkOffset: chunk.chunkOffset, eventCount: &eventCount))
-            warnings += parser.warnings
+            warnings = parser.warnings
         }
-        return MIDIFile(format: chunks.header.format, division: chunks.header.division, tracks: tracks, warnings: warnings)
+        return MIDIFile(format: chunks.header.format, division: chunks.header.division, tracks: tracks,
+                        warnings: warnings.finished(endOffset: range.upperBound))
     }
 }

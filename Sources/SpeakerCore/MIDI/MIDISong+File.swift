@@ -10,16 +10,18 @@ extension MIDISong {
     /// song sits on an external timecode, which a player without one ignores (as the corpus's
     /// `test-smpte-offset.mid` expects).
     public init(_ file: MIDIFile, limits: MIDIReadLimits = .default) throws(MIDIFileError) {
-        var timed: [(seconds: Double, track: Int, index: Int, message: MIDIMessage)] = []
+        var timelines: [[MIDITimedEvent]] = []
         var duration = 0.0
         var trackStart = 0.0
         let shared = file.format == .sequentialTracks ? nil : MIDITempoMap(file: file, tracks: file.tracks.indices)
         for (trackIndex, track) in file.tracks.enumerated() {
             let map = shared ?? MIDITempoMap(file: file, tracks: [trackIndex])
-            for (eventIndex, event) in track.events.enumerated() {
+            var timeline: [MIDITimedEvent] = []
+            for event in track.events {
                 guard let message = Self.playable(event.kind) else { continue }
-                timed.append((trackStart + map.seconds(atTick: event.tick), trackIndex, eventIndex, message))
+                timeline.append(MIDITimedEvent(seconds: trackStart + map.seconds(atTick: event.tick), message: message))
             }
+            timelines.append(timeline)
             let end = trackStart + map.seconds(atTick: track.endTick)
             duration = max(duration, end)
             if shared == nil { trackStart = end }
@@ -28,12 +30,12 @@ extension MIDISong {
             throw MIDIFileError(.limitExceeded(.durationSeconds, value: Int(min(duration, 1e15)),
                                                limit: Int(limits.maxDurationSeconds)))
         }
-        timed.sort { ($0.seconds, $0.track, $0.index) < ($1.seconds, $1.track, $1.index) }
         self.init(
-            events: timed.map { MIDITimedEvent(seconds: $0.seconds, message: $0.message) },
+            events: TimelineMerge.merge(timelines),
             durationSeconds: duration,
             title: file.tracks.lazy.compactMap(\.name).first,
-            trackNames: file.tracks.map(\.name))
+            trackNames: file.tracks.map(\.name),
+            warnings: file.warnings)
     }
 
     /// The message a synthesiser should receive for an event, if any. An F7 escape is passed on

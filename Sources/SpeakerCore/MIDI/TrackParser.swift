@@ -18,14 +18,17 @@ struct TrackParser {
     private var openSysEx: (offset: Int, bytes: [UInt8])?
     private var events: [MIDITrackEvent] = []
     private var name: String?
-    private(set) var warnings: [MIDIFileWarning] = []
+    /// The file's warnings so far; the caller takes it back after `parse` to pass to the next track.
+    private(set) var warnings: MIDIWarningLog
 
     /// `trackNumber` is 1-based, as users count tracks in messages.
-    init(_ bytes: [UInt8], chunk: ChunkReader.TrackChunk, trackNumber: Int, limits: MIDIReadLimits, policy: MIDIRunningStatusPolicy) {
+    init(_ bytes: [UInt8], chunk: ChunkReader.TrackChunk, trackNumber: Int, limits: MIDIReadLimits,
+         policy: MIDIRunningStatusPolicy, warnings: MIDIWarningLog) {
         reader = ByteReader(bytes, from: chunk.data.lowerBound, to: chunk.data.upperBound)
         self.trackNumber = trackNumber
         self.limits = limits
         self.policy = policy
+        self.warnings = warnings
     }
 
     /// Parses the whole chunk. `eventCount` is shared by all tracks so the limit covers the file.
@@ -215,7 +218,7 @@ struct TrackParser {
     }
 
     private mutating func warn(_ message: String, at offset: Int) {
-        warnings.append(MIDIFileWarning(offset: offset, message: message))
+        warnings.add(message, at: offset)
     }
 
     private func pastEnd(_ what: String, at offset: Int) -> MIDIFileError {
