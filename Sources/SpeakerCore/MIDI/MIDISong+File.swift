@@ -31,7 +31,7 @@ extension MIDISong {
                                                limit: Int(limits.maxDurationSeconds)))
         }
         self.init(
-            events: TimelineMerge.merge(timelines),
+            events: MIDITimelineMerge.merge(timelines),
             durationSeconds: duration,
             title: file.tracks.lazy.compactMap(\.name).first,
             trackNames: file.tracks.map(\.name),

@@ -3,9 +3,9 @@
 /// Everything an event claims (data bytes, meta and sysex lengths) is checked against the end of
 /// its chunk, so a malformed track is an error at the exact byte, never a read into the next
 /// chunk. Running status follows `MIDIRunningStatusPolicy`; system messages follow
-/// `SystemMessage`'s policy.
-struct TrackParser {
-    private var reader: ByteReader
+/// `MIDISystemMessage`'s policy.
+struct MIDITrackParser {
+    private var reader: MIDIByteReader
     private let trackNumber: Int
     private let limits: MIDIReadLimits
     private let policy: MIDIRunningStatusPolicy
@@ -22,9 +22,9 @@ struct TrackParser {
     private(set) var warnings: MIDIWarningLog
 
     /// `trackNumber` is 1-based, as users count tracks in messages.
-    init(_ bytes: [UInt8], chunk: ChunkReader.TrackChunk, trackNumber: Int, limits: MIDIReadLimits,
+    init(_ bytes: [UInt8], chunk: MIDIChunkReader.TrackChunk, trackNumber: Int, limits: MIDIReadLimits,
          policy: MIDIRunningStatusPolicy, warnings: MIDIWarningLog) {
-        reader = ByteReader(bytes, from: chunk.data.lowerBound, to: chunk.data.upperBound)
+        reader = MIDIByteReader(bytes, from: chunk.data.lowerBound, to: chunk.data.upperBound)
         self.trackNumber = trackNumber
         self.limits = limits
         self.policy = policy
@@ -87,15 +87,15 @@ struct TrackParser {
                 throw MIDIFileError(.dataByteWithoutStatus(reader.peek() ?? 0), at: offset)
             }
             if let interruptedAt {
-                warn("running status \(hex(running)) continues after the event at byte \(interruptedAt), "
-                    + "which the standard says cancels it; read as \(hex(running)) (the only meaningful reading)", at: offset)
+                warn("running status \(MIDIByteText.hex(running)) continues after the event at byte \(interruptedAt), "
+                    + "which the standard says cancels it; read as \(MIDIByteText.hex(running)) (the only meaningful reading)", at: offset)
                 self.interruptedAt = nil
             }
             status = running
         }
         let kind = status & 0xF0
         let channel = status & 0x0F
-        let name = ChannelMessageName.of(kind)
+        let name = MIDIChannelMessageName.of(kind)
         let first = try dataByte(in: name)
         if kind == 0xC0 || kind == 0xD0 {
             let message: MIDIMessage = kind == 0xC0
@@ -128,7 +128,7 @@ struct TrackParser {
     private mutating func readMeta(at offset: Int) throws(MIDIFileError) -> Bool {
         _ = reader.readByte()
         guard let type = reader.readByte() else { throw pastEnd("a meta event", at: offset) }
-        let data = try lengthPrefixedData(of: "meta event \(hex(type))", at: offset, maxLength: nil)
+        let data = try lengthPrefixedData(of: "meta event \(MIDIByteText.hex(type))", at: offset, maxLength: nil)
         interruptRunningStatus(at: offset)
         switch type {
         case MIDIMetaType.endOfTrack:
@@ -139,7 +139,7 @@ struct TrackParser {
             guard data.count == 3 else { throw MIDIFileError(.badMetaLength(type: type, length: data.count, expected: 3), at: offset) }
             guard data != [0, 0, 0] else { throw MIDIFileError(.zeroTempo, at: offset) }
         case MIDIMetaType.trackName where name == nil:
-            name = MetaText.decode(data)
+            name = MIDIMetaText.decode(data)
         default:
             break
         }
@@ -177,13 +177,13 @@ struct TrackParser {
 
     private mutating func readSystemMessage(at offset: Int) throws(MIDIFileError) {
         let status = reader.readByte() ?? 0
-        guard let dataCount = SystemMessage.dataByteCount(of: status) else {
+        guard let dataCount = MIDISystemMessage.dataByteCount(of: status) else {
             throw MIDIFileError(.undefinedSystemCommon(status), at: offset)
         }
         var data: [UInt8] = []
-        for _ in 0..<dataCount { data.append(try dataByte(in: "system message \(hex(status))")) }
-        if SystemMessage.isCommon(status) { interruptRunningStatus(at: offset) }
-        warn("skipped system message \(hex(status)) (\(SystemMessage.name(of: status))), which has no meaning in a file", at: offset)
+        for _ in 0..<dataCount { data.append(try dataByte(in: "system message \(MIDIByteText.hex(status))")) }
+        if MIDISystemMessage.isCommon(status) { interruptRunningStatus(at: offset) }
+        warn("skipped system message \(MIDIByteText.hex(status)) (\(MIDISystemMessage.name(of: status))), which has no meaning in a file", at: offset)
         append(.ignoredSystemMessage(status: status, data: data), at: offset)
     }
 
