@@ -27,8 +27,8 @@ extension MIDISong {
             if shared == nil { trackStart = end }
         }
         guard duration <= limits.maxDurationSeconds else {
-            throw MIDIFileError(.limitExceeded(.durationSeconds, value: Int(min(duration, 1e15)),
-                                               limit: Int(limits.maxDurationSeconds)))
+            throw MIDIFileError(.limitExceeded(.durationSeconds, value: Self.wholeSeconds(duration),
+                                               limit: Self.wholeSeconds(limits.maxDurationSeconds)))
         }
         self.init(
             events: MIDITimelineMerge.merge(timelines),
@@ -36,6 +36,11 @@ extension MIDISong {
             title: file.tracks.lazy.compactMap(\.name).first,
             trackNames: file.tracks.map(\.name),
             warnings: file.warnings)
+    }
+
+    /// Seconds for a message, safe for any Double a caller may have put in the limits.
+    private static func wholeSeconds(_ seconds: Double) -> Int {
+        seconds.isNaN ? 0 : Int(min(max(seconds, 0), 1e15))
     }
 
     /// The message a synthesiser should receive for an event, if any. An F7 escape is passed on
