@@ -17,6 +17,7 @@ extension MIDISong {
         for (trackIndex, track) in file.tracks.enumerated() {
             let map = shared ?? MIDITempoMap(file: file, tracks: [trackIndex])
             var timeline: [MIDITimedEvent] = []
+            timeline.reserveCapacity(track.events.count)
             for event in track.events {
                 guard let message = Self.playable(event.kind) else { continue }
                 timeline.append(MIDITimedEvent(seconds: trackStart + map.seconds(atTick: event.tick), message: message))

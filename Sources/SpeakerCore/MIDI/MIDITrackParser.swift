@@ -95,8 +95,7 @@ struct MIDITrackParser {
         }
         let kind = status & 0xF0
         let channel = status & 0x0F
-        let name = MIDIChannelMessageName.of(kind)
-        let first = try dataByte(in: name)
+        let first = try dataByte(in: MIDIChannelMessageName.of(kind))
         if kind == 0xC0 || kind == 0xD0 {
             let message: MIDIMessage = kind == 0xC0
                 ? .programChange(channel: channel, program: first)
@@ -104,7 +103,7 @@ struct MIDITrackParser {
             append(.channel(message), at: offset)
             return
         }
-        let second = try dataByte(in: name)
+        let second = try dataByte(in: MIDIChannelMessageName.of(kind))
         let message: MIDIMessage = switch kind {
         case 0x80: .noteOff(channel: channel, key: first, velocity: second)
         case 0x90: .noteOn(channel: channel, key: first, velocity: second)
@@ -115,10 +114,10 @@ struct MIDITrackParser {
         append(.channel(message), at: offset)
     }
 
-    private mutating func dataByte(in message: String) throws(MIDIFileError) -> UInt8 {
+    private mutating func dataByte(in message: @autoclosure () -> String) throws(MIDIFileError) -> UInt8 {
         let offset = reader.offset
-        guard let byte = reader.readByte() else { throw pastEnd(message, at: offset) }
-        guard byte < 0x80 else { throw MIDIFileError(.expectedDataByte(found: byte, message: message), at: offset) }
+        guard let byte = reader.readByte() else { throw pastEnd(message(), at: offset) }
+        guard byte < 0x80 else { throw MIDIFileError(.expectedDataByte(found: byte, message: message()), at: offset) }
         return byte
     }
 
@@ -190,19 +189,19 @@ struct MIDITrackParser {
     // MARK: - Helpers
 
     /// A VLQ length and that many bytes, all inside the chunk.
-    private mutating func lengthPrefixedData(of what: String, at offset: Int, maxLength: Int?) throws(MIDIFileError) -> [UInt8] {
+    private mutating func lengthPrefixedData(of what: @autoclosure () -> String, at offset: Int, maxLength: Int?) throws(MIDIFileError) -> [UInt8] {
         let lengthOffset = reader.offset
         let length: Int
         switch reader.readVLQ() {
         case .value(let value): length = value
-        case .truncated: throw pastEnd(what, at: offset)
+        case .truncated: throw pastEnd(what(), at: offset)
         case .tooLong: throw MIDIFileError(.vlqTooLong, at: lengthOffset)
         }
         if let maxLength, length > maxLength {
             throw MIDIFileError(.limitExceeded(.sysExBytes, value: length + limits.maxSysExBytes - maxLength,
                                                limit: limits.maxSysExBytes), at: offset)
         }
-        guard let data = reader.readBytes(length) else { throw pastEnd(what, at: offset) }
+        guard let data = reader.readBytes(length) else { throw pastEnd(what(), at: offset) }
         return data
     }
 
