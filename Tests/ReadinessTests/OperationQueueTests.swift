@@ -111,11 +111,21 @@ struct OperationQueueTests {
     func uniquenessReplace() async throws {
         let clock = TestClock()
         let queue = SpeakerOperationQueue(clock: clock)
+        var events = queue.events().makeAsyncIterator()
         let old = await queue.add("scan", uniqueness: .replace) { _ in try await clock.sleep(for: .seconds(60)) }
         await eventually("the old scan runs") { await queue.runningNames == ["scan"] }
         let new = await queue.add("scan", uniqueness: .replace) { _ in }
         #expect(try await old.outcome() == .cancelled)
         #expect(try await new.outcome() == .ok)
+        let seen = await collect(6, from: &events)
+        #expect(seen == [
+            .busy,
+            .started(name: "scan", id: old.id),
+            .finished(name: "scan", id: old.id, outcome: .cancelled),
+            .started(name: "scan", id: new.id),
+            .finished(name: "scan", id: new.id, outcome: .ok),
+            .drained,
+        ], "the queue never looks drained while one scan replaces another")
     }
 
     @Test("with .allowBoth, two operations of the same name both run")

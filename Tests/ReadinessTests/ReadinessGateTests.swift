@@ -128,4 +128,23 @@ struct ReadinessGateTests {
         for _ in 0..<4 { if let level = await next(&levels) { seen.append(level) } }
         #expect(seen == [.started, .adapter, .bus, .playbackReady])
     }
+
+    @Test("a level stream that is abandoned is released by the gate")
+    func abandonedLevelStreamIsReleased() async {
+        let gate = ReadinessGate(initial: DaemonReadiness.started)
+        let watcher = Task {
+            for await level in gate.levels() where level == .playbackReady { return }
+        }
+        await eventually("the watcher subscribed") { gate.changes.subscriberCount == 1 }
+        watcher.cancel()
+        await watcher.value
+        await eventually("the gate forgot the stream") { gate.changes.subscriberCount == 0 }
+    }
+
+    @Test("the daemon's levels are ordered by start-up and print their stable names")
+    func daemonLevels() {
+        #expect(DaemonReadiness.allCases.sorted() == [.started, .bus, .adapter, .speakerConnected, .playbackReady])
+        #expect(DaemonReadiness.speakerConnected.description == "speakerConnected")
+        #expect(DaemonReadiness(rawValue: "playbackReady") == .playbackReady)
+    }
 }

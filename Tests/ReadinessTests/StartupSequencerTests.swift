@@ -235,4 +235,31 @@ struct StartupSequencerTests {
         #expect(journal.all == (0..<2_000).map { "\($0)" })
         #expect(timeline.criticalPath.count == 2_000)
     }
+
+    @Test("a shorter timeout declared later still fires first, then the longer one")
+    func timeoutsShareOneTimer() async throws {
+        let clock = TestClock()
+        let ops = ScriptedOperations()
+        let sequencer = try StartupSequencer("two timeouts", operations: [
+            StartupOperation("connect last speaker", .optional, timeout: .seconds(10), run: ops.body("connect last speaker")),
+            StartupOperation("check audio backend", .optional, timeout: .seconds(2), run: ops.body("check audio backend")),
+        ], clock: clock)
+        var events = sequencer.events().makeAsyncIterator()
+        let run = Task { await sequencer.run() }
+        await readEvents(until: .started("check audio backend"), from: &events)
+        await clock.advance(by: .seconds(2))
+        await readEvents(until: .finished("check audio backend", .timedOut), from: &events)
+        #expect(!ops.journal.all.contains("cancelled connect last speaker"))
+        await clock.advance(by: .seconds(8))
+        let timeline = await run.value
+        #expect(timeline.entry("check audio backend")?.endMs == 2_000)
+        #expect(timeline.entry("connect last speaker")?.endMs == 10_000)
+        #expect(timeline.entry("connect last speaker")?.outcome == .timedOut)
+        try await clock.checkSuspension()
+    }
+
+    @Test("the unattended budget is 3 seconds")
+    func unattendedBudget() {
+        #expect(StartupSequencer.unattendedBudget == .seconds(3))
+    }
 }

@@ -10,8 +10,16 @@ import Logging
 /// clock, and the whole sequence a budget (3 s for a start-up that needs no user input) whose
 /// overrun is reported as it happens, not only afterwards.
 ///
+/// Skipping is literal: a dependent of a failed optional operation is `skipped` even if it is
+/// itself required; the sequence goes on with whatever does not need it (the daemon then falls
+/// back, e.g. from "connect last speaker" to scan-and-pick).
+///
 /// The graph is validated when the sequencer is made, so a bad graph never half-runs.
 public actor StartupSequencer {
+    /// The budget of a start-up that needs no user input: a known speaker should be there
+    /// within 3 s of `systemctl start speakerd`.
+    public static let unattendedBudget: Duration = .seconds(3)
+
     enum Lifecycle {
         case idle
         case running
