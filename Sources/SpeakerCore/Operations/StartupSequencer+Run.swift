@@ -1,0 +1,120 @@
+extension StartupSequencer {
+    /// Starts one operation's body and, if it has a timeout, its timer.
+    func startOperation(_ index: Int) {
+        started[index] = stopwatch.elapsed()
+        let step = graph.steps[index]
+        eventBroadcaster.publish(.started(step.name))
+        bodyTasks[index] = spawnBody(index)
+        if let timeout = step.timeout ?? defaultTimeout {
+            scheduleDeadline(for: index, timeout: timeout, startedAt: started[index]!)
+        }
+    }
+
+    /// Spawned from a nonisolated context so the body starts on the global executor instead of
+    /// first queueing on this actor.
+    nonisolated func spawnBody(_ index: Int) -> Task<Void, Never> {
+        let body = bodies[index]
+        let context = StartupContext(name: graph.steps[index].name)
+        return Task {
+            let outcome: OperationOutcome
+            do {
+                try await body(context)
+                outcome = .ok
+            } catch let abort as StartupAbort {
+                await self.operationAborted(index, abort.reason)
+                return
+            } catch is CancellationError {
+                outcome = .cancelled
+            } catch {
+                outcome = .failed("\(error)")
+            }
+            await self.operationEnded(index, outcome)
+        }
+    }
+
+    func spawnBudgetTimer(_ budget: Duration) -> Task<Void, Never> {
+        let stopwatch = self.stopwatch
+        return Task.detached {
+            do { try await stopwatch.sleep(untilElapsed: budget) } catch { return }
+            await self.budgetElapsed(budget)
+        }
+    }
+
+    // MARK: - Outcomes
+
+    /// Whether the operation is running and undecided: only then may an outcome land.
+    func isRunning(_ index: Int) -> Bool { started[index] != nil && outcomes[index] == nil }
+
+    func operationEnded(_ index: Int, _ outcome: OperationOutcome) {
+        guard isRunning(index) else { return }
+        settle(index, outcome)
+        let step = graph.steps[index]
+        if outcome == .ok {
+            // One exclusive access for the whole loop instead of one per dependent: a dense
+            // graph has ~100 dependents per operation, and each checked access costs.
+            let dependents = graph.dependents[index]
+            let ready = remainingDependencies.withUnsafeMutableBufferPointer { remaining in
+                var ready: [Int] = []
+                for dependent in dependents {
+                    remaining[dependent] -= 1
+                    if remaining[dependent] == 0 { ready.append(dependent) }
+                }
+                return ready
+            }
+            for dependent in ready where outcomes[dependent] == nil { startOperation(dependent) }
+        } else if step.requirement == .required {
+            abort("required operation \(step.name) ended \(outcome)")
+        } else {
+            skipDependents(of: index, because: "\(step.name) ended \(outcome.kind)")
+        }
+        finishIfDone()
+    }
+
+    func operationTimedOut(_ index: Int, after timeout: Duration) {
+        guard isRunning(index) else { return }
+        bodyTasks[index]?.cancel()
+        logger.warning("start-up operation \(graph.steps[index].name) timed out after \(timeout); cancelling it")
+        operationEnded(index, .timedOut)
+    }
+
+    func operationAborted(_ index: Int, _ reason: String) {
+        guard isRunning(index) else { return }
+        settle(index, .failed("aborted start-up: \(reason)"))
+        abort(reason)
+    }
+
+    /// Records an outcome: the end time and the event.
+    func settle(_ index: Int, _ outcome: OperationOutcome) {
+        let now = stopwatch.elapsed()
+        if started[index] == nil { started[index] = now }
+        ended[index] = now
+        outcomes[index] = outcome
+        decidedCount += 1
+        bodyTasks[index] = nil
+        eventBroadcaster.publish(.finished(graph.steps[index].name, outcome))
+    }
+
+    /// Skips, transitively, every undecided operation that needs `index`.
+    private func skipDependents(of index: Int, because reason: String) {
+        var stack = graph.dependents[index]
+        while let dependent = stack.popLast() {
+            guard outcomes[dependent] == nil else { continue }
+            settle(dependent, .skipped(reason))
+            stack.append(contentsOf: graph.dependents[dependent])
+        }
+    }
+
+    /// Cancels whatever runs and marks everything undecided as cancelled; keeps the first reason.
+    func abort(_ reason: String) {
+        if abortReason == nil {
+            abortReason = reason
+            logger.error("start-up aborted: \(reason)")
+            eventBroadcaster.publish(.aborted(reason: reason))
+        }
+        for index in 0..<graph.count where outcomes[index] == nil {
+            bodyTasks[index]?.cancel()
+            settle(index, .cancelled)
+        }
+        finishIfDone()
+    }
+}

@@ -1,0 +1,36 @@
+/// How far speakerd has come towards playing audio, in the order start-up reaches them.
+///
+/// The readiness gate is generic over its levels; this is the daemon's instance. Work that needs
+/// the speaker (a `play` request) waits for `.playbackReady`; work that needs only the bus (the
+/// D-Bus API) waits for `.bus`. When the speaker is lost the daemon drops back to `.adapter`,
+/// and everything registered meanwhile runs when it comes back.
+///
+/// The raw value is the stable name printed by `composer-cli status --json` (`readiness`), so
+/// the order lives in ``rank`` rather than in the raw values.
+public enum DaemonReadiness: String, Comparable, CaseIterable, Sendable, Codable, CustomStringConvertible {
+    /// The process runs and has read its configuration.
+    case started
+    /// The D-Bus connection is up and our name is owned.
+    case bus
+    /// BlueZ answers and an adapter is powered.
+    case adapter
+    /// A speaker is connected.
+    case speakerConnected
+    /// The audio path to the speaker exists (e.g. BlueALSA's PCM) and the synthesiser is loaded.
+    case playbackReady
+
+    /// Position in start-up order, lowest first.
+    public var rank: Int {
+        switch self {
+        case .started: 0
+        case .bus: 1
+        case .adapter: 2
+        case .speakerConnected: 3
+        case .playbackReady: 4
+        }
+    }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rank < rhs.rank }
+
+    public var description: String { rawValue }
+}

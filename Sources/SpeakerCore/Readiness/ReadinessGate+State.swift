@@ -1,0 +1,122 @@
+import DequeModule
+
+extension ReadinessGate {
+    /// The blocks waiting for one level, by phase, each in registration order.
+    ///
+    /// Filing blocks by level makes a release cheap: whole buckets whose level is reached are
+    /// taken at once, in level order, with no per-block comparison or sort.
+    struct Bucket {
+        let level: Level
+        var hooks: [GateBlock] = []
+        var blocks: [GateBlock] = []
+        var polite: [GateBlock] = []
+
+        init(level: Level) { self.level = level }
+
+        var count: Int { hooks.count + blocks.count + polite.count }
+
+        mutating func append(_ block: GateBlock, _ phase: GatePhase) {
+            switch phase {
+            case .willReach: hooks.append(block)
+            case .didReach: blocks.append(block)
+            case .polite: polite.append(block)
+            }
+        }
+    }
+
+    struct Waiter {
+        let level: Level
+        let continuation: UnsafeContinuation<Void, any Error>
+    }
+
+    /// A polite block whose level was reached, waiting for its turn.
+    struct PoliteTurn {
+        let level: Level
+        let block: GateBlock
+    }
+
+    /// What one pass of a release hands to the releasing thread, to run outside the lock:
+    /// groups of blocks in order (each a bucket's hooks or blocks, moved out without copying).
+    struct Release {
+        var groups: [[GateBlock]] = []
+        var waiters: [UnsafeContinuation<Void, any Error>] = []
+        var startPoliteRunner = false
+
+        var isEmpty: Bool { groups.isEmpty && waiters.isEmpty && !startPoliteRunner }
+    }
+
+    /// Everything the gate knows, guarded by its one mutex.
+    struct GateState {
+        var level: Level
+        var nextSequence: UInt64 = 0
+        /// Blocks not yet released, by level, lowest level first.
+        var buckets: [Bucket] = []
+        /// A thread is running released blocks; later registrations queue behind it.
+        var releasing = false
+        var nextWaiterID: UInt64 = 0
+        var waiters: [UInt64: Waiter] = [:]
+        /// Polite blocks whose level is reached, waiting for their turn.
+        var politeQueue: Deque<PoliteTurn> = []
+        var politeRunnerActive = false
+
+        init(level: Level) { self.level = level }
+
+        mutating func makeBlock(_ label: BlockLabel, _ work: GateWork) -> GateBlock {
+            defer { nextSequence &+= 1 }
+            return GateBlock(sequence: nextSequence, label: label, work: work)
+        }
+
+        var pendingBlockCount: Int { buckets.reduce(0) { $0 + $1.count } }
+
+        /// Files a block under its level, creating the bucket in level order if needed.
+        mutating func file(_ block: GateBlock, at level: Level, _ phase: GatePhase) {
+            var index = buckets.startIndex
+            while index < buckets.endIndex {
+                if buckets[index].level == level {
+                    buckets[index].append(block, phase)
+                    return
+                }
+                if level < buckets[index].level { break }
+                index += 1
+            }
+            var bucket = Bucket(level: level)
+            bucket.append(block, phase)
+            buckets.insert(bucket, at: index)
+        }
+
+        /// Puts a polite block back under its level after a drop, in registration order.
+        mutating func refilePolite(_ turn: PoliteTurn) {
+            file(turn.block, at: turn.level, .polite)
+            guard let index = buckets.firstIndex(where: { $0.level == turn.level }) else { return }
+            buckets[index].polite.sort { $0.sequence < $1.sequence }
+        }
+
+        /// Queues a polite block whose level is reached; says whether a runner must be started.
+        mutating func enqueuePolite(_ block: GateBlock, at level: Level) -> Bool {
+            politeQueue.append(PoliteTurn(level: level, block: block))
+            guard !politeRunnerActive else { return false }
+            politeRunnerActive = true
+            return true
+        }
+
+        /// Removes and returns, in release order, everything the current level releases.
+        mutating func takeReleasable() -> Release {
+            var release = Release()
+            while let first = buckets.first, first.level <= level {
+                let bucket = buckets.removeFirst()
+                if !bucket.hooks.isEmpty { release.groups.append(bucket.hooks) }
+                if !bucket.blocks.isEmpty { release.groups.append(bucket.blocks) }
+                for block in bucket.polite where enqueuePolite(block, at: bucket.level) {
+                    release.startPoliteRunner = true
+                }
+            }
+            if !waiters.isEmpty {
+                for (id, waiter) in waiters where waiter.level <= level {
+                    waiters.removeValue(forKey: id)
+                    release.waiters.append(waiter.continuation)
+                }
+            }
+            return release
+        }
+    }
+}
