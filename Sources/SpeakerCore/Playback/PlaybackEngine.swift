@@ -1,0 +1,212 @@
+/// Plays songs, one at a time, to one output, reusing one loaded SoundFont.
+///
+/// The engine is the lifecycle owner: it turns play/pause/resume/stop into transitions of an
+/// explicit `PlaybackState`, starts the output's render task, and reports what happens as
+/// `PlaybackEvent`s. Audio itself flows between the output and a `PlaybackSource` without the
+/// actor in the way, so a busy actor never causes an audible glitch.
+///
+/// A new `play` replaces the current song. Requests made while the SoundFont is still loading
+/// wait for it (state `.loading`); the daemon adds its own readiness gate in front.
+public actor PlaybackEngine {
+    /// How often `.progress` is reported while playing, on the engine's clock.
+    public static let defaultProgressInterval: Duration = .milliseconds(500)
+
+    private let output: any AudioOutput
+    private let clock: any Clock<Duration>
+    private let progressInterval: Duration
+    private let soundFontProvider: @Sendable () async throws -> SoundFont
+
+    public private(set) var state: PlaybackState = .idle
+    /// The title of the current (or last) song.
+    public private(set) var title: String?
+    private var source: PlaybackSource?
+    private var renderTask: Task<Void, Never>?
+    private var progressTask: Task<Void, Never>?
+    /// Bumped by every play and stop, so a superseded request or render task changes nothing.
+    private var generation = 0
+    private var observers: [Int: AsyncStream<PlaybackEvent>.Continuation] = [:]
+    private var nextObserver = 0
+
+    /// - Parameters:
+    ///   - soundFont: returns the loaded SoundFont; called on every play, so pass something that
+    ///     loads once (the daemon's deferred load task) and answers at once afterwards.
+    ///   - clock: drives progress events; inject a test clock in tests.
+    public init(
+        output: any AudioOutput,
+        clock: any Clock<Duration> = ContinuousClock(),
+        progressInterval: Duration = defaultProgressInterval,
+        soundFont: @escaping @Sendable () async throws -> SoundFont
+    ) {
+        self.output = output
+        self.clock = clock
+        self.progressInterval = progressInterval
+        self.soundFontProvider = soundFont
+    }
+
+    /// An engine over an already loaded SoundFont.
+    public init(output: any AudioOutput, soundFont: SoundFont, clock: any Clock<Duration> = ContinuousClock(),
+                progressInterval: Duration = defaultProgressInterval) {
+        self.init(output: output, clock: clock, progressInterval: progressInterval, soundFont: { soundFont })
+    }
+
+    // MARK: - Observing
+
+    /// A new stream of every event from now on; it ends when the consumer stops iterating.
+    public func events() -> AsyncStream<PlaybackEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: PlaybackEvent.self, bufferingPolicy: .bufferingNewest(256))
+        let id = nextObserver
+        nextObserver += 1
+        observers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeObserver(id) }
+        }
+        return stream
+    }
+
+    private func removeObserver(_ id: Int) { observers[id] = nil }
+
+    private func emit(_ event: PlaybackEvent) {
+        for continuation in observers.values { continuation.yield(event) }
+    }
+
+    /// Seconds played of the current song (capped at its duration); 0 when nothing was played.
+    public var positionSeconds: Double { source?.positionSeconds ?? 0 }
+    /// The current song's duration from its tempo map; 0 when nothing was played.
+    public var durationSeconds: Double { source?.durationSeconds ?? 0 }
+
+    // MARK: - Control
+
+    /// Starts `song`, replacing whatever plays. Returns once the song is handed to the output;
+    /// throws (and reports `.failed`) if the SoundFont or the output cannot become ready. An output
+    /// that fails after that (a device that cannot open) reports `.failed` through the events.
+    public func play(_ song: MIDISong, title: String) async throws {
+        await endCurrentSong()
+        generation += 1
+        let myGeneration = generation
+        state = .loading
+        self.title = title
+        let newSource: PlaybackSource
+        do {
+            let soundFont = try await soundFontProvider()
+            try await output.waitUntilReady()
+            try Task.checkCancellation()
+            guard generation == myGeneration else { throw CancellationError() }
+            newSource = try PlaybackSource(song: song, soundFont: soundFont)
+        } catch {
+            if generation == myGeneration {
+                let reason = "\(error)"
+                state = .failed(reason)
+                emit(.failed(reason: reason))
+            }
+            throw error
+        }
+        source = newSource
+        state = .playing
+        emit(.started(title: title, durationSeconds: song.durationSeconds))
+        let output = output
+        renderTask = Task { [weak self] in
+            let result: Result<Void, any Error>
+            do {
+                try await output.play(newSource)
+                result = .success(())
+            } catch {
+                result = .failure(error)
+            }
+            newSource.stop() // Whatever ended the output ends the song and frees the synthesiser.
+            await self?.outputEnded(generation: myGeneration, source: newSource, result: result)
+        }
+        startProgressReports(generation: myGeneration)
+    }
+
+    /// Pauses the current song; outputs hold their position (devices play silence).
+    public func pause() throws(PlaybackEngineError) {
+        switch state {
+        case .paused: return
+        case .playing:
+            source?.pause()
+            state = .paused
+            emit(.paused(positionSeconds: positionSeconds))
+        default:
+            throw PlaybackEngineError(operation: "pause", state: state)
+        }
+    }
+
+    /// Resumes a paused song where it paused.
+    public func resume() throws(PlaybackEngineError) {
+        switch state {
+        case .playing: return
+        case .paused:
+            source?.resume()
+            state = .playing
+            emit(.resumed(positionSeconds: positionSeconds))
+        default:
+            throw PlaybackEngineError(operation: "resume", state: state)
+        }
+    }
+
+    /// Stops the current song and returns once its output has closed (a WAV file is complete and
+    /// in place). Does nothing when nothing is playing.
+    public func stop() async {
+        guard state == .playing || state == .paused || state == .loading else { return }
+        let position = positionSeconds
+        await endCurrentSong()
+        state = .stopped
+        emit(.stopped(positionSeconds: position))
+    }
+
+    /// Returns when the current song has ended (finished, stopped or failed), with the final state.
+    public func waitUntilEnded() async -> PlaybackState {
+        if let renderTask { await renderTask.value }
+        return state
+    }
+
+    // MARK: - Internals
+
+    /// Stops the render and progress tasks of the current song and waits for the output to close.
+    private func endCurrentSong() async {
+        generation += 1
+        progressTask?.cancel()
+        progressTask = nil
+        guard let task = renderTask else { return }
+        renderTask = nil
+        source?.stop()
+        task.cancel()
+        await task.value
+    }
+
+    private func outputEnded(generation ended: Int, source ending: PlaybackSource, result: Result<Void, any Error>) {
+        guard ended == generation else { return } // Stopped or replaced: already reported.
+        progressTask?.cancel()
+        progressTask = nil
+        switch result {
+        case .success:
+            state = .finished
+            emit(.progress(positionSeconds: ending.positionSeconds, durationSeconds: ending.durationSeconds))
+            emit(.finished(title: title ?? ""))
+        case let .failure(error):
+            let reason = "\(error)"
+            state = .failed(reason)
+            emit(.failed(reason: reason))
+        }
+    }
+
+    private func startProgressReports(generation current: Int) {
+        let clock = clock
+        let interval = progressInterval
+        progressTask = Task { [weak self] in
+            while !Task.isCancelled {
+                do { try await clock.sleep(for: interval) } catch { return }
+                guard let self, await self.reportProgress(generation: current) else { return }
+            }
+        }
+    }
+
+    /// Emits one progress event; returns false once the song it was started for is over.
+    private func reportProgress(generation current: Int) -> Bool {
+        guard current == generation, let source else { return false }
+        if state == .playing {
+            emit(.progress(positionSeconds: source.positionSeconds, durationSeconds: source.durationSeconds))
+        }
+        return true
+    }
+}
