@@ -42,7 +42,7 @@ public enum WAVAnalysis {
     /// a new note, not a louder moment of a held one. Onsets closer than `minimumGap` merge.
     public static func onsets(
         _ samples: [Float], sampleRate: Int,
-        threshold: Double = 0.01, rise: Double = 4, minimumGap: Double = 0.1
+        threshold: Double = 0.002, rise: Double = 4, minimumGap: Double = 0.1
     ) -> [Double] {
         let windowSeconds = 0.005
         let levels = rmsPerWindow(samples, sampleRate: sampleRate, windowSeconds: windowSeconds)

@@ -24,6 +24,8 @@ public actor PlaybackEngine {
     private var progressTask: Task<Void, Never>?
     /// Bumped by every play and stop, so a superseded request or render task changes nothing.
     private var generation = 0
+    /// The error that ended the last song, while its state is `.failed`.
+    private var lastFailure: (any Error)?
     private var observers: [Int: AsyncStream<PlaybackEvent>.Continuation] = [:]
     private var nextObserver = 0
 
@@ -76,14 +78,15 @@ public actor PlaybackEngine {
 
     // MARK: - Control
 
-    /// Starts `song`, replacing whatever plays. Returns once the song is handed to the output;
-    /// throws (and reports `.failed`) if the SoundFont or the output cannot become ready. An output
-    /// that fails after that (a device that cannot open) reports `.failed` through the events.
+    /// Starts `song`, replacing whatever plays. Returns once the output renders its first block;
+    /// throws (and reports `.failed`) if the SoundFont or the output cannot become ready, or the
+    /// output fails before any audio (a device that cannot be opened).
     public func play(_ song: MIDISong, title: String) async throws {
         await endCurrentSong()
         generation += 1
         let myGeneration = generation
         state = .loading
+        lastFailure = nil
         self.title = title
         let newSource: PlaybackSource
         do {
@@ -116,6 +119,13 @@ public actor PlaybackEngine {
             await self?.outputEnded(generation: myGeneration, source: newSource, result: result)
         }
         startProgressReports(generation: myGeneration)
+        // Return at the first rendered block, so that a caller's next step (and a benchmark's
+        // clock) sees a song that is really sounding, or the output's failure as an error.
+        await newSource.waitUntilStarted()
+        if newSource.hasEnded, let task = renderTask {
+            await task.value
+            if generation == myGeneration, let failure = lastFailure { throw failure }
+        }
     }
 
     /// Pauses the current song; outputs hold their position (devices play silence).
@@ -185,6 +195,7 @@ public actor PlaybackEngine {
             emit(.finished(title: title ?? ""))
         case let .failure(error):
             let reason = "\(error)"
+            lastFailure = error
             state = .failed(reason)
             emit(.failed(reason: reason))
         }

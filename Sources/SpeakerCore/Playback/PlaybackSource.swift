@@ -17,6 +17,9 @@ public final class PlaybackSource: Sendable {
         var synthesizer: Synthesizer?
         var paused = false
         var stopped = false
+        /// Set by the first render call: the output has begun taking audio.
+        var started = false
+        var startWaiters: [CheckedContinuation<Void, Never>] = []
         var resumeWaiters: [CheckedContinuation<Void, Never>] = []
         var endWaiters: [CheckedContinuation<Void, Never>] = []
         var ended: Bool { stopped || scheduler.isFinished }
@@ -47,11 +50,13 @@ public final class PlaybackSource: Sendable {
     /// While paused it writes silence and returns the full count.
     public func render(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int {
         let frames = buffer.count / 2
-        let (produced, ended) = state.withLock { state -> (Int, Bool) in
-            guard !state.ended, let synthesizer = state.synthesizer else { return (0, false) }
+        let (produced, ended, firstCall) = state.withLock { state -> (Int, Bool, Bool) in
+            let firstCall = !state.started
+            state.started = true
+            guard !state.ended, let synthesizer = state.synthesizer else { return (0, false, firstCall) }
             if state.paused {
                 buffer.update(repeating: 0)
-                return (frames, false)
+                return (frames, false, firstCall)
             }
             let produced = state.scheduler.render(frames: frames, synthesizer: synthesizer) { offset, count in
                 synthesizer.renderInterleavedS16(buffer, offset: offset, frames: count)
@@ -62,8 +67,9 @@ public final class PlaybackSource: Sendable {
                 }
                 return Float(peak) / Float(Int16.max)
             }
-            return (produced, state.scheduler.isFinished)
+            return (produced, state.scheduler.isFinished, firstCall)
         }
+        if firstCall { announceStart() }
         if ended { finishIfEnded() }
         return produced
     }
@@ -71,8 +77,10 @@ public final class PlaybackSource: Sendable {
     /// Renders planar float stereo for a real-time device: always fills `frames` frames (silence
     /// while paused, stopped or after the end). Returns the frames that carried the song.
     func renderForDevice(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) -> Int {
-        let (produced, endedNow) = state.withLock { state -> (Int, Bool) in
-            guard !state.ended, !state.paused, let synthesizer = state.synthesizer else { return (0, false) }
+        let (produced, endedNow, firstCall) = state.withLock { state -> (Int, Bool, Bool) in
+            let firstCall = !state.started
+            state.started = true
+            guard !state.ended, !state.paused, let synthesizer = state.synthesizer else { return (0, false, firstCall) }
             let produced = state.scheduler.render(frames: frames, synthesizer: synthesizer) { offset, count in
                 synthesizer.renderPlanarFloat(left: left, right: right, offset: offset, frames: count)
                 var peak: Float = 0
@@ -81,13 +89,14 @@ public final class PlaybackSource: Sendable {
                 }
                 return peak
             }
-            return (produced, state.scheduler.isFinished)
+            return (produced, state.scheduler.isFinished, firstCall)
         }
         if produced < frames {
             (left + produced).update(repeating: 0, count: frames - produced)
             (right + produced).update(repeating: 0, count: frames - produced)
         }
-        // Resuming the end waiters happens once per song, not per buffer.
+        // Waking the start and end waiters happens once per song, not per buffer.
+        if firstCall { announceStart() }
         if endedNow { finishIfEnded() }
         return produced
     }
@@ -138,6 +147,27 @@ public final class PlaybackSource: Sendable {
         }
     }
 
+    /// Returns once an output has asked for the first block of audio (or the source has ended):
+    /// the moment a play request becomes sound.
+    public func waitUntilStarted() async {
+        await withCheckedContinuation { continuation in
+            let waiting = state.withLock { state -> Bool in
+                guard !state.started, !state.ended else { return false }
+                state.startWaiters.append(continuation)
+                return true
+            }
+            if !waiting { continuation.resume() }
+        }
+    }
+
+    private func announceStart() {
+        let waiters = state.withLock { state in
+            defer { state.startWaiters = [] }
+            return state.startWaiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+
     /// Returns once the song (tail included) has been rendered, or the source was stopped.
     public func waitUntilEnded() async {
         await withCheckedContinuation { continuation in
@@ -159,8 +189,8 @@ public final class PlaybackSource: Sendable {
                 state.synthesizer?.releaseAllNotes()
                 state.synthesizer = nil
             }
-            defer { state.endWaiters = []; state.resumeWaiters = [] }
-            return (release, state.endWaiters + state.resumeWaiters)
+            defer { state.endWaiters = []; state.resumeWaiters = []; state.startWaiters = [] }
+            return (release, state.endWaiters + state.resumeWaiters + state.startWaiters)
         }
         if release { soundFont.releaseLease() }
         waiters.forEach { $0.resume() }
