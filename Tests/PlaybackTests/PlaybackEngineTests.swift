@@ -76,24 +76,30 @@ struct PlaybackEngineTests {
                                     soundFont: try await Fixtures.soundFont(), clock: clock)
         let events = await engine.events()
         let short = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 1)], duration: 1.5)
+        var iterator = events.makeAsyncIterator()
         try await engine.play(short, title: "Short")
-        await clock.advance(by: .seconds(3))
-        #expect(await engine.waitUntilEnded() == .finished)
-        #expect(await engine.positionSeconds == 1.5)
-
+        #expect(await iterator.next() == .started(title: "Short", durationSeconds: 1.5))
         var progress: [Double] = []
-        for await event in events {
-            if case let .progress(position, duration) = event {
+        for _ in 0..<2 {
+            await clock.advance(by: .milliseconds(500))
+            if case let .progress(position, duration) = await iterator.next() {
                 #expect(duration == 1.5)
                 progress.append(position)
             }
-            if case .finished(let title) = event {
-                #expect(title == "Short")
-                break
-            }
         }
-        #expect(progress.count >= 2, "progress: \(progress)")
+        #expect(progress.count == 2, "progress: \(progress)")
         #expect(progress == progress.sorted())
+        #expect(progress.allSatisfy { $0 > 0 && $0 < 1.1 }, "progress: \(progress)")
+
+        await clock.advance(by: .seconds(3))
+        #expect(await engine.waitUntilEnded() == .finished)
+        #expect(await engine.positionSeconds == 1.5)
+        var last: PlaybackEvent?
+        while let event = await iterator.next() {
+            last = event
+            if case .finished = event { break }
+        }
+        #expect(last == .finished(title: "Short"))
     }
 
     @Test("pause and resume are refused when nothing plays, with a clear message")

@@ -141,14 +141,16 @@ public actor PlaybackEngine {
         }
     }
 
-    /// Resumes a paused song where it paused.
-    public func resume() throws(PlaybackEngineError) {
+    /// Resumes a paused song where it paused; returns once the output renders again.
+    public func resume() async throws(PlaybackEngineError) {
         switch state {
         case .playing: return
         case .paused:
-            source?.resume()
             state = .playing
             emit(.resumed(positionSeconds: positionSeconds))
+            guard let source else { return }
+            source.resume()
+            await source.waitUntilStarted()
         default:
             throw PlaybackEngineError(operation: "resume", state: state)
         }
@@ -202,11 +204,19 @@ public actor PlaybackEngine {
     }
 
     private func startProgressReports(generation current: Int) {
-        let clock = clock
+        progressTask = makeProgressTask(clock: clock, generation: current)
+    }
+
+    /// Ticks at fixed instants from now (not "interval after the last tick"), so a late wake-up
+    /// never shifts later reports and a test clock advanced in one jump still gets every tick.
+    private func makeProgressTask<C: Clock<Duration>>(clock: C, generation current: Int) -> Task<Void, Never> {
+        let start = clock.now
         let interval = progressInterval
-        progressTask = Task { [weak self] in
+        return Task { [weak self] in
+            var tick = 1
             while !Task.isCancelled {
-                do { try await clock.sleep(for: interval) } catch { return }
+                do { try await clock.sleep(until: start.advanced(by: interval * tick), tolerance: nil) } catch { return }
+                tick += 1
                 guard let self, await self.reportProgress(generation: current) else { return }
             }
         }

@@ -119,9 +119,12 @@ public final class PlaybackSource: Sendable {
 
     func pause() { state.withLock { $0.paused = true } }
 
+    /// Resumes; `waitUntilStarted()` then waits for the output's next render, so a caller knows
+    /// the output has taken up the song again.
     func resume() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.paused = false
+            state.started = false
             defer { state.resumeWaiters = [] }
             return state.resumeWaiters
         }
@@ -147,8 +150,8 @@ public final class PlaybackSource: Sendable {
         }
     }
 
-    /// Returns once an output has asked for the first block of audio (or the source has ended):
-    /// the moment a play request becomes sound.
+    /// Returns once an output has asked for the first block of audio since the start or the last
+    /// resume (or the source has ended): the moment a request becomes sound.
     public func waitUntilStarted() async {
         await withCheckedContinuation { continuation in
             let waiting = state.withLock { state -> Bool in
