@@ -163,8 +163,15 @@ struct PlaybackEngineTests {
     func missingALSADeviceFails() async throws {
         let engine = PlaybackEngine(output: DeviceOutput(.alsa(device: "speakerd_no_such_device")),
                                     soundFont: try await Fixtures.soundFont())
-        let expected = AudioOutputError.deviceUnavailable(output: "alsa:speakerd_no_such_device")
-        await #expect(throws: expected) { try await engine.play(song, title: "Nowhere") }
-        #expect(await engine.state == .failed(expected.description))
+        let error = await #expect(throws: AudioOutputError.self) { try await engine.play(song, title: "Nowhere") }
+        guard case let .deviceUnavailable(output, _) = error else {
+            Issue.record("expected deviceUnavailable, got \(String(describing: error))")
+            return
+        }
+        #expect(output == "alsa:speakerd_no_such_device")
+        let message = error?.description ?? ""
+        #expect(message.hasPrefix("audio output alsa:speakerd_no_such_device could not be opened"))
+        #expect(!message.contains("\n"))
+        #expect(await engine.state == .failed(message))
     }
 }

@@ -32,9 +32,10 @@ public struct DeviceOutput: AudioOutput {
             settings.set("audio.driver", "pulseaudio")
             settings.set("audio.pulseaudio.media-role", "music")
         }
+        FluidSynthLog.clearLastError()
         guard let driver = AudioDriver(settings: settings, source: source) else {
             source.stop()
-            throw AudioOutputError.deviceUnavailable(output: description)
+            throw AudioOutputError.deviceUnavailable(output: description, reason: FluidSynthLog.takeLastError())
         }
         await withTaskCancellationHandler {
             await source.waitUntilEnded()

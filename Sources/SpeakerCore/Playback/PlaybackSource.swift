@@ -58,8 +58,9 @@ public final class PlaybackSource: Sendable {
                 buffer.update(repeating: 0)
                 return (frames, false, firstCall)
             }
-            let produced = state.scheduler.render(frames: frames, synthesizer: synthesizer) { offset, count in
+            let produced = state.scheduler.render(frames: frames, synthesizer: synthesizer) { offset, count, measure in
                 synthesizer.renderInterleavedS16(buffer, offset: offset, frames: count)
+                guard measure else { return 0 }
                 var peak: Int16 = 0
                 for index in (offset * 2)..<((offset + count) * 2) {
                     let sample = buffer[index]
@@ -81,8 +82,9 @@ public final class PlaybackSource: Sendable {
             let firstCall = !state.started
             state.started = true
             guard !state.ended, !state.paused, let synthesizer = state.synthesizer else { return (0, false, firstCall) }
-            let produced = state.scheduler.render(frames: frames, synthesizer: synthesizer) { offset, count in
+            let produced = state.scheduler.render(frames: frames, synthesizer: synthesizer) { offset, count, measure in
                 synthesizer.renderPlanarFloat(left: left, right: right, offset: offset, frames: count)
+                guard measure else { return 0 }
                 var peak: Float = 0
                 for index in offset..<(offset + count) {
                     peak = max(peak, abs(left[index]), abs(right[index]))
@@ -132,7 +134,7 @@ public final class PlaybackSource: Sendable {
     }
 
     /// Ends the song where it is: outputs see no more audio, and waiters are released.
-    func stop() {
+    public func stop() {
         state.withLock { $0.stopped = true }
         finishIfEnded()
     }

@@ -60,10 +60,14 @@ struct SongScheduler {
 
     /// Renders up to `frames` frames through `write`, dispatching events on their exact frames.
     ///
-    /// `write(offset, count)` must render `count` frames at frame `offset` of the caller's buffer
-    /// and return the peak absolute level (0...1) of what it wrote. Returns the number of frames
-    /// produced: fewer than asked only when the song (tail included) has ended.
-    mutating func render(frames: Int, synthesizer: Synthesizer, write: (_ offset: Int, _ count: Int) -> Float) -> Int {
+    /// `write(offset, count, measure)` must render `count` frames at frame `offset` of the caller's
+    /// buffer and, when `measure` is true (only in the release tail), return the peak absolute
+    /// level (0...1) of what it wrote. Returns the number of frames produced: fewer than asked
+    /// only when the song (tail included) has ended.
+    mutating func render(
+        frames: Int, synthesizer: Synthesizer,
+        write: (_ offset: Int, _ count: Int, _ measure: Bool) -> Float
+    ) -> Int {
         var produced = 0
         while produced < frames {
             switch phase {
@@ -81,7 +85,7 @@ struct SongScheduler {
                 }
                 let boundary = nextEvent < events.count ? min(events[nextEvent].frame, endFrame) : endFrame
                 let count = min(frames - produced, boundary - position)
-                _ = write(produced, count)
+                _ = write(produced, count, false)
                 produced += count
                 position += count
             case let .tail(renderedFrames):
@@ -90,7 +94,7 @@ struct SongScheduler {
                     phase = .finished
                     continue
                 }
-                let peak = write(produced, count)
+                let peak = write(produced, count, true)
                 produced += count
                 position += count
                 let rendered = renderedFrames + count
