@@ -159,6 +159,15 @@ struct PlaybackEngineTests {
         #expect(leftovers == ["recording.wav"])
     }
 
+    @Test("a song plays to its end through FluidSynth's ALSA driver (ALSA's null PCM), pulled by the device thread")
+    func playsThroughALSADriver() async throws {
+        let engine = PlaybackEngine(output: DeviceOutput(.alsa(device: "null")), soundFont: try await Fixtures.soundFont())
+        let short = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 0.2)], duration: 0.3)
+        try await engine.play(short, title: "Through ALSA")
+        #expect(await engine.waitUntilEnded() == .finished)
+        #expect(await engine.positionSeconds == 0.3)
+    }
+
     @Test("an ALSA device that does not exist fails the song with a clear message")
     func missingALSADeviceFails() async throws {
         let engine = PlaybackEngine(output: DeviceOutput(.alsa(device: "speakerd_no_such_device")),
