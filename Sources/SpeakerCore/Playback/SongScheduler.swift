@@ -40,7 +40,7 @@ struct SongScheduler {
         events.reserveCapacity(song.events.count)
         var lastFrame = 0
         for event in song.events {
-            let frame = max(0, Int((event.seconds * rate).rounded()))
+            let frame = Self.frame(at: event.seconds, rate: rate)
             // The reader sorts events; keep the order monotonic anyway so a hand-built song with a
             // stray earlier time plays it at once instead of never.
             let monotonic = max(frame, lastFrame)
@@ -48,9 +48,19 @@ struct SongScheduler {
             lastFrame = monotonic
         }
         self.events = events
-        let durationFrames = song.durationSeconds.isFinite ? Int((max(0, song.durationSeconds) * rate).rounded()) : 0
+        let durationFrames = Self.frame(at: song.durationSeconds, rate: rate)
         self.endFrame = max(durationFrames, lastFrame)
         self.maximumTailFrames = Int(ReleaseTail.maximumSeconds * rate)
+    }
+
+    /// Longest song we schedule: a day. Our reader's limits keep real files far below it; the
+    /// cap only keeps a hand-built song with an absurd time from overflowing `Int`.
+    static let maximumSeconds = 86_400.0
+
+    /// The frame of a time in seconds: negative and non-finite times play at once.
+    private static func frame(at seconds: Double, rate: Double) -> Int {
+        guard seconds.isFinite, seconds > 0 else { return 0 }
+        return Int((min(seconds, maximumSeconds) * rate).rounded())
     }
 
     var isFinished: Bool {
