@@ -159,6 +159,29 @@ struct PlaybackEngineTests {
         #expect(leftovers == ["recording.wav"])
     }
 
+    @Test("a paused WAV recording does not grow: the file holds only the time actually played")
+    func pausedRecordingDoesNotGrow() async throws {
+        let clock = TestClock()
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("paused.wav").path
+        let engine = PlaybackEngine(output: WAVFileOutput(path: path, pacing: .realTime(clock)),
+                                    soundFont: try await Fixtures.soundFont(), clock: clock)
+        try await engine.play(song, title: "Paused recording")
+        await clock.advance(by: .seconds(1))
+        #expect(await eventually { await engine.positionSeconds >= 0.95 })
+        try await engine.pause()
+        await clock.advance(by: .seconds(5))
+        try await engine.resume()
+        let resumedAt = await engine.positionSeconds
+        await clock.advance(by: .seconds(1))
+        #expect(await eventually { await engine.positionSeconds >= resumedAt + 0.95 })
+        await engine.stop()
+
+        let wav = try WAVFile(path: path)
+        #expect(wav.seconds > 1.9 && wav.seconds < 2.2, "recorded \(wav.seconds) s for 2 s played around a 5 s pause")
+    }
+
     @Test("a song plays to its end through FluidSynth's ALSA driver (ALSA's null PCM), pulled by the device thread")
     func playsThroughALSADriver() async throws {
         let engine = PlaybackEngine(output: DeviceOutput(.alsa(device: "null")), soundFont: try await Fixtures.soundFont())

@@ -19,6 +19,7 @@ public final class PlaybackSource: Sendable {
         var stopped = false
         /// Set by the first render call: the output has begun taking audio.
         var started = false
+        var pauseCount = 0
         var startWaiters: [CheckedContinuation<Void, Never>] = []
         var resumeWaiters: [CheckedContinuation<Void, Never>] = []
         var endWaiters: [CheckedContinuation<Void, Never>] = []
@@ -49,15 +50,20 @@ public final class PlaybackSource: Sendable {
     /// written: fewer than `buffer.count / 2` only at the song's end, 0 once ended or stopped.
     /// While paused it writes silence and returns the full count.
     public func render(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int {
+        if let produced = renderUnlessPaused(into: buffer) { return produced }
+        buffer.update(repeating: 0)
+        return buffer.count / 2
+    }
+
+    /// Like `render(into:)`, but returns nil and writes nothing while paused: outputs that pace
+    /// themselves then wait for the resume instead of recording silence.
+    func renderUnlessPaused(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int? {
         let frames = buffer.count / 2
-        let (produced, ended, firstCall) = state.withLock { state -> (Int, Bool, Bool) in
+        let (produced, ended, firstCall) = state.withLock { state -> (Int?, Bool, Bool) in
             let firstCall = !state.started
             state.started = true
             guard !state.ended, let synthesizer = state.synthesizer else { return (0, false, firstCall) }
-            if state.paused {
-                buffer.update(repeating: 0)
-                return (frames, false, firstCall)
-            }
+            if state.paused { return (nil, false, firstCall) }
             let produced = state.scheduler.render(frames: frames, synthesizer: synthesizer) { offset, count, measure in
                 synthesizer.renderInterleavedS16(buffer, offset: offset, frames: count)
                 guard measure else { return 0 }
@@ -119,7 +125,16 @@ public final class PlaybackSource: Sendable {
     public var hasEnded: Bool { state.withLock { $0.ended } }
     public var wasStopped: Bool { state.withLock { $0.stopped } }
 
-    func pause() { state.withLock { $0.paused = true } }
+    func pause() {
+        state.withLock { state in
+            state.paused = true
+            state.pauseCount += 1
+        }
+    }
+
+    /// How many times the song was paused: a paced output that slept through a whole pause (it
+    /// never saw `isPaused`) learns from a changed count that it must not catch up on that time.
+    var pauseCount: Int { state.withLock { $0.pauseCount } }
 
     /// Resumes; `waitUntilStarted()` then waits for the output's next render, so a caller knows
     /// the output has taken up the song again.
