@@ -182,6 +182,59 @@ struct PlaybackEngineTests {
         #expect(wav.seconds > 1.9 && wav.seconds < 2.2, "recorded \(wav.seconds) s for 2 s played around a 5 s pause")
     }
 
+    @Test("a paused song moved to a new output (speaker reconnected) resumes there where it paused")
+    func replaceOutputWhilePaused() async throws {
+        let clock = TestClock()
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("after-reconnect.wav").path
+        let engine = PlaybackEngine(output: NullOutput(pacing: .realTime(clock)),
+                                    soundFont: try await Fixtures.soundFont(), clock: clock)
+        try await engine.play(song, title: "Reconnected")
+        await clock.advance(by: .seconds(1))
+        #expect(await eventually { await engine.positionSeconds >= 0.95 })
+        try await engine.pause()
+        let pausedAt = await engine.positionSeconds
+
+        try await engine.replaceOutput(with: WAVFileOutput(path: path, pacing: .realTime(clock)))
+        #expect(await engine.state == .paused)
+        #expect(await engine.output.description == "file:\(path)")
+        await clock.advance(by: .seconds(3))
+        #expect(await engine.positionSeconds == pausedAt)
+
+        try await engine.resume()
+        await clock.advance(by: .seconds(1))
+        #expect(await eventually { await engine.positionSeconds >= pausedAt + 0.95 })
+        await engine.stop()
+        let wav = try WAVFile(path: path)
+        #expect(wav.seconds > 0.9 && wav.seconds < 1.2, "the new output got \(wav.seconds) s")
+    }
+
+    @Test("a playing song moved to a new output goes on there without restarting")
+    func replaceOutputWhilePlaying() async throws {
+        let clock = TestClock()
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = directory.appendingPathComponent("first.wav").path
+        let second = directory.appendingPathComponent("second.wav").path
+        let engine = PlaybackEngine(output: WAVFileOutput(path: first, pacing: .realTime(clock)),
+                                    soundFont: try await Fixtures.soundFont(), clock: clock)
+        try await engine.play(song, title: "Moved")
+        await clock.advance(by: .seconds(1))
+        #expect(await eventually { await engine.positionSeconds >= 0.95 })
+        try await engine.replaceOutput(with: WAVFileOutput(path: second, pacing: .realTime(clock)))
+        #expect(await engine.state == .playing)
+        let movedAt = await engine.positionSeconds
+        await clock.advance(by: .seconds(1))
+        #expect(await eventually { await engine.positionSeconds >= movedAt + 0.95 })
+        await engine.stop()
+
+        let before = try WAVFile(path: first), after = try WAVFile(path: second)
+        #expect(before.seconds > 0.9 && before.seconds < 1.2, "first output got \(before.seconds) s")
+        #expect(after.seconds > 0.9 && after.seconds < 1.2, "second output got \(after.seconds) s")
+        #expect(WAVAnalysis.rms(after.monoFloat[...]) > 0.001, "the song went on sounding")
+    }
+
     @Test("a song plays to its end through FluidSynth's ALSA driver (ALSA's null PCM), pulled by the device thread")
     func playsThroughALSADriver() async throws {
         let engine = PlaybackEngine(output: DeviceOutput(.alsa(device: "null")), soundFont: try await Fixtures.soundFont())

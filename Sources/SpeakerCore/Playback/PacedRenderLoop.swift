@@ -51,6 +51,7 @@ enum PacedRenderLoop {
         while !Task.isCancelled {
             if source.isPaused {
                 await source.waitWhilePaused()
+                pausesSeen = -1 // Whatever the count, pace from the resume.
                 continue
             }
             if source.pauseCount != pausesSeen {

@@ -22,7 +22,9 @@ public final class PlaybackSource: Sendable {
         var pauseCount = 0
         var startWaiters: [CheckedContinuation<Void, Never>] = []
         var resumeWaiters: [CheckedContinuation<Void, Never>] = []
-        var endWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Keyed so that a cancelled waiter can take its own continuation back out.
+        var endWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiterID = 0
         var ended: Bool { stopped || scheduler.isFinished }
     }
 
@@ -136,6 +138,12 @@ public final class PlaybackSource: Sendable {
     /// never saw `isPaused`) learns from a changed count that it must not catch up on that time.
     var pauseCount: Int { state.withLock { $0.pauseCount } }
 
+    /// Makes `waitUntilStarted()` wait for the next render call again: used when a new output
+    /// takes over a song, so the engine knows when it has.
+    func expectNewOutput() {
+        state.withLock { $0.started = false }
+    }
+
     /// Resumes; `waitUntilStarted()` then waits for the output's next render, so a caller knows
     /// the output has taken up the song again.
     func resume() {
@@ -188,15 +196,25 @@ public final class PlaybackSource: Sendable {
         waiters.forEach { $0.resume() }
     }
 
-    /// Returns once the song (tail included) has been rendered, or the source was stopped.
+    /// Returns once the song (tail included) has been rendered, or the source was stopped, or the
+    /// calling task is cancelled (the source itself goes on: an output being replaced mid-song
+    /// leaves the song to the next output).
     public func waitUntilEnded() async {
-        await withCheckedContinuation { continuation in
-            let waiting = state.withLock { state -> Bool in
-                guard !state.ended else { return false }
-                state.endWaiters.append(continuation)
-                return true
+        let id = state.withLock { state in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let waiting = state.withLock { state -> Bool in
+                    guard !state.ended, !Task.isCancelled else { return false }
+                    state.endWaiters[id] = continuation
+                    return true
+                }
+                if !waiting { continuation.resume() }
             }
-            if !waiting { continuation.resume() }
+        } onCancel: {
+            state.withLock { $0.endWaiters.removeValue(forKey: id) }?.resume()
         }
     }
 
@@ -209,8 +227,8 @@ public final class PlaybackSource: Sendable {
                 state.synthesizer?.releaseAllNotes()
                 state.synthesizer = nil
             }
-            defer { state.endWaiters = []; state.resumeWaiters = []; state.startWaiters = [] }
-            return (release, state.endWaiters + state.resumeWaiters + state.startWaiters)
+            defer { state.endWaiters = [:]; state.resumeWaiters = []; state.startWaiters = [] }
+            return (release, Array(state.endWaiters.values) + state.resumeWaiters + state.startWaiters)
         }
         if release { soundFont.releaseLease() }
         waiters.forEach { $0.resume() }
