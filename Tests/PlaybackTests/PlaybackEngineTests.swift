@@ -102,6 +102,24 @@ struct PlaybackEngineTests {
         #expect(last == .finished(title: "Short"))
     }
 
+    @Test("a play request made while the SoundFont is still loading waits for it, then plays")
+    func playWaitsForSoundFont() async throws {
+        let clock = TestClock()
+        let (loaded, deliver) = AsyncStream.makeStream(of: SoundFont.self)
+        let engine = PlaybackEngine(output: NullOutput(pacing: .realTime(clock)), clock: clock) {
+            for await font in loaded { return font }
+            throw CancellationError()
+        }
+        let request = Task { try await engine.play(song, title: "Early request") }
+        #expect(await eventually { await engine.state == .loading })
+        #expect(await engine.positionSeconds == 0)
+
+        deliver.yield(try await Fixtures.soundFont())
+        try await request.value
+        #expect(await engine.state == .playing)
+        await engine.stop()
+    }
+
     @Test("pause and resume are refused when nothing plays, with a clear message")
     func refusesPauseWhenIdle() async throws {
         let engine = PlaybackEngine(output: NullOutput(pacing: .offline), soundFont: try await Fixtures.soundFont())

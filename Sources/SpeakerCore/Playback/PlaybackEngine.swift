@@ -88,6 +88,7 @@ public actor PlaybackEngine {
         await endCurrentSong()
         generation += 1
         let myGeneration = generation
+        source = nil
         state = .loading
         lastFailure = nil
         self.title = title
