@@ -82,13 +82,13 @@ extension MIDIFileError {
             case .eventPastEndOfTrack(let event, let track):
                 return "\(event) runs past the end of track \(track)'s chunk"
             case .dataByteWithoutStatus(let byte):
-                return "data byte \(hex(byte)) with no status byte before it (no running status to apply)"
+                return "data byte \(MIDIByteText.hex(byte)) with no status byte before it (no running status to apply)"
             case .expectedDataByte(let found, let message):
-                return "expected a data byte (0-127) in \(message) but found \(hex(found))"
+                return "expected a data byte (0-127) in \(message) but found \(MIDIByteText.hex(found))"
             case .undefinedSystemCommon(let status):
-                return "undefined system message \(hex(status)): its length is unknown, so the rest of the track cannot be read"
+                return "undefined system message \(MIDIByteText.hex(status)): its length is unknown, so the rest of the track cannot be read"
             case .badMetaLength(let type, let length, let expected):
-                return "meta event \(hex(type)) has length \(length); it must be \(expected)"
+                return "meta event \(MIDIByteText.hex(type)) has length \(length); it must be \(expected)"
             case .zeroTempo:
                 return "tempo of 0 microseconds per quarter note"
             case .limitExceeded(let limit, let value, let max):
@@ -98,10 +98,4 @@ extension MIDIFileError {
             }
         }
     }
-}
-
-/// `0x0F`-style spelling of a byte, as MIDI documentation writes them.
-func hex(_ byte: UInt8) -> String {
-    let digits = Array("0123456789ABCDEF")
-    return "0x" + String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 0x0F)])
 }

@@ -14,22 +14,27 @@ public struct MIDIReadLimits: Sendable, Equatable {
     public var maxSysExBytes: Int
     /// Longest song, in seconds by the tempo map: a file of huge delta times is a hang in disguise.
     public var maxDurationSeconds: Double
+    /// Most warnings kept; the rest are counted in one last warning. A file of millions of
+    /// skipped real-time bytes must not cost a string each.
+    public var maxWarnings: Int
 
     public init(
         maxFileBytes: Int = 16 << 20,
         maxTracks: Int = 1024,
         maxEvents: Int = 4_000_000,
         maxSysExBytes: Int = 1 << 20,
-        maxDurationSeconds: Double = 24 * 60 * 60
+        maxDurationSeconds: Double = 24 * 60 * 60,
+        maxWarnings: Int = 100
     ) {
         self.maxFileBytes = maxFileBytes
         self.maxTracks = maxTracks
         self.maxEvents = maxEvents
         self.maxSysExBytes = maxSysExBytes
         self.maxDurationSeconds = maxDurationSeconds
+        self.maxWarnings = maxWarnings
     }
 
-    /// 16 MiB, 1024 tracks, 4 million events, 1 MiB per sysex, 24 hours.
+    /// 16 MiB, 1024 tracks, 4 million events, 1 MiB per sysex, 24 hours, 100 warnings.
     public static let `default` = MIDIReadLimits()
 
     /// Which limit a file went over; named in the error so a user knows what to change.

@@ -10,30 +10,38 @@ extension MIDISong {
     /// song sits on an external timecode, which a player without one ignores (as the corpus's
     /// `test-smpte-offset.mid` expects).
     public init(_ file: MIDIFile, limits: MIDIReadLimits = .default) throws(MIDIFileError) {
-        var timed: [(seconds: Double, track: Int, index: Int, message: MIDIMessage)] = []
+        var timelines: [[MIDITimedEvent]] = []
         var duration = 0.0
         var trackStart = 0.0
         let shared = file.format == .sequentialTracks ? nil : MIDITempoMap(file: file, tracks: file.tracks.indices)
         for (trackIndex, track) in file.tracks.enumerated() {
             let map = shared ?? MIDITempoMap(file: file, tracks: [trackIndex])
-            for (eventIndex, event) in track.events.enumerated() {
+            var timeline: [MIDITimedEvent] = []
+            timeline.reserveCapacity(track.events.count)
+            for event in track.events {
                 guard let message = Self.playable(event.kind) else { continue }
-                timed.append((trackStart + map.seconds(atTick: event.tick), trackIndex, eventIndex, message))
+                timeline.append(MIDITimedEvent(seconds: trackStart + map.seconds(atTick: event.tick), message: message))
             }
+            timelines.append(timeline)
             let end = trackStart + map.seconds(atTick: track.endTick)
             duration = max(duration, end)
             if shared == nil { trackStart = end }
         }
         guard duration <= limits.maxDurationSeconds else {
-            throw MIDIFileError(.limitExceeded(.durationSeconds, value: Int(min(duration, 1e15)),
-                                               limit: Int(limits.maxDurationSeconds)))
+            throw MIDIFileError(.limitExceeded(.durationSeconds, value: Self.wholeSeconds(duration),
+                                               limit: Self.wholeSeconds(limits.maxDurationSeconds)))
         }
-        timed.sort { ($0.seconds, $0.track, $0.index) < ($1.seconds, $1.track, $1.index) }
         self.init(
-            events: timed.map { MIDITimedEvent(seconds: $0.seconds, message: $0.message) },
+            events: MIDITimelineMerge.merge(timelines),
             durationSeconds: duration,
             title: file.tracks.lazy.compactMap(\.name).first,
-            trackNames: file.tracks.map(\.name))
+            trackNames: file.tracks.map(\.name),
+            warnings: file.warnings)
+    }
+
+    /// Seconds for a message, safe for any Double a caller may have put in the limits.
+    private static func wholeSeconds(_ seconds: Double) -> Int {
+        seconds.isNaN ? 0 : Int(min(max(seconds, 0), 1e15))
     }
 
     /// The message a synthesiser should receive for an event, if any. An F7 escape is passed on

@@ -11,7 +11,7 @@ enum RMIDUnwrapper {
 
     /// The absolute byte range of the SMF inside the RMID file.
     static func midiRange(in bytes: [UInt8]) throws(MIDIFileError) -> Range<Int> {
-        var reader = ByteReader(bytes)
+        var reader = MIDIByteReader(bytes)
         _ = reader.skip(4)  // "RIFF"
         guard let size = reader.readUInt32LE() else {
             throw MIDIFileError(.truncated(what: "the RIFF header", fileEnd: bytes.count, declaredEnd: 8), at: 4)
@@ -24,9 +24,9 @@ enum RMIDUnwrapper {
             throw MIDIFileError(.riffButNotRMID(formType: ""), at: 8)
         }
         guard formType == Array("RMID".utf8) else {
-            throw MIDIFileError(.riffButNotRMID(formType: printable(formType)), at: 8)
+            throw MIDIFileError(.riffButNotRMID(formType: MIDIByteText.printable(formType)), at: 8)
         }
-        var chunks = ByteReader(bytes, from: 12, to: riffEnd)
+        var chunks = MIDIByteReader(bytes, from: 12, to: riffEnd)
         while chunks.remaining >= 8 {
             let chunkStart = chunks.offset
             let tag = chunks.readTag()

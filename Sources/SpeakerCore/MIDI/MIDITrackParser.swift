@@ -3,9 +3,9 @@
 /// Everything an event claims (data bytes, meta and sysex lengths) is checked against the end of
 /// its chunk, so a malformed track is an error at the exact byte, never a read into the next
 /// chunk. Running status follows `MIDIRunningStatusPolicy`; system messages follow
-/// `SystemMessage`'s policy.
-struct TrackParser {
-    private var reader: ByteReader
+/// `MIDISystemMessage`'s policy.
+struct MIDITrackParser {
+    private var reader: MIDIByteReader
     private let trackNumber: Int
     private let limits: MIDIReadLimits
     private let policy: MIDIRunningStatusPolicy
@@ -18,14 +18,17 @@ struct TrackParser {
     private var openSysEx: (offset: Int, bytes: [UInt8])?
     private var events: [MIDITrackEvent] = []
     private var name: String?
-    private(set) var warnings: [MIDIFileWarning] = []
+    /// The file's warnings so far; the caller takes it back after `parse` to pass to the next track.
+    private(set) var warnings: MIDIWarningLog
 
     /// `trackNumber` is 1-based, as users count tracks in messages.
-    init(_ bytes: [UInt8], chunk: ChunkReader.TrackChunk, trackNumber: Int, limits: MIDIReadLimits, policy: MIDIRunningStatusPolicy) {
-        reader = ByteReader(bytes, from: chunk.data.lowerBound, to: chunk.data.upperBound)
+    init(_ bytes: [UInt8], chunk: MIDIChunkReader.TrackChunk, trackNumber: Int, limits: MIDIReadLimits,
+         policy: MIDIRunningStatusPolicy, warnings: MIDIWarningLog) {
+        reader = MIDIByteReader(bytes, from: chunk.data.lowerBound, to: chunk.data.upperBound)
         self.trackNumber = trackNumber
         self.limits = limits
         self.policy = policy
+        self.warnings = warnings
     }
 
     /// Parses the whole chunk. `eventCount` is shared by all tracks so the limit covers the file.
@@ -84,16 +87,15 @@ struct TrackParser {
                 throw MIDIFileError(.dataByteWithoutStatus(reader.peek() ?? 0), at: offset)
             }
             if let interruptedAt {
-                warn("running status \(hex(running)) continues after the event at byte \(interruptedAt), "
-                    + "which the standard says cancels it; read as \(hex(running)) (the only meaningful reading)", at: offset)
+                warn("running status \(MIDIByteText.hex(running)) continues after the event at byte \(interruptedAt), "
+                    + "which the standard says cancels it; read as \(MIDIByteText.hex(running)) (the only meaningful reading)", at: offset)
                 self.interruptedAt = nil
             }
             status = running
         }
         let kind = status & 0xF0
         let channel = status & 0x0F
-        let name = ChannelMessageName.of(kind)
-        let first = try dataByte(in: name)
+        let first = try dataByte(in: MIDIChannelMessageName.of(kind))
         if kind == 0xC0 || kind == 0xD0 {
             let message: MIDIMessage = kind == 0xC0
                 ? .programChange(channel: channel, program: first)
@@ -101,7 +103,7 @@ struct TrackParser {
             append(.channel(message), at: offset)
             return
         }
-        let second = try dataByte(in: name)
+        let second = try dataByte(in: MIDIChannelMessageName.of(kind))
         let message: MIDIMessage = switch kind {
         case 0x80: .noteOff(channel: channel, key: first, velocity: second)
         case 0x90: .noteOn(channel: channel, key: first, velocity: second)
@@ -112,10 +114,10 @@ struct TrackParser {
         append(.channel(message), at: offset)
     }
 
-    private mutating func dataByte(in message: String) throws(MIDIFileError) -> UInt8 {
+    private mutating func dataByte(in message: @autoclosure () -> String) throws(MIDIFileError) -> UInt8 {
         let offset = reader.offset
-        guard let byte = reader.readByte() else { throw pastEnd(message, at: offset) }
-        guard byte < 0x80 else { throw MIDIFileError(.expectedDataByte(found: byte, message: message), at: offset) }
+        guard let byte = reader.readByte() else { throw pastEnd(message(), at: offset) }
+        guard byte < 0x80 else { throw MIDIFileError(.expectedDataByte(found: byte, message: message()), at: offset) }
         return byte
     }
 
@@ -125,7 +127,7 @@ struct TrackParser {
     private mutating func readMeta(at offset: Int) throws(MIDIFileError) -> Bool {
         _ = reader.readByte()
         guard let type = reader.readByte() else { throw pastEnd("a meta event", at: offset) }
-        let data = try lengthPrefixedData(of: "meta event \(hex(type))", at: offset, maxLength: nil)
+        let data = try lengthPrefixedData(of: "meta event \(MIDIByteText.hex(type))", at: offset, maxLength: nil)
         interruptRunningStatus(at: offset)
         switch type {
         case MIDIMetaType.endOfTrack:
@@ -136,7 +138,7 @@ struct TrackParser {
             guard data.count == 3 else { throw MIDIFileError(.badMetaLength(type: type, length: data.count, expected: 3), at: offset) }
             guard data != [0, 0, 0] else { throw MIDIFileError(.zeroTempo, at: offset) }
         case MIDIMetaType.trackName where name == nil:
-            name = MetaText.decode(data)
+            name = MIDIMetaText.decode(data)
         default:
             break
         }
@@ -174,32 +176,32 @@ struct TrackParser {
 
     private mutating func readSystemMessage(at offset: Int) throws(MIDIFileError) {
         let status = reader.readByte() ?? 0
-        guard let dataCount = SystemMessage.dataByteCount(of: status) else {
+        guard let dataCount = MIDISystemMessage.dataByteCount(of: status) else {
             throw MIDIFileError(.undefinedSystemCommon(status), at: offset)
         }
         var data: [UInt8] = []
-        for _ in 0..<dataCount { data.append(try dataByte(in: "system message \(hex(status))")) }
-        if SystemMessage.isCommon(status) { interruptRunningStatus(at: offset) }
-        warn("skipped system message \(hex(status)) (\(SystemMessage.name(of: status))), which has no meaning in a file", at: offset)
+        for _ in 0..<dataCount { data.append(try dataByte(in: "system message \(MIDIByteText.hex(status))")) }
+        if MIDISystemMessage.isCommon(status) { interruptRunningStatus(at: offset) }
+        warn("skipped system message \(MIDIByteText.hex(status)) (\(MIDISystemMessage.name(of: status))), which has no meaning in a file", at: offset)
         append(.ignoredSystemMessage(status: status, data: data), at: offset)
     }
 
     // MARK: - Helpers
 
     /// A VLQ length and that many bytes, all inside the chunk.
-    private mutating func lengthPrefixedData(of what: String, at offset: Int, maxLength: Int?) throws(MIDIFileError) -> [UInt8] {
+    private mutating func lengthPrefixedData(of what: @autoclosure () -> String, at offset: Int, maxLength: Int?) throws(MIDIFileError) -> [UInt8] {
         let lengthOffset = reader.offset
         let length: Int
         switch reader.readVLQ() {
         case .value(let value): length = value
-        case .truncated: throw pastEnd(what, at: offset)
+        case .truncated: throw pastEnd(what(), at: offset)
         case .tooLong: throw MIDIFileError(.vlqTooLong, at: lengthOffset)
         }
         if let maxLength, length > maxLength {
             throw MIDIFileError(.limitExceeded(.sysExBytes, value: length + limits.maxSysExBytes - maxLength,
                                                limit: limits.maxSysExBytes), at: offset)
         }
-        guard let data = reader.readBytes(length) else { throw pastEnd(what, at: offset) }
+        guard let data = reader.readBytes(length) else { throw pastEnd(what(), at: offset) }
         return data
     }
 
@@ -215,7 +217,7 @@ struct TrackParser {
     }
 
     private mutating func warn(_ message: String, at offset: Int) {
-        warnings.append(MIDIFileWarning(offset: offset, message: message))
+        warnings.add(message, at: offset)
     }
 
     private func pastEnd(_ what: String, at offset: Int) -> MIDIFileError {

@@ -12,7 +12,7 @@
 ///   naming the offset (which is why `test-illegal-message-all.mid` is rejected too).
 /// Skipped messages stay in `MIDITrack.events` as `.ignoredSystemMessage` and produce a warning;
 /// they never reach the synthesiser.
-enum SystemMessage {
+enum MIDISystemMessage {
     /// Data bytes following `status`, or `nil` when MIDI 1.0 does not define the message's length.
     static func dataByteCount(of status: UInt8) -> Int? {
         switch status {
@@ -42,32 +42,5 @@ enum SystemMessage {
         case 0xFE: "active sensing"
         default: "undefined real-time message"
         }
-    }
-}
-
-/// Names of channel messages for error messages ("expected a data byte in a note-on message").
-enum ChannelMessageName {
-    static func of(_ kind: UInt8) -> String {
-        switch kind {
-        case 0x80: "a note-off message"
-        case 0x90: "a note-on message"
-        case 0xA0: "a polyphonic pressure message"
-        case 0xB0: "a control change message"
-        case 0xC0: "a program change message"
-        case 0xD0: "a channel pressure message"
-        default: "a pitch bend message"
-        }
-    }
-}
-
-/// Text in meta events: the spec says ASCII, files carry UTF-8 or Latin-1.
-enum MetaText {
-    /// UTF-8 when the bytes are valid UTF-8, else Latin-1 (every byte is a character), so a name
-    /// is never lost to a decoding error. Trailing NULs, written by some C tools, are dropped.
-    static func decode(_ bytes: [UInt8]) -> String {
-        var trimmed = bytes[...]
-        while trimmed.last == 0 { trimmed = trimmed.dropLast() }
-        if let text = String(validating: trimmed, as: UTF8.self) { return text }
-        return String(String.UnicodeScalarView(trimmed.map { Unicode.Scalar($0) }))
     }
 }

@@ -3,7 +3,7 @@
 /// Offsets are absolute positions in the whole file, so every error can name the byte where it
 /// happened even when the MIDI data sits inside an RMID wrapper. Reading past `end` never traps:
 /// it returns `nil` and the caller turns that into the error that fits what it was reading.
-struct ByteReader {
+struct MIDIByteReader {
     let bytes: [UInt8]
     /// Current position (absolute).
     private(set) var offset: Int
@@ -67,7 +67,7 @@ struct ByteReader {
     /// Four bytes as an ASCII tag (chunk type), `nil` at the end.
     mutating func readTag() -> String? {
         guard let raw = readBytes(4) else { return nil }
-        return printable(raw)
+        return MIDIByteText.printable(raw)
     }
 
     /// Outcome of reading a variable-length quantity.
@@ -89,9 +89,4 @@ struct ByteReader {
         }
         return .tooLong
     }
-}
-
-/// Bytes shown as text for an error message, non-printable ones as '.'.
-func printable(_ raw: some Sequence<UInt8>) -> String {
-    String(decoding: raw.map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: ".") }, as: UTF8.self)
 }

@@ -4,7 +4,7 @@
 /// so a lying length is an error at the chunk's offset rather than a read past the end.
 /// Chunks of unknown type are skipped, as the SMF specification asks of readers (the corpus's
 /// `test-non-midi-track.mid` puts a "Junk" chunk before its track; FluidSynth plays silence).
-struct ChunkReader {
+struct MIDIChunkReader {
     /// The MThd fields, validated.
     struct Header: Equatable {
         var declaredFormat: UInt16
@@ -27,11 +27,11 @@ struct ChunkReader {
 
     /// Reads the header and the declared number of track chunks from `range` of `bytes`.
     init(_ bytes: [UInt8], range: Range<Int>, limits: MIDIReadLimits) throws(MIDIFileError) {
-        var reader = ByteReader(bytes, from: range.lowerBound, to: range.upperBound)
+        var reader = MIDIByteReader(bytes, from: range.lowerBound, to: range.upperBound)
         guard reader.remaining > 0 else { throw MIDIFileError(.empty, at: range.lowerBound) }
         let start = reader.offset
         guard reader.remaining >= 4, reader.readTag() == "MThd" else {
-            throw MIDIFileError(.notMIDI(start: printable(bytes[start..<min(start + 4, reader.end)])), at: start)
+            throw MIDIFileError(.notMIDI(start: MIDIByteText.printable(bytes[start..<min(start + 4, reader.end)])), at: start)
         }
         guard let length = reader.readUInt32BE().map(Int.init) else {
             throw MIDIFileError(.truncated(what: "the MThd header", fileEnd: reader.end, declaredEnd: start + 8), at: start)
