@@ -109,7 +109,7 @@ public actor PlaybackEngine {
         }
         source = newSource
         state = .playing
-        emit(.started(title: title, durationSeconds: song.durationSeconds))
+        emit(.started(title: title, durationSeconds: newSource.durationSeconds))
         startRenderTask(source: newSource, output: output, generation: myGeneration)
         startProgressReports(generation: myGeneration)
         // Return at the first rendered block, so that a caller's next step (and a benchmark's

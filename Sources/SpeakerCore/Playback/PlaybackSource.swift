@@ -10,6 +10,7 @@ import Synchronization
 /// The source holds its SoundFont's synthesiser (a lease) until the song ends or it is stopped.
 public final class PlaybackSource: Sendable {
     public let sampleRate: Int
+    /// The song's length as scheduled (its tempo-map duration, to the frame), tail excluded.
     public let durationSeconds: Double
 
     private struct State {
@@ -35,10 +36,13 @@ public final class PlaybackSource: Sendable {
     /// another song still holds it.
     public init(song: MIDISong, soundFont: SoundFont) throws(SoundFontError) {
         let synthesizer = try soundFont.lease()
+        let scheduler = SongScheduler(song: song, sampleRate: soundFont.sampleRate)
         self.soundFont = soundFont
         self.sampleRate = soundFont.sampleRate
-        self.durationSeconds = song.durationSeconds
-        self.state = Mutex(State(scheduler: SongScheduler(song: song, sampleRate: soundFont.sampleRate), synthesizer: synthesizer))
+        // What will actually play: the song's duration to the frame, never before its last event,
+        // and finite even for a hand-built song with an odd duration.
+        self.durationSeconds = Double(scheduler.endFrame) / Double(soundFont.sampleRate)
+        self.state = Mutex(State(scheduler: scheduler, synthesizer: synthesizer))
     }
 
     deinit {
