@@ -25,6 +25,7 @@ Unlike the stock template, Connect/Disconnect/Pair here keep the stored properti
 signals they emit. speakerd's code must work against both.
 '''
 
+import time
 import types
 
 import dbus
@@ -114,13 +115,19 @@ def _connect_like(device, ok, err):
     ok()
 
 
+def _record(device, method, args=()):
+    '''Logs like dbusmock's own methods do, so GetMethodCalls sees our Device1 methods too.'''
+    device.log(method)
+    device.call_log.append((int(time.time()), method, list(args)))
+
+
 def device_connect(device, ok, err):
-    device.log('Connect')
+    _record(device, 'Connect')
     _connect_like(device, ok, err)
 
 
 def device_connect_profile(device, uuid, ok, err):
-    device.log(f'ConnectProfile {uuid}')
+    _record(device, 'ConnectProfile', [uuid])
     if str(uuid).lower() not in [str(u).lower() for u in device.props[DEVICE_IFACE]['UUIDs']]:
         err(_error('Failed', 'br-connection-profile-unavailable'))
         return
@@ -134,7 +141,7 @@ def _release_pending(device, message):
 
 
 def device_disconnect(device):
-    device.log('Disconnect')
+    _record(device, 'Disconnect')
     # bluetoothd: Disconnect also cancels a Connect that has not been answered yet.
     had_pending = bool(device.speakerd_pending)
     _release_pending(device, 'br-connection-canceled')
@@ -160,7 +167,7 @@ def _finish_pairing(device):
 
 
 def device_pair(device, ok, err):
-    device.log('Pair')
+    _record(device, 'Pair')
     if device.props[DEVICE_IFACE]['Paired']:
         err(_error('AlreadyExists', 'Already Paired'))
         return
