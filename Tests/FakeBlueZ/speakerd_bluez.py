@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 '''speakerd's extension of python-dbusmock's bluez5 template.
 
 Load it instead of bluez5 (`python3 -m dbusmock --system --template speakerd_bluez.py`) or on
@@ -10,16 +9,13 @@ template lacks and speakerd must be tested against:
   (Class 0x240414, Icon audio-card, A2DP sink UUIDs) with BlueZ-faithful Device1 methods.
 - UpgradeDevice(path): gives a device added by the stock AddDevice the same methods.
 - SetConnectBehavior(path, behavior): 'ok', 'hang' (no reply until Disconnect or ReleaseConnect),
-  a br-/le- reason string ('br-connection-page-timeout' → org.bluez.Error.Failed with it), or
-  'org.bluez.Error.Name:message'.
+  a br-/le- reason ('br-connection-page-timeout': org.bluez.Error.Failed), or 'org.bluez.Error.X:msg'.
 - ReleaseConnect(path): answers hanging Connect calls with br-connection-canceled.
-- EmitDisconnected(path, reason, message): the Device1.Disconnected signal, then Connected=false,
-  in bluetoothd's order.
-- SetPowerState(adapter, state): the PowerState property; 'off-blocked' makes Powered=true fail
-  as rfkill does.
+- EmitDisconnected(path, reason, message): Device1.Disconnected, then Connected=false (bluetoothd's order).
+- SetPowerState(adapter, state): PowerState; 'off-blocked' makes Powered=true fail as rfkill does.
 - UpdateRSSI(path, rssi), UpdateManufacturerData(path, company, bytes).
 - SetPairingMode(path, mode): 'just-works' (default), 'confirm' (asks the default agent
-  RequestConfirmation), 'authorize' (RequestAuthorization), 'reject'.
+  RequestConfirmation), 'authorize' (RequestAuthorization), 'reject', 'hang' (until CancelPairing).
 
 Unlike the stock template, Connect/Disconnect/Pair here keep the stored properties in step with the
 signals they emit. speakerd's code must work against both.
@@ -36,14 +32,10 @@ from dbusmock.templates import bluez5
 # Re-export the stock D-Bus methods so AddTemplate installs them exactly as bluez5 does.
 from dbusmock.templates.bluez5 import *  # noqa: F401,F403 pylint: disable=wildcard-import,unused-wildcard-import
 
-BUS_NAME = bluez5.BUS_NAME
-MAIN_OBJ = bluez5.MAIN_OBJ
-SYSTEM_BUS = bluez5.SYSTEM_BUS
-IS_OBJECT_MANAGER = bluez5.IS_OBJECT_MANAGER
+BUS_NAME, MAIN_OBJ, SYSTEM_BUS, IS_OBJECT_MANAGER = (bluez5.BUS_NAME, bluez5.MAIN_OBJ, bluez5.SYSTEM_BUS,
+                                                     bluez5.IS_OBJECT_MANAGER)
 
-MOCK_IFACE = bluez5.BLUEZ_MOCK_IFACE
-DEVICE_IFACE = bluez5.DEVICE_IFACE
-ADAPTER_IFACE = bluez5.ADAPTER_IFACE
+MOCK_IFACE, DEVICE_IFACE, ADAPTER_IFACE = bluez5.BLUEZ_MOCK_IFACE, bluez5.DEVICE_IFACE, bluez5.ADAPTER_IFACE
 AGENT_MANAGER_IFACE = bluez5.AGENT_MANAGER_IFACE
 AGENT_IFACE = 'org.bluez.Agent1'
 ERROR = 'org.bluez.Error.'
@@ -65,16 +57,10 @@ def _fresh(function):
                               function.__defaults__, function.__closure__)
 
 
-def _install_async(obj, interface, name, in_sig, out_sig, function):
-    '''Puts a method with async callbacks (ok, err) on one object, so it can answer later or never.'''
-    decorated = dbus.service.method(interface, in_signature=in_sig, out_signature=out_sig,
-                                    async_callbacks=('ok', 'err'))(_fresh(function))
-    obj.methods.setdefault(interface, {})[name] = (in_sig, out_sig, '', decorated)
-
-
-def _install_sync(obj, interface, name, in_sig, out_sig, function, sender_keyword=None):
-    decorated = dbus.service.method(interface, in_signature=in_sig, out_signature=out_sig,
-                                    sender_keyword=sender_keyword)(_fresh(function))
+def _install(obj, interface, name, in_sig, out_sig, function, **options):
+    '''Puts a dbus-python method on one object only. With async_callbacks=('ok', 'err') it can
+    answer later or never, without blocking the mock.'''
+    decorated = dbus.service.method(interface, in_signature=in_sig, out_signature=out_sig, **options)(_fresh(function))
     obj.methods.setdefault(interface, {})[name] = (in_sig, out_sig, '', decorated)
 
 
@@ -172,6 +158,9 @@ def device_pair(device, ok, err):
         err(_error('AlreadyExists', 'Already Paired'))
         return
     mode = getattr(device, 'speakerd_pairing', 'just-works')
+    if mode == 'hang':
+        device.speakerd_pairing_pending.append(err)
+        return
     if mode == 'reject':
         err(_error('AuthenticationRejected', 'Authentication Rejected'))
         return
@@ -202,17 +191,28 @@ def device_pair(device, ok, err):
                                   reply_handler=answered, error_handler=refused)
 
 
+def device_cancel_pairing(device):
+    _record(device, 'CancelPairing')
+    pending, device.speakerd_pairing_pending = device.speakerd_pairing_pending, []
+    if not pending:
+        raise _error('DoesNotExist', 'No pairing in progress')
+    for err in pending:
+        err(_error('AuthenticationCanceled', 'Authentication Canceled'))
+
+
 def _upgrade_device(path):
     device = _device(path)
     device.speakerd_behavior = 'ok'
     device.speakerd_pending = []
     device.speakerd_pairing = 'just-works'
+    device.speakerd_pairing_pending = []
     props = device.props[DEVICE_IFACE]
     props.setdefault('Bonded', dbus.Boolean(False, variant_level=1))
-    _install_async(device, DEVICE_IFACE, 'Connect', '', '', device_connect)
-    _install_async(device, DEVICE_IFACE, 'ConnectProfile', 's', '', device_connect_profile)
-    _install_async(device, DEVICE_IFACE, 'Pair', '', '', device_pair)
-    _install_sync(device, DEVICE_IFACE, 'Disconnect', '', '', device_disconnect)
+    _install(device, DEVICE_IFACE, 'Connect', '', '', device_connect, async_callbacks=('ok', 'err'))
+    _install(device, DEVICE_IFACE, 'ConnectProfile', 's', '', device_connect_profile, async_callbacks=('ok', 'err'))
+    _install(device, DEVICE_IFACE, 'Pair', '', '', device_pair, async_callbacks=('ok', 'err'))
+    _install(device, DEVICE_IFACE, 'Disconnect', '', '', device_disconnect)
+    _install(device, DEVICE_IFACE, 'CancelPairing', '', '', device_cancel_pairing)
     return device
 
 
@@ -238,7 +238,7 @@ def adapter_set(adapter, interface, name, value):
 def _upgrade_adapter(name):
     adapter = mockobject.objects['/org/bluez/' + str(name)]
     if not getattr(adapter, 'speakerd_upgraded', False):
-        _install_sync(adapter, dbus.PROPERTIES_IFACE, 'Set', 'ssv', '', adapter_set)
+        _install(adapter, dbus.PROPERTIES_IFACE, 'Set', 'ssv', '', adapter_set)
         adapter.speakerd_upgraded = True
     return adapter
 
@@ -346,7 +346,6 @@ def load(mock, parameters):
     manager = mockobject.objects['/org/bluez']
     manager.speakerd_agents = {}
     manager.speakerd_default_agent = None
-    _install_sync(manager, AGENT_MANAGER_IFACE, 'RegisterAgent', 'os', '', register_agent, sender_keyword='sender')
-    _install_sync(manager, AGENT_MANAGER_IFACE, 'RequestDefaultAgent', 'o', '', request_default_agent,
-                  sender_keyword='sender')
-    _install_sync(manager, AGENT_MANAGER_IFACE, 'UnregisterAgent', 'o', '', unregister_agent, sender_keyword='sender')
+    for name, signature, function in (('RegisterAgent', 'os', register_agent), ('UnregisterAgent', 'o', unregister_agent),
+                                      ('RequestDefaultAgent', 'o', request_default_agent)):
+        _install(manager, AGENT_MANAGER_IFACE, name, signature, '', function, sender_keyword='sender')

@@ -74,8 +74,12 @@ extension DBusBlueZClient {
                                     timeout: configuration.pairTimeout, operation: "Pair with \(address)")
         } catch {
             if error is CancellationError || (error as? BlueZClientError).map({ if case .timedOut = $0 { true } else { false } }) == true {
-                _ = try? await connection.call(destination: BlueZInterface.service, path: path, interface: BlueZInterface.device,
-                                               method: "CancelPairing", timeout: .seconds(2))
+                // Our task is cancelled, so the call goes from a fresh task that is not.
+                let connection = self.connection
+                await Task {
+                    _ = try? await connection.call(destination: BlueZInterface.service, path: path, interface: BlueZInterface.device,
+                                                   method: "CancelPairing", timeout: .seconds(2))
+                }.value
             }
             throw error
         }
