@@ -165,7 +165,7 @@ struct SpeakerdTemplateTests {
         for rssi in stride(from: -99, through: -40, by: 1) {
             try await bluez.mock("UpdateRSSI", .objectPath(speakerPath), .int16(Int16(rssi)))
         }
-        let done = Task { try await collected.value }
+        let done = Task<Int, any Error> { await collected.value }
         await advanceUntilDone(bluez.clock, by: .milliseconds(500), done)
         let deliveries = try await done.value
         #expect(deliveries >= 1)

@@ -1,4 +1,5 @@
 import AsyncAlgorithms
+import Logging
 
 /// The real `BlueZClient`: org.bluez over the system bus (or any bus, for tests).
 ///
@@ -32,6 +33,7 @@ public actor DBusBlueZClient: BlueZClient {
     let clock: any Clock<Duration>
     let cache = BlueZObjectCache()
     let agent: BlueZAgent
+    let logger: Logger
     private let broadcaster = EventBroadcaster<BlueZEvent>()
     private var state = State.created
     private var bluetoothd = Bluetoothd.unknown
@@ -41,8 +43,9 @@ public actor DBusBlueZClient: BlueZClient {
     private let throttleTrigger = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     private let debounceTrigger = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
-    private init(connection: DBusConnection, clock: any Clock<Duration>, configuration: BlueZClientConfiguration) {
+    private init(connection: DBusConnection, clock: any Clock<Duration>, configuration: BlueZClientConfiguration, logger: Logger) {
         self.connection = connection
+        self.logger = logger
         self.clock = clock
         self.configuration = configuration
         self.agent = BlueZAgent(path: configuration.agentPath)
@@ -53,9 +56,9 @@ public actor DBusBlueZClient: BlueZClient {
     /// appears; calls meanwhile throw `.bluetoothdNotRunning`).
     public static func start(
         connection: DBusConnection, clock: any Clock<Duration> = ContinuousClock(),
-        configuration: BlueZClientConfiguration = .init()
+        configuration: BlueZClientConfiguration = .init(), logger: Logger = Logger(label: "speakerd.bluez")
     ) async throws -> DBusBlueZClient {
-        let client = DBusBlueZClient(connection: connection, clock: clock, configuration: configuration)
+        let client = DBusBlueZClient(connection: connection, clock: clock, configuration: configuration, logger: logger)
         try await client.run()
         return client
     }
@@ -123,8 +126,12 @@ public actor DBusBlueZClient: BlueZClient {
         case .signal(let raw):
             // Only the current bluetoothd speaks for BlueZ; a late signal from a dead one is stale.
             guard case .present(let owner) = bluetoothd, raw.sender == owner else { return }
-            guard let signal = try? BlueZSignal(raw) else { return }
-            await apply(signal)
+            do {
+                guard let signal = try BlueZSignal(raw) else { return }
+                await apply(signal)
+            } catch {
+                logger.warning("ignoring a malformed \(raw.interface).\(raw.member) from BlueZ at \(raw.path): \(error)")
+            }
         }
     }
 
@@ -187,6 +194,7 @@ public actor DBusBlueZClient: BlueZClient {
         case (.unknown, nil):
             bluetoothd = .absent
         case (.present, nil):
+            logger.warning("bluetoothd left the bus (org.bluez has no owner); waiting for it to come back")
             bluetoothd = .absent
             agentRegistered = false
             publish(await cache.clear())
@@ -197,6 +205,7 @@ public actor DBusBlueZClient: BlueZClient {
                 publish(await cache.clear())
                 broadcaster.yield(.bluetoothdVanished)
             }
+            logger.info("bluetoothd is on the bus as \(new); reading its objects")
             bluetoothd = .present(owner: new)
             agentRegistered = false
             let restarted = hasSeenBluetoothd
@@ -219,6 +228,7 @@ public actor DBusBlueZClient: BlueZClient {
             publish(await cache.load(managed))
         } catch {
             // bluetoothd vanished again, or answered nonsense: the next owner change re-syncs.
+            logger.warning("could not read BlueZ's objects: \(error)")
             publish(await cache.clear())
         }
     }
@@ -233,6 +243,7 @@ public actor DBusBlueZClient: BlueZClient {
         } catch .remote(let name, _) where name == "org.bluez.Error.AlreadyExists" {
             // Ours already: fine.
         } catch {
+            logger.error("could not register the pairing agent with BlueZ: \(error); pairing will need another agent")
             return
         }
         _ = try? await connection.call(
