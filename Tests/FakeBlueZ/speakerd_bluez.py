@@ -46,8 +46,7 @@ SPEAKER_UUIDS = [A2DP_SINK, '0000110c-0000-1000-8000-00805f9b34fb',
 SPEAKER_CLASS = 0x240414  # audio/video loudspeaker, audio + rendering services
 
 
-def _error(name, message):
-    return dbus.exceptions.DBusException(message, name=ERROR + name)
+def _error(name, message): return dbus.exceptions.DBusException(message, name=ERROR + name)
 
 
 def _fresh(function):
