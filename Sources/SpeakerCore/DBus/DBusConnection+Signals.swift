@@ -62,8 +62,9 @@ extension DBusConnection {
     }
 }
 
-/// Lets the stream's termination handler reach the subscription created after it.
+/// Lets the stream's termination handler reach the subscription created after it. Weak, so
+/// that releasing the stream releases the subscription (whose deinit removes the match rule).
 final class DBusSubscriptionHolder: @unchecked Sendable {
     // Written once, before the stream is handed out; read only on termination afterwards.
-    var subscription: DBusSubscription?
+    weak var subscription: DBusSubscription?
 }
