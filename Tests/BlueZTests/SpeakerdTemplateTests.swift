@@ -162,9 +162,14 @@ struct SpeakerdTemplateTests {
             }
             return count
         }
+        let markers = bluez.client.events()
         for rssi in stride(from: -99, through: -40, by: 1) {
             try await bluez.mock("UpdateRSSI", .objectPath(speakerPath), .int16(Int16(rssi)))
         }
+        // BlueZ's signals arrive in order: once a later device shows up, the whole burst is in.
+        let marker = try BluetoothAddress("11:22:33:44:55:77")
+        try await bluez.mock("AddSpeaker", .string("hci0"), .string(marker.description), .string("Marker"))
+        _ = await nextEvent(markers) { if case .deviceAdded(let d) = $0 { d.address == marker } else { false } }
         let done = Task<Int, any Error> { await collected.value }
         await advanceUntilDone(bluez.clock, by: .milliseconds(500), done)
         let deliveries = try await done.value
