@@ -93,4 +93,15 @@ struct ClientContractTests {
         _ = await nextEvent(subject.events) { $0 == .deviceRemoved(Self.speaker) }
         #expect(try await subject.client.devices().isEmpty)
     }
+
+    @Test("the A2DP sink profile connects; a profile the speaker lacks is explained", arguments: Implementation.allCases)
+    func connectProfile(_ implementation: Implementation) async throws {
+        let subject = try await Self.subject(implementation)
+        defer { Task { await subject.stop() } }
+        await #expect {
+            try await subject.client.connectProfile(Self.speaker, uuid: BlueZUUID.a2dpSource)
+        } throws: { "\($0)".contains("is BlueALSA or PipeWire running?") }
+        try await subject.client.connectProfile(Self.speaker, uuid: BlueZUUID.a2dpSink)
+        _ = await nextEvent(subject.events) { $0 == .connected(Self.speaker) }
+    }
 }

@@ -169,6 +169,10 @@ public actor FakeBlueZClient: BlueZClient {
     public func connectProfile(_ device: BluetoothAddress, uuid: String) async throws {
         try requireRunning()
         calls.append(.connectProfile(device, uuid))
+        // bluetoothd has nothing to connect for a profile the device does not offer.
+        guard try knownDevice(device).uuids.contains(where: { $0.lowercased() == uuid.lowercased() }) else {
+            throw BlueZClientError.bluez(BlueZError(kind: .failed, message: "br-connection-profile-unavailable"), operation: "ConnectProfile")
+        }
         try await connectLike(device, operation: "ConnectProfile")
     }
 
