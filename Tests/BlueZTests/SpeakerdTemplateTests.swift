@@ -78,6 +78,20 @@ struct SpeakerdTemplateTests {
         _ = await nextEvent(bluez.events) { if case .adapterChanged(let a) = $0 { a.powered && a.powerState == .on } else { false } }
     }
 
+    @Test("rfkill blocking the adapter behind our back: BlueZ's refusal still becomes the rfkill error")
+    func rfkillUnannounced() async throws {
+        let bluez = try await worldWithSpeaker()
+        defer { Task { await bluez.stop() } }
+        try await bluez.mock("UpgradeAdapter", .string("hci0"))
+        _ = try await bluez.control.call(destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Properties",
+                                         method: "Set", arguments: [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.bool(false))])
+        _ = await nextEvent(bluez.events) { if case .adapterChanged(let a) = $0 { !a.powered } else { false } }
+        // Stored without a PropertiesChanged: the client still believes the adapter is merely off.
+        try await bluez.mock("AddProperty", .string("org.bluez.Adapter1"), .string("PowerState"), .variant(.string("off-blocked")),
+                             path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Mock")
+        await #expect(throws: BlueZClientError.adapterBlocked(name: "hci0")) { try await bluez.client.powerOn(hci0) }
+    }
+
     @Test("pairing asks our agent, which confirms for the speaker we are pairing with")
     func pairThroughAgent() async throws {
         let bluez = try await worldWithSpeaker()
