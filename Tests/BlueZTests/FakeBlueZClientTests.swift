@@ -107,6 +107,34 @@ struct FakeBlueZClientTests {
         await #expect(throws: BlueZClientError.self) { try await fake.disconnect(speaker) }
     }
 
+    @Test("a per-device stream sees only that speaker's events")
+    func perDeviceEvents() async throws {
+        let other = try BluetoothAddress("AA:BB:CC:DD:EE:FF")
+        let fake = makeWorld()
+        await fake.addDevice(Device(address: other, name: "Boom", icon: "audio-card"))
+        var mine = fake.events(for: speaker).makeAsyncIterator()
+        try await fake.connect(other)
+        try await fake.connect(speaker)
+        guard case .deviceChanged(let device)? = await mine.next() else { Issue.record("expected a change"); return }
+        #expect(device.address == speaker)
+        #expect(await mine.next() == .connected(speaker))
+    }
+
+    @Test("scan-and-pick candidates: definite speakers first, then by signal strength")
+    func candidateOrder() async throws {
+        let weak = try BluetoothAddress("AA:00:00:00:00:01")
+        let strong = try BluetoothAddress("AA:00:00:00:00:02")
+        let headsetOnly = try BluetoothAddress("AA:00:00:00:00:03")
+        let phone = try BluetoothAddress("AA:00:00:00:00:04")
+        let fake = FakeBlueZClient(adapters: [], devices: [
+            Device(address: headsetOnly, uuids: [BlueZUUID.handsfree], rssi: -30),
+            Device(address: weak, deviceClass: 0x240414, rssi: -80),
+            Device(address: phone, icon: "phone", uuids: [BlueZUUID.a2dpSink], rssi: -20),
+            Device(address: strong, uuids: [BlueZUUID.a2dpSink], rssi: -50),
+        ])
+        #expect(try await fake.audioSinkCandidates().map(\.address) == [strong, weak, headsetOnly])
+    }
+
     @Test("a subscriber that goes away is dropped, and shut-down ends every stream")
     func subscriptions() async throws {
         let broadcaster = EventBroadcaster<Int>()

@@ -24,6 +24,12 @@ public enum AudioSinkClassifier {
             }
         }
 
+        /// Strong evidence (A2DP sink or a speaker-like class), as opposed to a weak sign.
+        public var isDefinite: Bool {
+            if case .audioSink = self { return true }
+            return false
+        }
+
         public var description: String {
             switch self {
             case .audioSink(let why): return "audio sink (\(why))"

@@ -47,8 +47,18 @@ extension BlueZClient {
         try await devices().first { $0.address == address }
     }
 
+    /// One device's events (as bluer offers per device): what the reconnect policy of one speaker
+    /// watches. Adapter and bluetoothd events are not included; watch `events()` for those.
+    public func events(for device: BluetoothAddress) -> AsyncFilterSequence<AsyncStream<BlueZEvent>> {
+        events().filter { $0.deviceAddress == device }
+    }
+
     /// Devices that may be offered in scan-and-pick, speakers first.
     public func audioSinkCandidates() async throws -> [Device] {
-        try await devices().filter { $0.audioSink.isOffered }
+        try await devices().filter { $0.audioSink.isOffered }.sorted { lhs, rhs in
+            // Definite sinks before possible ones, then the strongest signal.
+            if lhs.audioSink.isDefinite != rhs.audioSink.isDefinite { return lhs.audioSink.isDefinite }
+            return (lhs.rssi ?? .min) > (rhs.rssi ?? .min)
+        }
     }
 }

@@ -21,6 +21,16 @@ public enum BlueZEvent: Equatable, Sendable, CustomStringConvertible {
     /// bluetoothd came back and our view is re-synchronised (agent re-registered, cache rebuilt).
     case bluetoothdRestarted
 
+    /// The device this event is about, if it is about one device.
+    public var deviceAddress: BluetoothAddress? {
+        switch self {
+        case .deviceAdded(let device), .deviceChanged(let device): return device.address
+        case .deviceRemoved(let address), .connected(let address), .disconnected(let address, _): return address
+        case .adapterAdded, .adapterChanged, .adapterRemoved, .bluetoothdVanished, .bluetoothdAppeared, .bluetoothdRestarted:
+            return nil
+        }
+    }
+
     public var description: String {
         switch self {
         case .adapterAdded(let adapter): return "adapter added: \(adapter)"
