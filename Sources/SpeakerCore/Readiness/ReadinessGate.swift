@@ -67,8 +67,11 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
 
     // MARK: - Registering work
 
-    /// Runs `block` at once, on the caller's thread, if `level` is reached; otherwise when it is.
+    /// Runs `block` at once, on the caller's thread, if `level` is reached; otherwise when it is,
+    /// on the thread that raises the level.
     ///
+    /// One exception keeps order: while a release is running (on any thread), the block is
+    /// queued behind the blocks being released and run by the releasing thread, right after them.
     /// Use it for work that must happen as soon as possible (wiring the D-Bus API once the bus is
     /// up). Keep it short: a block slower than the threshold is logged with its label.
     @_specialize(exported: true, where Level == DaemonReadiness)
