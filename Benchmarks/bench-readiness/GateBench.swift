@@ -43,6 +43,39 @@ struct GateBench {
         return Result(gate: medians(gate), baseline: medians(baseline), bare: medians(bare))
     }
 
+    /// The deferred case with `Int` levels: the gate's generic code unspecialised (only
+    /// ``DaemonReadiness`` has exported specialisations), to show what other level types cost.
+    func deferredGeneric() -> Result {
+        var gate: [Sample] = [], baseline: [Sample] = [], bare: [Sample] = []
+        for round in 0...runs {
+            let g = measure {
+                let counter = Counter()
+                let readiness = ReadinessGate(initial: 0)
+                for _ in 0..<count { readiness.runNowOrWhen(4) { counter.value &+= 1 } }
+                readiness.raise(to: 4)
+                precondition(counter.value == count)
+            }
+            let b = measure {
+                let counter = Counter()
+                let readiness = DispatchReadinessBaseline()
+                for _ in 0..<count {
+                    readiness.runNowOrWhenReady(label: "\(#fileID):\(#line)") { counter.value &+= 1 }
+                }
+                readiness.setReady()
+                precondition(counter.value == count)
+            }
+            let r = measure {
+                let counter = Counter()
+                let readiness = BareDispatchBaseline()
+                for _ in 0..<count { readiness.runNowOrWhenReady { counter.value &+= 1 } }
+                readiness.setReady()
+                precondition(counter.value == count)
+            }
+            if round > 0 { gate.append(g); baseline.append(b); bare.append(r) }
+        }
+        return Result(gate: medians(gate), baseline: medians(baseline), bare: medians(bare))
+    }
+
     func immediate() -> Result {
         var gate: [Sample] = [], baseline: [Sample] = [], bare: [Sample] = []
         let readiness = ReadinessGate(initial: DaemonReadiness.playbackReady)

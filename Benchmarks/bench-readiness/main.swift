@@ -31,7 +31,11 @@ if wanted("gate") {
     print("| case | gate (CPU/block) | baseline (CPU/block) | bare (CPU/block) | gate vs baseline, CPU | gate vs baseline, wall | gate vs bare, CPU |")
     print("|---|---|---|---|---|---|---|")
     let bench = GateBench(count: registrations, runs: runs)
-    for (name, result) in [("deferred", bench.deferred()), ("immediate", bench.immediate())] {
+    let cases = [
+        ("deferred", bench.deferred()), ("immediate", bench.immediate()),
+        ("deferred, `Int` levels (unspecialised generic code)", bench.deferredGeneric()),
+    ]
+    for (name, result) in cases {
         print("| \(name) | \(perItem(registrations, in: result.gate.cpu)) | \(perItem(registrations, in: result.baseline.cpu)) "
             + "| \(perItem(registrations, in: result.bare.cpu)) | \(ratio(result.baseline.cpu, result.gate.cpu)) "
             + "| \(ratio(result.baseline.wall, result.gate.wall)) | \(ratio(result.bare.cpu, result.gate.cpu)) |")

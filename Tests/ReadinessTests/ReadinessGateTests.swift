@@ -2,7 +2,7 @@ import Clocks
 import Testing
 @testable import SpeakerCore
 
-@Suite("Readiness gate: run now or when ready")
+@Suite("Readiness gate: run now or when ready", .timeLimit(.minutes(1)))
 struct ReadinessGateTests {
     @Test("work registered after the level is reached runs at once, on the caller's thread")
     func runsInlineWhenReached() {

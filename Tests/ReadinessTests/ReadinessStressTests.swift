@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import SpeakerCore
 
-@Suite("Readiness gate: registrations racing level changes")
+@Suite("Readiness gate: registrations racing level changes", .timeLimit(.minutes(1)))
 struct ReadinessStressTests {
     /// 100,000 registrations from eight tasks race a dedicated thread that keeps raising and
     /// dropping the level. Afterwards the gate is raised to the top: every block must have run

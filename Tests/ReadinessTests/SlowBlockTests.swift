@@ -1,7 +1,7 @@
 import Testing
 @testable import SpeakerCore
 
-@Suite("Readiness gate: slow blocks are named in the log")
+@Suite("Readiness gate: slow blocks are named in the log", .timeLimit(.minutes(1)))
 struct SlowBlockTests {
     @Test("a block slower than 10 ms on the injected clock is logged with its label")
     func slowBlockIsLogged() {

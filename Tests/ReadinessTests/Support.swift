@@ -84,14 +84,18 @@ extension TestClock where Duration == Swift.Duration {
 }
 
 /// Yields until `condition` holds; fails the test (rather than hanging) if it never does.
+///
+/// Each turn hops through a background-priority task, as TestClock's own `megaYield` does:
+/// spinning with plain `Task.yield()` at the test's priority can starve those background hops
+/// when many tests run at once on two cores, and then a clock `advance` never completes.
 func eventually(
     _ what: String,
     sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: @Sendable () async -> Bool
 ) async {
-    for _ in 0..<200_000 {
+    for _ in 0..<20_000 {
         if await condition() { return }
-        await Task.yield()
+        await Task.detached(priority: .background) { await Task.yield() }.value
     }
     Issue.record("never became true: \(what)", sourceLocation: sourceLocation)
 }

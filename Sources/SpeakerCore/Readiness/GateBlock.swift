@@ -18,3 +18,24 @@ struct GateBlock: Sendable {
     let label: BlockLabel
     let work: GateWork
 }
+
+/// The blocks waiting for one level, by phase, each in registration order.
+///
+/// Kept apart from the level itself (the gate holds levels and these in parallel arrays) so that
+/// filing a block touches only non-generic storage, which stays fast even where the gate's
+/// generic code is not specialised for the caller's level type.
+struct PendingBlocks {
+    var hooks: [GateBlock] = []
+    var blocks: [GateBlock] = []
+    var polite: [GateBlock] = []
+
+    var count: Int { hooks.count + blocks.count + polite.count }
+
+    mutating func append(_ block: GateBlock, _ phase: GatePhase) {
+        switch phase {
+        case .willReach: hooks.append(block)
+        case .didReach: blocks.append(block)
+        case .polite: polite.append(block)
+        }
+    }
+}

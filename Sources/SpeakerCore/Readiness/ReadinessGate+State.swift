@@ -1,29 +1,6 @@
 import DequeModule
 
 extension ReadinessGate {
-    /// The blocks waiting for one level, by phase, each in registration order.
-    ///
-    /// Filing blocks by level makes a release cheap: whole buckets whose level is reached are
-    /// taken at once, in level order, with no per-block comparison or sort.
-    struct Bucket {
-        let level: Level
-        var hooks: [GateBlock] = []
-        var blocks: [GateBlock] = []
-        var polite: [GateBlock] = []
-
-        init(level: Level) { self.level = level }
-
-        var count: Int { hooks.count + blocks.count + polite.count }
-
-        mutating func append(_ block: GateBlock, _ phase: GatePhase) {
-            switch phase {
-            case .willReach: hooks.append(block)
-            case .didReach: blocks.append(block)
-            case .polite: polite.append(block)
-            }
-        }
-    }
-
     struct Waiter {
         let level: Level
         let continuation: UnsafeContinuation<Void, any Error>
@@ -47,17 +24,22 @@ extension ReadinessGate {
 
     /// Everything the gate knows, guarded by its one mutex.
     struct GateState {
-        var level: Level
+        // Fields that do not depend on `Level` come first: their offsets are then fixed, so even
+        // unspecialised generic code reaches them without asking the runtime for the layout.
         var nextSequence: UInt64 = 0
-        /// Blocks not yet released, by level, lowest level first.
-        var buckets: [Bucket] = []
+        var pendingBlocks: [PendingBlocks] = []
         /// A thread is running released blocks; later registrations queue behind it.
         var releasing = false
+        var politeRunnerActive = false
         var nextWaiterID: UInt64 = 0
+        /// Levels that have blocks waiting, lowest first; `pendingBlocks[i]` waits for `pendingLevels[i]`.
+        /// Filing blocks by level makes a release cheap: whole buckets whose level is reached
+        /// are taken at once, in level order, with no per-block comparison or sort.
+        var pendingLevels: [Level] = []
         var waiters: [UInt64: Waiter] = [:]
         /// Polite blocks whose level is reached, waiting for their turn.
         var politeQueue: Deque<PoliteTurn> = []
-        var politeRunnerActive = false
+        var level: Level
 
         init(level: Level) { self.level = level }
 
@@ -66,29 +48,32 @@ extension ReadinessGate {
             return GateBlock(sequence: nextSequence, label: label, work: work)
         }
 
-        var pendingBlockCount: Int { buckets.reduce(0) { $0 + $1.count } }
+        var pendingBlockCount: Int { pendingBlocks.reduce(0) { $0 + $1.count } }
 
         /// Files a block under its level, creating the bucket in level order if needed.
-        mutating func file(_ block: GateBlock, at level: Level, _ phase: GatePhase) {
-            var index = buckets.startIndex
-            while index < buckets.endIndex {
-                if buckets[index].level == level {
-                    buckets[index].append(block, phase)
-                    return
+        @discardableResult
+        mutating func file(_ block: GateBlock, at level: Level, _ phase: GatePhase) -> Int {
+            var index = pendingLevels.startIndex
+            while index < pendingLevels.endIndex {
+                let existing = pendingLevels[index]
+                if existing == level {
+                    pendingBlocks[index].append(block, phase)
+                    return index
                 }
-                if level < buckets[index].level { break }
+                if level < existing { break }
                 index += 1
             }
-            var bucket = Bucket(level: level)
-            bucket.append(block, phase)
-            buckets.insert(bucket, at: index)
+            var blocks = PendingBlocks()
+            blocks.append(block, phase)
+            pendingLevels.insert(level, at: index)
+            pendingBlocks.insert(blocks, at: index)
+            return index
         }
 
         /// Puts a polite block back under its level after a drop, in registration order.
         mutating func refilePolite(_ turn: PoliteTurn) {
-            file(turn.block, at: turn.level, .polite)
-            guard let index = buckets.firstIndex(where: { $0.level == turn.level }) else { return }
-            buckets[index].polite.sort { $0.sequence < $1.sequence }
+            let index = file(turn.block, at: turn.level, .polite)
+            pendingBlocks[index].polite.sort { $0.sequence < $1.sequence }
         }
 
         /// Queues a polite block whose level is reached; says whether a runner must be started.
@@ -102,11 +87,12 @@ extension ReadinessGate {
         /// Removes and returns, in release order, everything the current level releases.
         mutating func takeReleasable() -> Release {
             var release = Release()
-            while let first = buckets.first, first.level <= level {
-                let bucket = buckets.removeFirst()
+            while let lowest = pendingLevels.first, lowest <= level {
+                pendingLevels.removeFirst()
+                let bucket = pendingBlocks.removeFirst()
                 if !bucket.hooks.isEmpty { release.groups.append(bucket.hooks) }
                 if !bucket.blocks.isEmpty { release.groups.append(bucket.blocks) }
-                for block in bucket.polite where enqueuePolite(block, at: bucket.level) {
+                for block in bucket.polite where enqueuePolite(block, at: lowest) {
                     release.startPoliteRunner = true
                 }
             }
