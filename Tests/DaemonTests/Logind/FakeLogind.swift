@@ -54,6 +54,20 @@ final class FakeLogind: Sendable {
         }
     }
 
+    /// The inhibitor list once the mock has caught up with `count` inhibitors.
+    ///
+    /// The mock notices a closed lock through a GLib fd watch that can run after a method call
+    /// already queued, so a release shows up a main-loop iteration or two later. Each attempt
+    /// is one round-trip to the mock (no sleeping); the last list is returned either way so a
+    /// failing test shows what the mock still holds.
+    func inhibitors(settlingAt count: Int, attempts: Int = 200) async throws -> [[String]] {
+        var list = try await inhibitors()
+        for _ in 1..<attempts where list.count != count {
+            list = try await inhibitors()
+        }
+        return list
+    }
+
     /// Makes the mock emit `PrepareForSleep(start)`, as logind does around a suspend.
     func emitPrepareForSleep(_ start: Bool) async throws {
         _ = try await control.call(
