@@ -10,7 +10,8 @@ public final class SleepInhibitorLock: Sendable, CustomStringConvertible {
     public let why: String
     private let descriptor: Mutex<DBusUnixFD?>
 
-    init(why: String, descriptor: DBusUnixFD) {
+    /// Wraps the descriptor logind returned (or, in tests, any descriptor standing in for it).
+    public init(why: String, descriptor: DBusUnixFD) {
         self.why = why
         self.descriptor = Mutex(descriptor)
     }
