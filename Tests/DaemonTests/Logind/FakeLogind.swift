@@ -28,9 +28,10 @@ final class FakeLogind: Sendable {
         Thread.detachNewThread { var status: Int32 = 0; _ = waitpid(pid, &status, 0) }
     }
 
-    /// A private bus with the logind mock owning `org.freedesktop.login1` on it.
-    static func start() async throws -> FakeLogind {
-        let world = try await FakeBusWorld.start(bluez: false)
+    /// The logind mock owning `org.freedesktop.login1` on `world`'s bus (a new bus by default).
+    static func start(on existing: FakeBusWorld? = nil) async throws -> FakeLogind {
+        let world: FakeBusWorld
+        if let existing { world = existing } else { world = try await FakeBusWorld.start(bluez: false) }
         let control = try await world.connect()
         let owners = try await control.nameOwnerChanges(for: LogindClient.busName)
         let pid = try spawnMock(busAddress: world.address)

@@ -2,7 +2,7 @@ import Glibc
 import Testing
 import SpeakerCore
 
-/// A lock provider that answers only when the test says so, handing out one end of a pipe as
+/// A lock provider that answers only when the test says so, handing out one end of a socket pair as
 /// the "inhibitor": the test sees the lock released when the other end reports a hang-up.
 private final class GatedLockProvider: SleepLockProviding {
     let gate: AsyncStream<Void>
@@ -13,9 +13,12 @@ private final class GatedLockProvider: SleepLockProviding {
     init() throws {
         (gate, openGate) = AsyncStream.makeStream(of: Void.self)
         var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw LogindError.unexpectedReply(method: "pipe", detail: "failed") }
-        // Close-on-exec so processes other tests spawn do not keep the write end open.
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        // Created close-on-exec atomically: processes that parallel tests spawn must not
+        // inherit the "lock" end and keep it open.
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, type, 0, &fds) == 0 else {
+            throw LogindError.unexpectedReply(method: "socketpair", detail: String(cString: strerror(errno)))
+        }
         readEnd = fds[0]
         writeEnd = fds[1]
     }

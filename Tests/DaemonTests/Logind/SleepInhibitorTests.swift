@@ -94,4 +94,20 @@ struct SleepInhibitorTests {
         await inhibitor.shutdown()
         #expect(await inhibitor.state == .idle)
     }
+
+    @Test("logind starting after speakerd is found at the next busy period")
+    func logindAppearingLaterIsUsed() async throws {
+        let world = try await FakeBusWorld.start(bluez: false)
+        let inhibitor = SleepInhibitor(provider: LogindClient(connection: try await world.connect()), why: Self.why)
+        await inhibitor.handle(QueueEvent.busy)
+        await inhibitor.handle(QueueEvent.drained)
+        #expect(await inhibitor.state == .unavailable(LogindError.notRunning.description))
+
+        let logind = try await FakeLogind.start(on: world)
+        await inhibitor.handle(QueueEvent.busy)
+        #expect(await inhibitor.state == .held)
+        #expect(try await logind.inhibitors() == [Self.delayLock])
+        await inhibitor.handle(QueueEvent.drained)
+        #expect(try await logind.inhibitors(settlingAt: 0).isEmpty)
+    }
 }
