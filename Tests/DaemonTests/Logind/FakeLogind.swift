@@ -58,10 +58,12 @@ final class FakeLogind: Sendable {
     /// The inhibitor list once the mock has caught up with `count` inhibitors.
     ///
     /// The mock notices a closed lock through a GLib fd watch that can run after a method call
-    /// already queued, so a release shows up a main-loop iteration or two later. Each attempt
+    /// already queued, so a release shows up a main-loop iteration or two later (or a little
+    /// more when a process spawned by a parallel test briefly shares our descriptors between
+    /// its fork and exec). Each attempt
     /// is one round-trip to the mock (no sleeping); the last list is returned either way so a
     /// failing test shows what the mock still holds.
-    func inhibitors(settlingAt count: Int, attempts: Int = 200) async throws -> [[String]] {
+    func inhibitors(settlingAt count: Int, attempts: Int = 1_000) async throws -> [[String]] {
         var list = try await inhibitors()
         for _ in 1..<attempts where list.count != count {
             list = try await inhibitors()

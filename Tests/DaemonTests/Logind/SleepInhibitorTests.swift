@@ -33,6 +33,31 @@ struct SleepInhibitorTests {
         #expect(try await logind.inhibitors(settlingAt: 0).isEmpty)
     }
 
+    @Test("work queued before the inhibitor starts following the queue is covered too")
+    func alreadyBusyQueueIsCovered() async throws {
+        let logind = try await FakeLogind.start()
+        let inhibitor = SleepInhibitor(provider: LogindClient(connection: try await logind.world.connect()), why: Self.why)
+        var states = await inhibitor.states().makeAsyncIterator()
+        #expect(await states.next() == .idle)
+
+        let queue = SpeakerOperationQueue(defaultTimeout: nil)
+        let (gate, openGate) = AsyncStream.makeStream(of: Void.self)
+        let ticket = await queue.add("load state") { _ in
+            for await _ in gate { break }
+        }
+        let follower = Task { await inhibitor.follow(queue: queue) }
+        defer { follower.cancel() }
+
+        #expect(await states.next() == .acquiring)
+        #expect(await states.next() == .held)
+        #expect(try await logind.inhibitors() == [Self.delayLock])
+
+        openGate.yield(())
+        #expect(try await ticket.outcome() == .ok)
+        #expect(await states.next() == .idle)
+        #expect(try await logind.inhibitors(settlingAt: 0).isEmpty)
+    }
+
     @Test("preparing for sleep releases the lock and resume takes it again while the queue is still busy")
     func sleepReleasesAndResumeRetakes() async throws {
         let logind = try await FakeLogind.start()
