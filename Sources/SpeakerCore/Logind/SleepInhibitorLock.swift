@@ -33,3 +33,11 @@ public final class SleepInhibitorLock: Sendable, CustomStringConvertible {
         isHeld ? "sleep delay lock (\(why))" : "released sleep delay lock (\(why))"
     }
 }
+
+/// Something that can take a sleep delay lock: logind on the bus, or a stand-in in tests.
+public protocol SleepLockProviding: Sendable {
+    /// Takes a delay inhibitor on sleep; throws ``LogindError/notRunning`` when there is no logind.
+    func inhibitDelay(why: String) async throws(LogindError) -> SleepInhibitorLock
+}
+
+extension LogindClient: SleepLockProviding {}
