@@ -1,0 +1,119 @@
+import Foundation
+import Glibc
+import SpeakerCore
+import TestSupport
+
+/// python-dbusmock's stock `logind` template on a test's private bus.
+///
+/// `scripts/fake-bluez --template` waits for `org.bluez` to be owned, which logind never
+/// takes, so the bus comes from `FakeBusWorld.start(bluez: false)` and the mock is spawned here.
+/// It is killed when this object goes away; if the test process dies first, the bus it is
+/// connected to dies with the harness and the mock exits with it.
+final class FakeLogind: Sendable {
+    let world: FakeBusWorld
+    /// A connection for the test's own checks (ListInhibitors, EmitSignal).
+    let control: DBusConnection
+    private let pid: pid_t
+
+    private init(world: FakeBusWorld, control: DBusConnection, pid: pid_t) {
+        self.world = world
+        self.control = control
+        self.pid = pid
+    }
+
+    deinit {
+        kill(pid, SIGKILL)
+        let pid = self.pid
+        // Reap off the cooperative pool; the child exits at once on SIGKILL.
+        Thread.detachNewThread { var status: Int32 = 0; _ = waitpid(pid, &status, 0) }
+    }
+
+    /// The logind mock owning `org.freedesktop.login1` on `world`'s bus (a new bus by default).
+    static func start(on existing: FakeBusWorld? = nil) async throws -> FakeLogind {
+        let world: FakeBusWorld
+        if let existing { world = existing } else { world = try await FakeBusWorld.start(bluez: false) }
+        let control = try await world.connect()
+        let owners = try await control.nameOwnerChanges(for: LogindClient.busName)
+        let pid = try spawnMock(busAddress: world.address)
+        for await owner in owners where owner != nil {
+            owners.cancel()
+            return FakeLogind(world: world, control: control, pid: pid)
+        }
+        kill(pid, SIGKILL)
+        throw FakeLogindError.didNotStart
+    }
+
+    /// The inhibitors logind holds now, as (what, who, why, mode).
+    func inhibitors() async throws -> [[String]] {
+        let reply = try await control.call(
+            destination: LogindClient.busName, path: LogindClient.objectPath,
+            interface: LogindClient.managerInterface, method: "ListInhibitors")
+        guard case .array(_, let rows) = reply.first else { throw FakeLogindError.unexpected("\(reply)") }
+        return try rows.map { row in
+            guard case .structure(let fields) = row else { throw FakeLogindError.unexpected("\(row)") }
+            return fields.prefix(4).compactMap { if case .string(let text) = $0 { text } else { nil } }
+        }
+    }
+
+    /// The inhibitor list once the mock has caught up with `count` inhibitors.
+    ///
+    /// The mock notices a closed lock through a GLib fd watch that can run after a method call
+    /// already queued, so a release shows up a main-loop iteration or two later (or a little
+    /// more when a process spawned by a parallel test briefly shares our descriptors between
+    /// its fork and exec). Each attempt
+    /// is one round-trip to the mock (no sleeping); the last list is returned either way so a
+    /// failing test shows what the mock still holds.
+    func inhibitors(settlingAt count: Int, attempts: Int = 1_000) async throws -> [[String]] {
+        var list = try await inhibitors()
+        for _ in 1..<attempts where list.count != count {
+            list = try await inhibitors()
+        }
+        return list
+    }
+
+    /// Makes the mock emit `PrepareForSleep(start)`, as logind does around a suspend.
+    func emitPrepareForSleep(_ start: Bool) async throws {
+        _ = try await control.call(
+            destination: LogindClient.busName, path: LogindClient.objectPath,
+            interface: "org.freedesktop.DBus.Mock", method: "EmitSignal",
+            arguments: [.string(LogindClient.managerInterface), .string("PrepareForSleep"), .string("b"),
+                        .array(element: "v", [.variant(.bool(start))])])
+    }
+
+    private static func spawnMock(busAddress: String) throws -> pid_t {
+        let arguments = ["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", "logind"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = busAddress
+        environment["DBUS_SESSION_BUS_ADDRESS"] = busAddress
+        let environmentLines = environment.map { "\($0.key)=\($0.value)" }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environmentLines.map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
+        guard result == 0 else { throw FakeLogindError.spawnFailed(String(cString: strerror(result))) }
+        return pid
+    }
+}
+
+enum FakeLogindError: Error, CustomStringConvertible {
+    case spawnFailed(String)
+    case didNotStart
+    case unexpected(String)
+
+    var description: String {
+        switch self {
+        case .spawnFailed(let why): "could not start the logind mock: \(why)"
+        case .didNotStart: "the logind mock never took org.freedesktop.login1"
+        case .unexpected(let reply): "unexpected ListInhibitors reply: \(reply)"
+        }
+    }
+}
