@@ -59,7 +59,7 @@ struct SystemdTests {
         let clock = TestClock()
         let heartbeats = Mutex(0)
         let pacer = WatchdogPacer(settings: WatchdogSettings(timeout: .seconds(10)), clock: clock,
-                                  notifier: notifier) { heartbeats.withLock { $0 += 1 } }
+                                  notifier: notifier, logger: Logger(label: "test")) { heartbeats.withLock { $0 += 1 } }
         let task = Task { try await pacer.run() }
         await clock.advance(by: .seconds(0))
         #expect(await waitFor { listener.receivedCount(adding: 0) >= 1 })

@@ -30,12 +30,12 @@ public struct ConfigFileParser: Sendable {
         var seen: [String: Int] = [:]
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let lineNumber = index + 1
-            let line = rawLine.trimmingWhitespace()
+            let line = rawLine.strippingBlanks()
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
             guard let equals = line.firstIndex(of: "=") else {
                 throw .invalidLine(path: path, line: lineNumber, problem: "expected 'key = value', found '\(line)'")
             }
-            let key = line[..<equals].trimmingWhitespace()
+            let key = line[..<equals].strippingBlanks()
             let value = try unquote(stripComment(String(line[line.index(after: equals)...])), line: lineNumber)
             guard Self.knownKeys.contains(key) else {
                 throw .invalidLine(path: path, line: lineNumber,
@@ -92,7 +92,7 @@ public struct ConfigFileParser: Sendable {
 
     private func stripComment(_ value: String) -> String {
         // A comment after a value needs whitespace before it, so "alsa:x#1" keeps its '#'.
-        guard !value.trimmingWhitespace().hasPrefix("\"") else { return value }
+        guard !value.strippingBlanks().hasPrefix("\"") else { return value }
         var result = ""
         var previous: Character = " "
         for character in value {
@@ -104,13 +104,13 @@ public struct ConfigFileParser: Sendable {
     }
 
     private func unquote(_ value: String, line: Int) throws(ConfigurationError) -> String {
-        let trimmed = value.trimmingWhitespace()
+        let trimmed = value.strippingBlanks()
         guard trimmed.hasPrefix("\"") else { return trimmed }
         let body = trimmed.dropFirst()
         guard let close = body.firstIndex(of: "\"") else {
             throw .invalidLine(path: path, line: line, problem: "unterminated quoted value")
         }
-        let rest = body[body.index(after: close)...].trimmingWhitespace()
+        let rest = body[body.index(after: close)...].strippingBlanks()
         guard rest.isEmpty || rest.hasPrefix("#") || rest.hasPrefix(";") else {
             throw .invalidLine(path: path, line: line, problem: "unexpected text after quoted value: '\(rest)'")
         }

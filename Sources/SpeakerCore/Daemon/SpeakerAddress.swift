@@ -8,7 +8,7 @@ public struct SpeakerAddress: Hashable, Sendable, Comparable, CustomStringConver
 
     /// Accepts `:` or `-` separators and either case; stores the canonical upper-case form.
     public init(parsing raw: String) throws(SpeakerAddressError) {
-        let trimmed = raw.trimmingWhitespace()
+        let trimmed = raw.strippingBlanks()
         let pairs = trimmed.split(separator: ":", omittingEmptySubsequences: false).count == 6
             ? trimmed.split(separator: ":", omittingEmptySubsequences: false)
             : trimmed.split(separator: "-", omittingEmptySubsequences: false)
@@ -38,7 +38,7 @@ public struct SpeakerAddressError: Error, Equatable, Sendable, CustomStringConve
 
 extension StringProtocol {
     /// Drops leading and trailing spaces and tabs (Foundation-free, used by the parsers here).
-    func trimmingWhitespace() -> String {
+    func strippingBlanks() -> String {
         var slice = Substring(self)
         while let first = slice.first, first == " " || first == "\t" || first == "\r" { slice.removeFirst() }
         while let last = slice.last, last == " " || last == "\t" || last == "\r" { slice.removeLast() }

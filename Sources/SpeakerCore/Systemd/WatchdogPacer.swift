@@ -1,3 +1,4 @@
+import Logging
 import ServiceLifecycle
 
 /// How often systemd expects `WATCHDOG=1`, read from `WATCHDOG_USEC` / `WATCHDOG_PID`.
@@ -38,9 +39,13 @@ public struct WatchdogPacer<C: Clock>: Service where C.Duration == Duration {
     }
 
     /// A pacer that pings through `notifier`.
-    public init(settings: WatchdogSettings, clock: C, notifier: SystemdNotifier,
+    /// A failed send is logged and the pacing goes on: the daemon's work matters more than
+    /// a notification socket that went away, and systemd acts on missing pings anyway.
+    public init(settings: WatchdogSettings, clock: C, notifier: SystemdNotifier, logger: Logger,
                 heartbeat: @escaping @Sendable () async -> Void) {
-        self.init(settings: settings, clock: clock, heartbeat: heartbeat) { try notifier.send(.watchdog) }
+        self.init(settings: settings, clock: clock, heartbeat: heartbeat) {
+            do { try notifier.send(.watchdog) } catch { logger.warning("watchdog: \(error)") }
+        }
     }
 
     public func run() async throws {
