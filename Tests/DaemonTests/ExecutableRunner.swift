@@ -39,10 +39,10 @@ struct ExecutableRun {
     }
 }
 
-/// Compares text with a file under Tests/DaemonTests/Snapshots; `SNAPSHOT_RECORD=1` rewrites it.
+/// Compares text with a file under Tests/Snapshots/daemon (outside the target, so SwiftPM does not treat it as a resource); `SNAPSHOT_RECORD=1` rewrites it.
 func snapshotMismatch(_ text: String, named name: String) -> String? {
     let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Snapshots").appendingPathComponent(name)
+        .appendingPathComponent("../Snapshots/daemon").appendingPathComponent(name).standardized
     if ProcessInfo.processInfo.environment["SNAPSHOT_RECORD"] == "1" {
         try? text.write(to: url, atomically: true, encoding: .utf8)
         return nil
