@@ -164,3 +164,36 @@ struct ReportJSONTests {
             """)
     }
 }
+
+@Suite("Play progress line")
+struct ProgressLineTests {
+    @Test("the line fills exactly the terminal width and shows elapsed and total")
+    func exactWidth() {
+        let line = ProgressLine(title: "Blue in Green", speaker: "JBL Flip 5", elapsedSeconds: 92, totalSeconds: 184, state: "playing")
+        for width in [20, 40, 80, 132] {
+            #expect(line.rendered(width: width).count == width)
+        }
+        let wide = line.rendered(width: 80)
+        #expect(wide.hasPrefix("♪ Blue in Green — JBL Flip 5"))
+        #expect(wide.hasSuffix("1:32 / 3:04"))
+        #expect(wide.contains("███████████████ "))
+    }
+
+    @Test("a long title is cut with an ellipsis, and waiting shows the state instead of a bar")
+    func truncationAndWaiting() {
+        let line = ProgressLine(title: String(repeating: "Very long title ", count: 10), speaker: nil,
+                                elapsedSeconds: 0, totalSeconds: nil, state: "waiting")
+        let text = line.rendered(width: 60)
+        #expect(text.count == 60)
+        #expect(text.contains("…"))
+        #expect(text.contains("(waiting)"))
+    }
+
+    @Test("the bar has eighth-block resolution and never overflows")
+    func barResolution() {
+        #expect(ProgressLine.bar(fraction: 0.5, width: 4) == "██  ")
+        #expect(ProgressLine.bar(fraction: 0.5625, width: 4) == "██▎ ")
+        #expect(ProgressLine.bar(fraction: 2, width: 4) == "████")
+        #expect(ProgressLine.bar(fraction: .nan, width: 3) == "   ")
+    }
+}
