@@ -1,0 +1,122 @@
+extension StartupSequencer {
+    /// Starts one operation's body and, if it has a timeout, its timer.
+    func startOperation(_ index: Int) {
+        started[index] = stopwatch.elapsed()
+        let step = graph.steps[index]
+        eventBroadcaster.publish(.started(step.name))
+        bodyTasks[index] = spawnBody(index)
+        if let timeout = step.timeout ?? defaultTimeout {
+            timerTasks[index] = spawnTimer(index, timeout, deadline: started[index]! + timeout)
+        }
+    }
+
+    /// Spawned from a nonisolated context so the body starts on the global executor instead of
+    /// first queueing on this actor.
+    nonisolated func spawnBody(_ index: Int) -> Task<Void, Never> {
+        let body = bodies[index]
+        let context = StartupContext(name: graph.steps[index].name)
+        return Task {
+            let outcome: OperationOutcome
+            do {
+                try await body(context)
+                outcome = .ok
+            } catch let abort as StartupAbort {
+                await self.operationAborted(index, abort.reason)
+                return
+            } catch is CancellationError {
+                outcome = .cancelled
+            } catch {
+                outcome = .failed("\(error)")
+            }
+            await self.operationEnded(index, outcome)
+        }
+    }
+
+    func spawnTimer(_ index: Int, _ timeout: Duration, deadline: Duration) -> Task<Void, Never> {
+        let stopwatch = self.stopwatch
+        return Task.detached {
+            do { try await stopwatch.sleep(untilElapsed: deadline) } catch { return }
+            await self.operationTimedOut(index, after: timeout)
+        }
+    }
+
+    func spawnBudgetTimer(_ budget: Duration) -> Task<Void, Never> {
+        let stopwatch = self.stopwatch
+        return Task.detached {
+            do { try await stopwatch.sleep(untilElapsed: budget) } catch { return }
+            await self.budgetElapsed(budget)
+        }
+    }
+
+    // MARK: - Outcomes
+
+    /// Whether the operation is running and undecided: only then may an outcome land.
+    private func isRunning(_ index: Int) -> Bool { started[index] != nil && outcomes[index] == nil }
+
+    func operationEnded(_ index: Int, _ outcome: OperationOutcome) {
+        guard isRunning(index) else { return }
+        settle(index, outcome)
+        let step = graph.steps[index]
+        if outcome == .ok {
+            for dependent in graph.dependents[index] {
+                remainingDependencies[dependent] -= 1
+                if remainingDependencies[dependent] == 0, outcomes[dependent] == nil { startOperation(dependent) }
+            }
+        } else if step.requirement == .required {
+            abort("required operation \(step.name) ended \(outcome)")
+        } else {
+            skipDependents(of: index, because: "\(step.name) ended \(outcome.kind)")
+        }
+        finishIfDone()
+    }
+
+    func operationTimedOut(_ index: Int, after timeout: Duration) {
+        guard isRunning(index) else { return }
+        bodyTasks[index]?.cancel()
+        logger.warning("start-up operation \(graph.steps[index].name) timed out after \(timeout); cancelling it")
+        operationEnded(index, .timedOut)
+    }
+
+    func operationAborted(_ index: Int, _ reason: String) {
+        guard isRunning(index) else { return }
+        settle(index, .failed("aborted start-up: \(reason)"))
+        abort(reason)
+    }
+
+    /// Records an outcome: the end time, the event, and the timer that is no longer needed.
+    func settle(_ index: Int, _ outcome: OperationOutcome) {
+        let now = stopwatch.elapsed()
+        if started[index] == nil { started[index] = now }
+        ended[index] = now
+        outcomes[index] = outcome
+        decidedCount += 1
+        timerTasks[index]?.cancel()
+        timerTasks[index] = nil
+        bodyTasks[index] = nil
+        eventBroadcaster.publish(.finished(graph.steps[index].name, outcome))
+    }
+
+    /// Skips, transitively, every undecided operation that needs `index`.
+    private func skipDependents(of index: Int, because reason: String) {
+        var stack = graph.dependents[index]
+        while let dependent = stack.popLast() {
+            guard outcomes[dependent] == nil else { continue }
+            settle(dependent, .skipped(reason))
+            stack.append(contentsOf: graph.dependents[dependent])
+        }
+    }
+
+    /// Cancels whatever runs and marks everything undecided as cancelled; keeps the first reason.
+    func abort(_ reason: String) {
+        if abortReason == nil {
+            abortReason = reason
+            logger.error("start-up aborted: \(reason)")
+            eventBroadcaster.publish(.aborted(reason: reason))
+        }
+        for index in 0..<graph.count where outcomes[index] == nil {
+            bodyTasks[index]?.cancel()
+            settle(index, .cancelled)
+        }
+        finishIfDone()
+    }
+}

@@ -1,0 +1,31 @@
+/// How far speakerd has come towards playing audio, in the order start-up reaches them.
+///
+/// The readiness gate is generic over its levels; this is the daemon's instance. Work that needs
+/// the speaker (a `play` request) waits for `.playbackReady`; work that needs only the bus (the
+/// D-Bus API) waits for `.bus`. When the speaker is lost the daemon drops back to `.adapter`,
+/// and everything registered meanwhile runs when it comes back.
+public enum DaemonReadiness: Int, Comparable, CaseIterable, Sendable, Codable, CustomStringConvertible {
+    /// The process runs and has read its configuration.
+    case started
+    /// The D-Bus connection is up and our name is owned.
+    case bus
+    /// BlueZ answers and an adapter is powered.
+    case adapter
+    /// A speaker is connected.
+    case speakerConnected
+    /// The audio path to the speaker exists (e.g. BlueALSA's PCM) and the synthesiser is loaded.
+    case playbackReady
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// The stable name used by `composer-cli status --json` (`readiness`) and in log lines.
+    public var description: String {
+        switch self {
+        case .started: "started"
+        case .bus: "bus"
+        case .adapter: "adapter"
+        case .speakerConnected: "speakerConnected"
+        case .playbackReady: "playbackReady"
+        }
+    }
+}

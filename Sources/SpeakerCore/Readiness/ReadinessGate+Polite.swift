@@ -1,0 +1,35 @@
+extension ReadinessGate {
+    /// Starts the one task that works through polite blocks; there is never more than one, which
+    /// is what spaces them out.
+    func startPoliteRunner() {
+        Task { await self.runPoliteBlocks() }
+    }
+
+    /// Before each polite block, pause for `politeSpacing` on the injected clock, then run the
+    /// oldest one whose level still holds. A block whose level dropped meanwhile goes back to
+    /// waiting for the next rise, so it still runs exactly once.
+    private func runPoliteBlocks() async {
+        while true {
+            try? await clock.sleep(for: politeSpacing)
+            let next: Entry? = state.withLock { state in
+                while let entry = state.politeQueue.popFirst() {
+                    if entry.level <= state.level { return entry }
+                    state.pending.append(entry)
+                }
+                state.politeRunnerActive = false
+                return nil
+            }
+            guard let next else { return }
+            if case let .polite(block) = next.work {
+                let start = stopwatch.elapsed()
+                await block()
+                reportIfSlow(next.label, took: stopwatch.elapsed() - start)
+            }
+            let more = state.withLock { state in
+                if state.politeQueue.isEmpty { state.politeRunnerActive = false }
+                return state.politeRunnerActive
+            }
+            if !more { return }
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import Clocks
+import Testing
+@testable import SpeakerCore
+
+private struct PairingError: Error, CustomStringConvertible {
+    var description: String { "the speaker refused pairing" }
+}
+
+/// Reads queue events until `count` have arrived.
+private func collect(_ count: Int, from iterator: inout AsyncStream<QueueEvent>.Iterator) async -> [QueueEvent] {
+    var events: [QueueEvent] = []
+    while events.count < count, let event = await next(&iterator) { events.append(event) }
+    return events
+}
+
+@Suite("Operation queue: named async operations")
+struct OperationQueueTests {
+    @Test("an operation that returns finishes ok, bracketed by busy and drained")
+    func returningFinishes() async throws {
+        let queue = SpeakerOperationQueue(clock: TestClock())
+        var events = queue.events().makeAsyncIterator()
+        let ticket = await queue.add("load state") { _ in }
+        #expect(try await ticket.outcome() == .ok)
+        let seen = await collect(4, from: &events)
+        #expect(seen == [
+            .busy, .started(name: "load state", id: ticket.id),
+            .finished(name: "load state", id: ticket.id, outcome: .ok), .drained,
+        ])
+        await queue.waitUntilDrained()
+        #expect(await queue.isBusy == false)
+    }
+
+    @Test("a throwing operation fails with the error's description")
+    func throwingFails() async throws {
+        let queue = SpeakerOperationQueue(clock: TestClock())
+        let ticket = await queue.add("pair") { _ in throw PairingError() }
+        #expect(try await ticket.outcome() == .failed("the speaker refused pairing"))
+    }
+
+    @Test("callback-style work finishes only when it calls finish, not when it returns")
+    func explicitFinish() async throws {
+        let queue = SpeakerOperationQueue(clock: TestClock())
+        let started = OneShotSignal<OperationContext, Never>()
+        let ticket = await queue.add("connect speaker", completion: .explicit) { context in
+            started.succeed(context)  // hand the context to a "callback" and return at once
+        }
+        let context = try await started.value()
+        await eventually("the work has returned") { await queue.runningNames == ["connect speaker"] }
+        #expect(await queue.isBusy, "returning did not finish it")
+        #expect(context.finish())
+        #expect(!context.fail(reason: "too late"), "the first ending wins")
+        #expect(try await ticket.outcome() == .ok)
+        await queue.waitUntilDrained()
+    }
+
+    @Test("a timed-out operation calls its timeout callback and its work is cancelled")
+    func timeoutCancelsWork() async throws {
+        let clock = TestClock()
+        let queue = SpeakerOperationQueue(clock: clock)
+        let workCancelled = OneShotSignal<Bool, Never>()
+        let timedOutNames = Journal()
+        let ticket = await queue.add(
+            "connect speaker", timeout: .seconds(3), onTimeout: { timedOutNames.record($0) }
+        ) { _ in
+            do { try await clock.sleep(for: .seconds(3600)) } catch { workCancelled.succeed(true) }
+        }
+        await clock.untilSomeoneSleeps()
+        await clock.advance(by: .seconds(3))
+        #expect(try await ticket.outcome() == .timedOut)
+        #expect(try await workCancelled.value() == true)
+        #expect(timedOutNames.all == ["connect speaker"])
+        await queue.waitUntilDrained()
+    }
+
+    @Test("operations without a timeout of their own get the 10 s default")
+    func defaultTimeoutIsTenSeconds() async throws {
+        let clock = TestClock()
+        let queue = SpeakerOperationQueue(clock: clock)
+        #expect(queue.defaultTimeout == .seconds(10))
+        let ticket = await queue.add("hang") { _ in try await clock.sleep(for: .seconds(3600)) }
+        await clock.untilSomeoneSleeps()
+        await clock.advance(by: .milliseconds(9_999))
+        #expect(await queue.runningNames == ["hang"])
+        await clock.advance(by: .milliseconds(1))
+        #expect(try await ticket.outcome() == .timedOut)
+    }
+
+    @Test("cancelling by name ends the running operation and its work")
+    func cancelByName() async throws {
+        let clock = TestClock()
+        let queue = SpeakerOperationQueue(clock: clock)
+        let ticket = await queue.add("scan") { _ in try await clock.sleep(for: .seconds(5)) }
+        await eventually("it runs") { await queue.runningNames == ["scan"] }
+        await queue.cancel(named: "scan")
+        #expect(try await ticket.outcome() == .cancelled)
+        #expect(await queue.isBusy == false)
+    }
+
+    @Test("with .drop, a second operation of the same name is skipped while the first runs")
+    func uniquenessDrop() async throws {
+        let queue = SpeakerOperationQueue(clock: TestClock())
+        let release = OneShotSignal<Void, Never>()
+        let first = await queue.add("reconnect", uniqueness: .drop) { _ in _ = try await release.result() }
+        let second = await queue.add("reconnect", uniqueness: .drop) { _ in Issue.record("must not run") }
+        #expect(try await second.outcome().kind == "skipped")
+        release.succeed(())
+        #expect(try await first.outcome() == .ok)
+    }
+
+    @Test("with .replace, the old operation is cancelled and the new one runs")
+    func uniquenessReplace() async throws {
+        let clock = TestClock()
+        let queue = SpeakerOperationQueue(clock: clock)
+        let old = await queue.add("scan", uniqueness: .replace) { _ in try await clock.sleep(for: .seconds(60)) }
+        await eventually("the old scan runs") { await queue.runningNames == ["scan"] }
+        let new = await queue.add("scan", uniqueness: .replace) { _ in }
+        #expect(try await old.outcome() == .cancelled)
+        #expect(try await new.outcome() == .ok)
+    }
+
+    @Test("with .allowBoth, two operations of the same name both run")
+    func uniquenessAllowBoth() async throws {
+        let queue = SpeakerOperationQueue(clock: TestClock())
+        let first = await queue.add("log") { _ in }
+        let second = await queue.add("log", uniqueness: .allowBoth) { _ in }
+        #expect(try await first.outcome() == .ok)
+        #expect(try await second.outcome() == .ok)
+    }
+
+    @Test("operations in one group run one after another, in the order added")
+    func sequentialGroup() async throws {
+        let queue = SpeakerOperationQueue(maxConcurrentOperations: 8, clock: TestClock())
+        let journal = Journal()
+        let gates = (0..<3).map { _ in OneShotSignal<Void, Never>() }
+        var tickets: [OperationTicket] = []
+        for index in 0..<3 {
+            tickets.append(await queue.add("write state \(index)", group: "state") { _ in
+                journal.record("start \(index)")
+                _ = try await gates[index].result()
+                journal.record("end \(index)")
+            })
+        }
+        let other = await queue.add("unrelated") { _ in journal.record("unrelated") }
+        #expect(try await other.outcome() == .ok, "ungrouped work is not held up by the group")
+        await eventually("the first write runs") { journal.all.contains("start 0") }
+        #expect(await queue.runningNames == ["write state 0"])
+        for gate in gates.reversed() { gate.succeed(()) }
+        for ticket in tickets { #expect(try await ticket.outcome() == .ok) }
+        let writes = journal.all.filter { $0 != "unrelated" }
+        #expect(writes == ["start 0", "end 0", "start 1", "end 1", "start 2", "end 2"])
+    }
+
+    @Test("no more than the maximum number of operations run at once")
+    func maxConcurrency() async throws {
+        let queue = SpeakerOperationQueue(maxConcurrentOperations: 2, clock: TestClock())
+        let release = OneShotSignal<Void, Never>()
+        var tickets: [OperationTicket] = []
+        for index in 0..<5 {
+            tickets.append(await queue.add("op \(index)") { _ in _ = try await release.result() })
+        }
+        #expect(await queue.runningNames == ["op 0", "op 1"])
+        #expect(await queue.pendingCount == 3)
+        release.succeed(())
+        for ticket in tickets { #expect(try await ticket.outcome() == .ok) }
+        await queue.waitUntilDrained()
+    }
+
+    @Test("a shut-down queue cancels its work and skips new operations")
+    func shutDown() async throws {
+        let clock = TestClock()
+        let queue = SpeakerOperationQueue(clock: clock)
+        let running = await queue.add("scan") { _ in try await clock.sleep(for: .seconds(60)) }
+        await queue.shutDown()
+        #expect(try await running.outcome() == .cancelled)
+        let late = await queue.add("late") { _ in Issue.record("must not run") }
+        #expect(try await late.outcome().kind == "skipped")
+    }
+}

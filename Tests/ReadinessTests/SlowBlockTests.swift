@@ -1,0 +1,50 @@
+import Testing
+@testable import SpeakerCore
+
+@Suite("Readiness gate: slow blocks are named in the log")
+struct SlowBlockTests {
+    @Test("a block slower than 10 ms on the injected clock is logged with its label")
+    func slowBlockIsLogged() {
+        let clock = SteppingClock()
+        let logs = LogCapture()
+        let gate = ReadinessGate(initial: DaemonReadiness.started, clock: clock, logger: logs.logger())
+        gate.runNowOrWhen(.bus, label: "load the soundfont") { clock.step(by: .milliseconds(25)) }
+        gate.runNowOrWhen(.bus, label: "quick") { clock.step(by: .milliseconds(2)) }
+        gate.raise(to: .bus)
+
+        #expect(logs.warnings.count == 1)
+        let warning = logs.warnings.first
+        #expect(warning?.message.contains("load the soundfont") == true)
+        #expect(warning?.message.contains("25.0 ms") == true)
+        #expect(warning?.metadata["label"] == "load the soundfont")
+    }
+
+    @Test("a block exactly at the threshold is not reported")
+    func thresholdIsExclusive() {
+        let clock = SteppingClock()
+        let logs = LogCapture()
+        let gate = ReadinessGate(initial: DaemonReadiness.bus, clock: clock, logger: logs.logger())
+        gate.runNowOrWhen(.bus, label: "borderline") { clock.step(by: .milliseconds(10)) }
+        #expect(logs.warnings.isEmpty)
+    }
+
+    @Test("without a label, the warning names the registering file and line")
+    func defaultLabelIsSourceLocation() {
+        let clock = SteppingClock()
+        let logs = LogCapture()
+        let gate = ReadinessGate(initial: DaemonReadiness.bus, clock: clock, logger: logs.logger())
+        let line = #line + 1
+        gate.runNowOrWhen(.bus) { clock.step(by: .milliseconds(11)) }
+        #expect(logs.warnings.first?.metadata["label"] == "ReadinessTests/SlowBlockTests.swift:\(line)")
+    }
+
+    @Test("slow will-reach hooks are reported too")
+    func slowHookIsLogged() {
+        let clock = SteppingClock()
+        let logs = LogCapture()
+        let gate = ReadinessGate(initial: DaemonReadiness.started, clock: clock, logger: logs.logger())
+        gate.runNowOrWhenAboutToReach(.adapter, label: "publish speaker name") { clock.step(by: .milliseconds(40)) }
+        gate.raise(to: .playbackReady)
+        #expect(logs.warnings.map { $0.metadata["label"] } == ["publish speaker name"])
+    }
+}
