@@ -1,2 +1,0 @@
-import SpeakerCore
-print("composer-cli \(SpeakerCore.version)")
