@@ -25,9 +25,9 @@ enum ClientSongs {
         return header + Array("MTrk".utf8) + be32(track.count) + track
     }
 
-    /// Recorder notes (a pure tone per pitch) at 0.5 s, 1.5 s and 2.5 s, each 0.4 s long: the
-    /// onsets show whether any audio was lost or shifted across a pause.
-    static let threeNotes = smf(program: 74, notes: [(69, 0.5, 0.9), (72, 1.5, 1.9), (76, 2.5, 2.9)], end: 3)
+    /// Piano notes (a sharp attack, easy to place in time) at 0.5 s, 1.5 s and 2.5 s, each 0.4 s
+    /// long: the onsets show whether any audio was lost or shifted across a pause.
+    static let threeNotes = smf(program: 0, notes: [(60, 0.5, 0.9), (64, 1.5, 1.9), (67, 2.5, 2.9)], end: 3)
     /// One sustained A4 (440 Hz) for `seconds`.
     static func sustainedA4(seconds: Double) -> [UInt8] {
         smf(program: 74, notes: [(69, 0, seconds - 0.05)], end: seconds)

@@ -39,9 +39,10 @@ extension PlaybackCoordinator {
             await stopForSpeakerLoss()
         case let .paused(current, .speakerLost) where ready:
             state = .playing(current)
-            try? await current.engine.resume()
             logger.notice("speaker back: \(current.file) resumed")
             publish(.resumed)
+            // Returns once the output renders again; a stop meanwhile releases it.
+            try? await current.engine.resume()
         default:
             break
         }

@@ -169,8 +169,8 @@ public actor PlaybackCoordinator {
         case let .paused(current, _):
             if gate.isReached(.playbackReady) {
                 state = .playing(current)
-                try? await current.engine.resume()
                 publish(.resumed)
+                try? await current.engine.resume()
             } else {
                 state = .paused(current, .speakerLost)
                 publish(.paused(reason: .speakerLost))
