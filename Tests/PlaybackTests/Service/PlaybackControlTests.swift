@@ -135,7 +135,7 @@ struct PlaybackControlTests {
         let harness = try await CoordinatorHarness(initial: .adapter)
         defer { harness.cleanUp() }
         #expect(await harness.coordinator.status() == .idle)
-        #expect(PlaybackStatus.idle.report == .idle)
+        #expect(PlaybackServiceStatus.idle.report == .idle)
         await #expect(throws: PlaybackServiceError.nothingPlaying(operation: "pause")) { try await harness.coordinator.pause() }
         await #expect(throws: PlaybackServiceError.nothingPlaying(operation: "resume")) { try await harness.coordinator.resume() }
         #expect(PlaybackServiceError.nothingPlaying(operation: "pause").description == "cannot pause: nothing is playing")

@@ -101,13 +101,13 @@ public actor PlaybackCoordinator {
     /// Throws ``PlaybackServiceError/invalidSong(file:reason:)`` at once for a broken file,
     /// `.notReady` when the speaker is not ready within the play timeout, and `.replaced` /
     /// `.stoppedBeforeStart` when a newer request or `stop` takes its place while it waits.
-    public nonisolated func play(_ request: PlayRequest) async throws(PlaybackServiceError) -> PlaybackStatus {
+    public nonisolated func play(_ request: PlayRequest) async throws(PlaybackServiceError) -> PlaybackServiceStatus {
         let song = try await ClientSongReader.read(request, limits: settings.readLimits)
         return try await play(song, named: request.displayName, queue: request.queue)
     }
 
     /// Plays an already read song (in-process callers and `play(_: PlayRequest)`).
-    public func play(_ song: MIDISong, named file: String, queue wantsQueue: Bool = false) async throws(PlaybackServiceError) -> PlaybackStatus {
+    public func play(_ song: MIDISong, named file: String, queue wantsQueue: Bool = false) async throws(PlaybackServiceError) -> PlaybackServiceStatus {
         if case .shutDown = state { throw .shuttingDown }
         watchSpeakerIfNeeded()
         let item = PendingSong(ticket: nextTicket, song: song, file: file)
@@ -133,7 +133,7 @@ public actor PlaybackCoordinator {
 
     /// Stops the current song (or the one waiting to start) and empties the queue.
     @discardableResult
-    public func stop() async -> PlaybackStatus {
+    public func stop() async -> PlaybackServiceStatus {
         await endCurrentSong(abandoningWith: { .stoppedBeforeStart(file: $0) }, reportAsStopped: true)
         return snapshot()
     }
@@ -141,7 +141,7 @@ public actor PlaybackCoordinator {
     /// Pauses the current song; it stays paused until `resume`, even if the speaker drops and
     /// comes back meanwhile.
     @discardableResult
-    public func pause() async throws(PlaybackServiceError) -> PlaybackStatus {
+    public func pause() async throws(PlaybackServiceError) -> PlaybackServiceStatus {
         switch state {
         case let .playing(current):
             state = .paused(current, .user)
@@ -164,7 +164,7 @@ public actor PlaybackCoordinator {
     /// Resumes a paused song where it paused. While the speaker is away the song is marked to
     /// resume as soon as it is back (the status says paused, reason `speakerLost`).
     @discardableResult
-    public func resume() async throws(PlaybackServiceError) -> PlaybackStatus {
+    public func resume() async throws(PlaybackServiceError) -> PlaybackServiceStatus {
         switch state {
         case let .paused(current, _):
             if gate.isReached(.playbackReady) {
@@ -186,7 +186,7 @@ public actor PlaybackCoordinator {
     // MARK: - Observing
 
     /// The current status, with the position asked of the engine now.
-    public func status() async -> PlaybackStatus {
+    public func status() async -> PlaybackServiceStatus {
         switch state {
         case let .playing(current), let .paused(current, _):
             await notePosition(of: current)
@@ -213,22 +213,22 @@ public actor PlaybackCoordinator {
         }
     }
 
-    func snapshot() -> PlaybackStatus {
+    func snapshot() -> PlaybackServiceStatus {
         let queued = queue.map(\.file)
         switch state {
         case .idle, .shutDown:
-            return PlaybackStatus(activity: .idle, queued: queued)
+            return PlaybackServiceStatus(activity: .idle, queued: queued)
         case let .waiting(item, _), let .starting(item, _, _):
-            return PlaybackStatus(activity: .waiting, file: item.file, positionSeconds: 0,
+            return PlaybackServiceStatus(activity: .waiting, file: item.file, positionSeconds: 0,
                                   durationSeconds: item.song.durationSeconds, queued: queued)
         case let .playing(current):
-            return PlaybackStatus(activity: .playing, file: current.file, positionSeconds: lastPosition,
+            return PlaybackServiceStatus(activity: .playing, file: current.file, positionSeconds: lastPosition,
                                   durationSeconds: current.durationSeconds, queued: queued)
         case let .paused(current, reason):
-            return PlaybackStatus(activity: .paused, file: current.file, positionSeconds: lastPosition,
+            return PlaybackServiceStatus(activity: .paused, file: current.file, positionSeconds: lastPosition,
                                   durationSeconds: current.durationSeconds, pauseReason: reason, queued: queued)
         case let .stopped(file, position, duration):
-            return PlaybackStatus(activity: .stopped, file: file, positionSeconds: position,
+            return PlaybackServiceStatus(activity: .stopped, file: file, positionSeconds: position,
                                   durationSeconds: duration, queued: queued)
         }
     }

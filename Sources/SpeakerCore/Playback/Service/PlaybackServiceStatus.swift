@@ -18,7 +18,7 @@ public enum PlaybackPauseReason: String, Sendable, Equatable {
 }
 
 /// A snapshot of the playback service: the current (or last stopped) song and the queue.
-public struct PlaybackStatus: Sendable, Equatable {
+public struct PlaybackServiceStatus: Sendable, Equatable {
     public var activity: PlaybackActivity
     /// The song's display name, as the client sent it.
     public var file: String?
@@ -41,7 +41,7 @@ public struct PlaybackStatus: Sendable, Equatable {
         self.queued = queued
     }
 
-    public static let idle = PlaybackStatus(activity: .idle)
+    public static let idle = PlaybackServiceStatus(activity: .idle)
 
     /// The `playback` object of `composer-cli status --json` (keys `state`, `file`,
     /// `positionSeconds`, `durationSeconds`).
@@ -76,9 +76,9 @@ public struct PlaybackChange: Sendable, Equatable {
     }
 
     public var event: Event
-    public var status: PlaybackStatus
+    public var status: PlaybackServiceStatus
 
-    public init(event: Event, status: PlaybackStatus) {
+    public init(event: Event, status: PlaybackServiceStatus) {
         self.event = event
         self.status = status
     }
