@@ -79,6 +79,20 @@ struct RenderedAudioTests {
         #expect(wav.riffSize == wav.dataSize + 36)
     }
 
+    @Test("a hand-built song with out-of-order, negative or non-finite times renders without crashing")
+    func oddTimesAreSafe() async throws {
+        let events = [
+            MIDITimedEvent(seconds: 0.3, message: .noteOn(channel: 0, key: 60, velocity: 90)),
+            MIDITimedEvent(seconds: 0.1, message: .noteOff(channel: 0, key: 60, velocity: 0)),
+            MIDITimedEvent(seconds: -4, message: .noteOn(channel: 1, key: 64, velocity: 90)),
+            MIDITimedEvent(seconds: .nan, message: .noteOff(channel: 1, key: 64, velocity: 0)),
+            MIDITimedEvent(seconds: .infinity, message: .systemExclusive([0x7E, 0x7F, 0x09, 0x01])),
+        ]
+        let (wav, summary) = try await render(MIDISong(events: events, durationSeconds: 0.5))
+        #expect(wav.frameCount == summary.frames)
+        #expect(wav.seconds >= 0.5 && wav.seconds <= 1.55)
+    }
+
     @Test("an empty song renders a valid, nearly empty WAV")
     func emptySong() async throws {
         let (wav, summary) = try await render(MIDISong(events: [], durationSeconds: 0))

@@ -2,7 +2,8 @@
 /// BlueALSA's `bluealsa:DEV=…,PROFILE=a2dp` included) or PulseAudio.
 ///
 /// The driver's thread pulls audio from the source; this task only waits for the song to end.
-/// Stopping or cancelling ends the song; the driver is then deleted, which joins its thread.
+/// When the song ends, is stopped, or the task is cancelled (the output is being replaced), the
+/// driver is deleted, which joins its thread.
 public struct DeviceOutput: AudioOutput {
     public enum Backend: Sendable, Equatable {
         case alsa(device: String)
@@ -32,15 +33,14 @@ public struct DeviceOutput: AudioOutput {
             settings.set("audio.driver", "pulseaudio")
             settings.set("audio.pulseaudio.media-role", "music")
         }
+        FluidSynthLog.clearLastError()
         guard let driver = AudioDriver(settings: settings, source: source) else {
             source.stop()
-            throw AudioOutputError.deviceUnavailable(output: description)
+            throw AudioOutputError.deviceUnavailable(output: description, reason: FluidSynthLog.takeLastError())
         }
-        await withTaskCancellationHandler {
-            await source.waitUntilEnded()
-        } onCancel: {
-            source.stop()
-        }
+        // Returns when the song ends or this task is cancelled; cancelling only detaches the
+        // device (the engine replacing its output), it does not end the song.
+        await source.waitUntilEnded()
         withExtendedLifetime(driver) {}
     }
 }

@@ -7,7 +7,7 @@ public enum OfflineRenderer {
     public struct Summary: Sendable, Equatable {
         public var frames: Int
         public var sampleRate: Int
-        /// The song's duration from its tempo map.
+        /// The song's duration from its tempo map, to the frame.
         public var songSeconds: Double
         /// Length of the audio written: the song plus its release tail (at most one second).
         public var audioSeconds: Double { Double(frames) / Double(sampleRate) }
@@ -23,7 +23,7 @@ public enum OfflineRenderer {
         let source = try PlaybackSource(song: song, soundFont: soundFont)
         defer { source.stop() }
         try await WAVFileOutput(path: path, pacing: .offline).play(source)
-        return Summary(frames: source.renderedFrames, sampleRate: source.sampleRate, songSeconds: song.durationSeconds)
+        return Summary(frames: source.renderedFrames, sampleRate: source.sampleRate, songSeconds: source.durationSeconds)
     }
 
     /// Renders `song` and discards the audio; returns the frames produced. For benchmarks and for
@@ -32,6 +32,6 @@ public enum OfflineRenderer {
         let source = try PlaybackSource(song: song, soundFont: soundFont)
         defer { source.stop() }
         try await NullOutput(pacing: .offline).play(source)
-        return Summary(frames: source.renderedFrames, sampleRate: source.sampleRate, songSeconds: song.durationSeconds)
+        return Summary(frames: source.renderedFrames, sampleRate: source.sampleRate, songSeconds: source.durationSeconds)
     }
 }

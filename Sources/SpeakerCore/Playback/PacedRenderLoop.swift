@@ -31,7 +31,7 @@ enum PacedRenderLoop {
                 await source.waitWhilePaused()
                 continue
             }
-            let frames = buffer.withUnsafeMutableBufferPointer { source.render(into: $0) }
+            guard let frames = buffer.withUnsafeMutableBufferPointer({ source.renderUnlessPaused(into: $0) }) else { continue }
             if frames == 0 { break }
             try buffer.withUnsafeBufferPointer { try consume(UnsafeBufferPointer(rebasing: $0.prefix(frames * 2))) }
             blocks += 1
@@ -47,15 +47,21 @@ enum PacedRenderLoop {
         var buffer = [Int16](repeating: 0, count: blockFrames * 2)
         var start = clock.now
         var framesSinceStart = 0
+        var pausesSeen = source.pauseCount
         while !Task.isCancelled {
             if source.isPaused {
                 await source.waitWhilePaused()
-                // The pause lasted however long it did: pace from now, do not catch up.
-                start = clock.now
-                framesSinceStart = 0
+                pausesSeen = -1 // Whatever the count, pace from the resume.
                 continue
             }
-            let frames = buffer.withUnsafeMutableBufferPointer { source.render(into: $0) }
+            if source.pauseCount != pausesSeen {
+                // A pause happened (perhaps entirely while we slept): it lasted however long it
+                // did, so pace from now instead of catching up on the paused time.
+                pausesSeen = source.pauseCount
+                start = clock.now
+                framesSinceStart = 0
+            }
+            guard let frames = buffer.withUnsafeMutableBufferPointer({ source.renderUnlessPaused(into: $0) }) else { continue }
             if frames == 0 { break }
             try buffer.withUnsafeBufferPointer { try consume(UnsafeBufferPointer(rebasing: $0.prefix(frames * 2))) }
             framesSinceStart += frames

@@ -11,7 +11,8 @@ public actor PlaybackEngine {
     /// How often `.progress` is reported while playing, on the engine's clock.
     public static let defaultProgressInterval: Duration = .milliseconds(500)
 
-    private let output: any AudioOutput
+    /// Where songs go; replaceable mid-song (`replaceOutput(with:)`).
+    public private(set) var output: any AudioOutput
     private let clock: any Clock<Duration>
     private let progressInterval: Duration
     private let soundFontProvider: @Sendable () async throws -> SoundFont
@@ -24,6 +25,8 @@ public actor PlaybackEngine {
     private var progressTask: Task<Void, Never>?
     /// Bumped by every play and stop, so a superseded request or render task changes nothing.
     private var generation = 0
+    /// Bumped when an output is detached mid-song, so its render task does not end the song.
+    private var outputGeneration = 0
     /// The error that ended the last song, while its state is `.failed`.
     private var lastFailure: (any Error)?
     private var observers: [Int: AsyncStream<PlaybackEvent>.Continuation] = [:]
@@ -85,6 +88,7 @@ public actor PlaybackEngine {
         await endCurrentSong()
         generation += 1
         let myGeneration = generation
+        source = nil
         state = .loading
         lastFailure = nil
         self.title = title
@@ -105,19 +109,8 @@ public actor PlaybackEngine {
         }
         source = newSource
         state = .playing
-        emit(.started(title: title, durationSeconds: song.durationSeconds))
-        let output = output
-        renderTask = Task { [weak self] in
-            let result: Result<Void, any Error>
-            do {
-                try await output.play(newSource)
-                result = .success(())
-            } catch {
-                result = .failure(error)
-            }
-            newSource.stop() // Whatever ended the output ends the song and frees the synthesiser.
-            await self?.outputEnded(generation: myGeneration, source: newSource, result: result)
-        }
+        emit(.started(title: title, durationSeconds: newSource.durationSeconds))
+        startRenderTask(source: newSource, output: output, generation: myGeneration)
         startProgressReports(generation: myGeneration)
         // Return at the first rendered block, so that a caller's next step (and a benchmark's
         // clock) sees a song that is really sounding, or the output's failure as an error.
@@ -166,10 +159,39 @@ public actor PlaybackEngine {
         emit(.stopped(positionSeconds: position))
     }
 
-    /// Returns when the current song has ended (finished, stopped or failed), with the final state.
+    /// Returns when the current song has ended (finished, stopped or failed), with the final state;
+    /// at once, with the current state, when no song has started.
     public func waitUntilEnded() async -> PlaybackState {
-        if let renderTask { await renderTask.value }
+        while let task = renderTask {
+            await task.value
+            if renderTask == task { break } // Not replaced by a new output meanwhile.
+        }
         return state
+    }
+
+    /// Sends the current song (if any) and later ones to `newOutput`: the song goes on from where
+    /// it is, paused or not. The new output must become ready first; until then the song stays
+    /// on the old one. Used when a speaker connects, or reconnects after a drop (pause, replace,
+    /// resume). Throws if the new output cannot become ready or fails before taking any audio.
+    public func replaceOutput(with newOutput: any AudioOutput) async throws {
+        let current = generation
+        try await newOutput.waitUntilReady()
+        guard current == generation else { return } // A play or stop came first; it used the old output.
+        output = newOutput
+        guard let source, !source.hasEnded, let old = renderTask else { return }
+        outputGeneration += 1
+        old.cancel()
+        await old.value
+        guard current == generation, !source.hasEnded else { return }
+        source.expectNewOutput()
+        startRenderTask(source: source, output: newOutput, generation: current)
+        if state == .playing {
+            await source.waitUntilStarted()
+        }
+        if source.hasEnded, let task = renderTask {
+            await task.value
+            if generation == current, let failure = lastFailure { throw failure }
+        }
     }
 
     // MARK: - Internals
@@ -186,8 +208,30 @@ public actor PlaybackEngine {
         await task.value
     }
 
-    private func outputEnded(generation ended: Int, source ending: PlaybackSource, result: Result<Void, any Error>) {
-        guard ended == generation else { return } // Stopped or replaced: already reported.
+    /// Runs `output` on `source` in a task that reports back when the output returns.
+    private func startRenderTask(source: PlaybackSource, output: any AudioOutput, generation song: Int) {
+        let attachment = outputGeneration
+        renderTask = Task { [weak self] in
+            let result: Result<Void, any Error>
+            do {
+                try await output.play(source)
+                result = .success(())
+            } catch {
+                result = .failure(error)
+            }
+            guard let self else {
+                source.stop()
+                return
+            }
+            await self.outputEnded(generation: song, attachment: attachment, source: source, result: result)
+        }
+    }
+
+    private func outputEnded(generation ended: Int, attachment: Int, source ending: PlaybackSource, result: Result<Void, any Error>) {
+        // An output detached by `replaceOutput` hands the song on: nothing has ended.
+        guard attachment == outputGeneration else { return }
+        ending.stop() // Whatever ended the output ends the song and frees the synthesiser.
+        guard ended == generation else { return } // Stopped or replaced by a new song: already reported.
         progressTask?.cancel()
         progressTask = nil
         switch result {

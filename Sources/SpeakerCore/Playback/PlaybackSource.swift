@@ -10,6 +10,7 @@ import Synchronization
 /// The source holds its SoundFont's synthesiser (a lease) until the song ends or it is stopped.
 public final class PlaybackSource: Sendable {
     public let sampleRate: Int
+    /// The song's length as scheduled (its tempo-map duration, to the frame), tail excluded.
     public let durationSeconds: Double
 
     private struct State {
@@ -19,9 +20,12 @@ public final class PlaybackSource: Sendable {
         var stopped = false
         /// Set by the first render call: the output has begun taking audio.
         var started = false
+        var pauseCount = 0
         var startWaiters: [CheckedContinuation<Void, Never>] = []
         var resumeWaiters: [CheckedContinuation<Void, Never>] = []
-        var endWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Keyed so that a cancelled waiter can take its own continuation back out.
+        var endWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiterID = 0
         var ended: Bool { stopped || scheduler.isFinished }
     }
 
@@ -32,10 +36,13 @@ public final class PlaybackSource: Sendable {
     /// another song still holds it.
     public init(song: MIDISong, soundFont: SoundFont) throws(SoundFontError) {
         let synthesizer = try soundFont.lease()
+        let scheduler = SongScheduler(song: song, sampleRate: soundFont.sampleRate)
         self.soundFont = soundFont
         self.sampleRate = soundFont.sampleRate
-        self.durationSeconds = song.durationSeconds
-        self.state = Mutex(State(scheduler: SongScheduler(song: song, sampleRate: soundFont.sampleRate), synthesizer: synthesizer))
+        // What will actually play: the song's duration to the frame, never before its last event,
+        // and finite even for a hand-built song with an odd duration.
+        self.durationSeconds = Double(scheduler.endFrame) / Double(soundFont.sampleRate)
+        self.state = Mutex(State(scheduler: scheduler, synthesizer: synthesizer))
     }
 
     deinit {
@@ -49,17 +56,23 @@ public final class PlaybackSource: Sendable {
     /// written: fewer than `buffer.count / 2` only at the song's end, 0 once ended or stopped.
     /// While paused it writes silence and returns the full count.
     public func render(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int {
+        if let produced = renderUnlessPaused(into: buffer) { return produced }
+        buffer.update(repeating: 0)
+        return buffer.count / 2
+    }
+
+    /// Like `render(into:)`, but returns nil and writes nothing while paused: outputs that pace
+    /// themselves then wait for the resume instead of recording silence.
+    func renderUnlessPaused(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int? {
         let frames = buffer.count / 2
-        let (produced, ended, firstCall) = state.withLock { state -> (Int, Bool, Bool) in
+        let (produced, ended, firstCall) = state.withLock { state -> (Int?, Bool, Bool) in
             let firstCall = !state.started
             state.started = true
             guard !state.ended, let synthesizer = state.synthesizer else { return (0, false, firstCall) }
-            if state.paused {
-                buffer.update(repeating: 0)
-                return (frames, false, firstCall)
-            }
-            let produced = state.scheduler.render(frames: frames, synthesizer: synthesizer) { offset, count in
+            if state.paused { return (nil, false, firstCall) }
+            let produced = state.scheduler.render(frames: frames, synthesizer: synthesizer) { offset, count, measure in
                 synthesizer.renderInterleavedS16(buffer, offset: offset, frames: count)
+                guard measure else { return 0 }
                 var peak: Int16 = 0
                 for index in (offset * 2)..<((offset + count) * 2) {
                     let sample = buffer[index]
@@ -81,8 +94,9 @@ public final class PlaybackSource: Sendable {
             let firstCall = !state.started
             state.started = true
             guard !state.ended, !state.paused, let synthesizer = state.synthesizer else { return (0, false, firstCall) }
-            let produced = state.scheduler.render(frames: frames, synthesizer: synthesizer) { offset, count in
+            let produced = state.scheduler.render(frames: frames, synthesizer: synthesizer) { offset, count, measure in
                 synthesizer.renderPlanarFloat(left: left, right: right, offset: offset, frames: count)
+                guard measure else { return 0 }
                 var peak: Float = 0
                 for index in offset..<(offset + count) {
                     peak = max(peak, abs(left[index]), abs(right[index]))
@@ -117,7 +131,22 @@ public final class PlaybackSource: Sendable {
     public var hasEnded: Bool { state.withLock { $0.ended } }
     public var wasStopped: Bool { state.withLock { $0.stopped } }
 
-    func pause() { state.withLock { $0.paused = true } }
+    func pause() {
+        state.withLock { state in
+            state.paused = true
+            state.pauseCount += 1
+        }
+    }
+
+    /// How many times the song was paused: a paced output that slept through a whole pause (it
+    /// never saw `isPaused`) learns from a changed count that it must not catch up on that time.
+    var pauseCount: Int { state.withLock { $0.pauseCount } }
+
+    /// Makes `waitUntilStarted()` wait for the next render call again: used when a new output
+    /// takes over a song, so the engine knows when it has.
+    func expectNewOutput() {
+        state.withLock { $0.started = false }
+    }
 
     /// Resumes; `waitUntilStarted()` then waits for the output's next render, so a caller knows
     /// the output has taken up the song again.
@@ -132,7 +161,7 @@ public final class PlaybackSource: Sendable {
     }
 
     /// Ends the song where it is: outputs see no more audio, and waiters are released.
-    func stop() {
+    public func stop() {
         state.withLock { $0.stopped = true }
         finishIfEnded()
     }
@@ -171,15 +200,25 @@ public final class PlaybackSource: Sendable {
         waiters.forEach { $0.resume() }
     }
 
-    /// Returns once the song (tail included) has been rendered, or the source was stopped.
+    /// Returns once the song (tail included) has been rendered, or the source was stopped, or the
+    /// calling task is cancelled (the source itself goes on: an output being replaced mid-song
+    /// leaves the song to the next output).
     public func waitUntilEnded() async {
-        await withCheckedContinuation { continuation in
-            let waiting = state.withLock { state -> Bool in
-                guard !state.ended else { return false }
-                state.endWaiters.append(continuation)
-                return true
+        let id = state.withLock { state in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let waiting = state.withLock { state -> Bool in
+                    guard !state.ended, !Task.isCancelled else { return false }
+                    state.endWaiters[id] = continuation
+                    return true
+                }
+                if !waiting { continuation.resume() }
             }
-            if !waiting { continuation.resume() }
+        } onCancel: {
+            state.withLock { $0.endWaiters.removeValue(forKey: id) }?.resume()
         }
     }
 
@@ -192,8 +231,8 @@ public final class PlaybackSource: Sendable {
                 state.synthesizer?.releaseAllNotes()
                 state.synthesizer = nil
             }
-            defer { state.endWaiters = []; state.resumeWaiters = []; state.startWaiters = [] }
-            return (release, state.endWaiters + state.resumeWaiters + state.startWaiters)
+            defer { state.endWaiters = [:]; state.resumeWaiters = []; state.startWaiters = [] }
+            return (release, Array(state.endWaiters.values) + state.resumeWaiters + state.startWaiters)
         }
         if release { soundFont.releaseLease() }
         waiters.forEach { $0.resume() }

@@ -40,7 +40,7 @@ struct SongScheduler {
         events.reserveCapacity(song.events.count)
         var lastFrame = 0
         for event in song.events {
-            let frame = max(0, Int((event.seconds * rate).rounded()))
+            let frame = Self.frame(at: event.seconds, rate: rate)
             // The reader sorts events; keep the order monotonic anyway so a hand-built song with a
             // stray earlier time plays it at once instead of never.
             let monotonic = max(frame, lastFrame)
@@ -48,9 +48,19 @@ struct SongScheduler {
             lastFrame = monotonic
         }
         self.events = events
-        let durationFrames = song.durationSeconds.isFinite ? Int((max(0, song.durationSeconds) * rate).rounded()) : 0
+        let durationFrames = Self.frame(at: song.durationSeconds, rate: rate)
         self.endFrame = max(durationFrames, lastFrame)
         self.maximumTailFrames = Int(ReleaseTail.maximumSeconds * rate)
+    }
+
+    /// Longest song we schedule: a day. Our reader's limits keep real files far below it; the
+    /// cap only keeps a hand-built song with an absurd time from overflowing `Int`.
+    static let maximumSeconds = 86_400.0
+
+    /// The frame of a time in seconds: negative and non-finite times play at once.
+    private static func frame(at seconds: Double, rate: Double) -> Int {
+        guard seconds.isFinite, seconds > 0 else { return 0 }
+        return Int((min(seconds, maximumSeconds) * rate).rounded())
     }
 
     var isFinished: Bool {
@@ -60,10 +70,14 @@ struct SongScheduler {
 
     /// Renders up to `frames` frames through `write`, dispatching events on their exact frames.
     ///
-    /// `write(offset, count)` must render `count` frames at frame `offset` of the caller's buffer
-    /// and return the peak absolute level (0...1) of what it wrote. Returns the number of frames
-    /// produced: fewer than asked only when the song (tail included) has ended.
-    mutating func render(frames: Int, synthesizer: Synthesizer, write: (_ offset: Int, _ count: Int) -> Float) -> Int {
+    /// `write(offset, count, measure)` must render `count` frames at frame `offset` of the caller's
+    /// buffer and, when `measure` is true (only in the release tail), return the peak absolute
+    /// level (0...1) of what it wrote. Returns the number of frames produced: fewer than asked
+    /// only when the song (tail included) has ended.
+    mutating func render(
+        frames: Int, synthesizer: Synthesizer,
+        write: (_ offset: Int, _ count: Int, _ measure: Bool) -> Float
+    ) -> Int {
         var produced = 0
         while produced < frames {
             switch phase {
@@ -81,7 +95,7 @@ struct SongScheduler {
                 }
                 let boundary = nextEvent < events.count ? min(events[nextEvent].frame, endFrame) : endFrame
                 let count = min(frames - produced, boundary - position)
-                _ = write(produced, count)
+                _ = write(produced, count, false)
                 produced += count
                 position += count
             case let .tail(renderedFrames):
@@ -90,7 +104,7 @@ struct SongScheduler {
                     phase = .finished
                     continue
                 }
-                let peak = write(produced, count)
+                let peak = write(produced, count, true)
                 produced += count
                 position += count
                 let rendered = renderedFrames + count

@@ -12,6 +12,7 @@ final class SynthSettings {
     /// switched off: every call into a synthesiser of ours is already serialised (a `PlaybackSource`
     /// holds its synthesiser behind a `Mutex`), so FluidSynth's own lock would only cost time.
     init(sampleRate: Int) throws(SoundFontError) {
+        FluidSynthLog.installed
         guard let handle = new_fluid_settings() else { throw .outOfMemory("FluidSynth settings") }
         self.handle = handle
         set("synth.sample-rate", Double(sampleRate))
