@@ -10,7 +10,7 @@ private struct AdapterError: Error, Equatable, CustomStringConvertible {
 
 private final class Payload: Sendable {}
 
-@Suite("One-shot signal: many waiters, first result wins")
+@Suite("One-shot signal: many waiters, first result wins", .timeLimit(.minutes(1)))
 struct OneShotSignalTests {
     @Test("every waiter gets the first result; later results are ignored and told they lost")
     func firstResultWins() async throws {

@@ -13,7 +13,7 @@ private func collect(_ count: Int, from iterator: inout AsyncStream<QueueEvent>.
     return events
 }
 
-@Suite("Operation queue: named async operations")
+@Suite("Operation queue: named async operations", .timeLimit(.minutes(1)))
 struct OperationQueueTests {
     @Test("an operation that returns finishes ok, bracketed by busy and drained")
     func returningFinishes() async throws {
@@ -56,13 +56,15 @@ struct OperationQueueTests {
     @Test("a timed-out operation calls its timeout callback and its work is cancelled")
     func timeoutCancelsWork() async throws {
         let clock = TestClock()
-        let queue = SpeakerOperationQueue(clock: clock)
+        let queue = SpeakerOperationQueue(clock: clock, logger: LogCapture().logger())
         let workCancelled = OneShotSignal<Bool, Never>()
         let timedOutNames = Journal()
         let ticket = await queue.add(
             "connect speaker", timeout: .seconds(3), onTimeout: { timedOutNames.record($0) }
         ) { _ in
-            do { try await clock.sleep(for: .seconds(3600)) } catch { workCancelled.succeed(true) }
+            // Hangs until cancelled (and does not sleep on the clock, so the only sleeper is
+            // the queue's timer).
+            do { _ = try await OneShotSignal<Void, Never>().result() } catch { workCancelled.succeed(true) }
         }
         await clock.untilSomeoneSleeps()
         await clock.advance(by: .seconds(3))
@@ -75,10 +77,10 @@ struct OperationQueueTests {
     @Test("operations without a timeout of their own get the 10 s default")
     func defaultTimeoutIsTenSeconds() async throws {
         let clock = TestClock()
-        let queue = SpeakerOperationQueue(clock: clock)
+        let queue = SpeakerOperationQueue(clock: clock, logger: LogCapture().logger())
         #expect(queue.defaultTimeout == .seconds(10))
-        let ticket = await queue.add("hang") { _ in try await clock.sleep(for: .seconds(3600)) }
-        await clock.untilSomeoneSleeps()
+        let ticket = await queue.add("hang") { _ in _ = try await OneShotSignal<Void, Never>().result() }
+        await clock.untilSomeoneSleeps()  // the queue's timer: the work does not sleep on the clock
         await clock.advance(by: .milliseconds(9_999))
         #expect(await queue.runningNames == ["hang"])
         await clock.advance(by: .milliseconds(1))
@@ -111,11 +113,21 @@ struct OperationQueueTests {
     func uniquenessReplace() async throws {
         let clock = TestClock()
         let queue = SpeakerOperationQueue(clock: clock)
+        var events = queue.events().makeAsyncIterator()
         let old = await queue.add("scan", uniqueness: .replace) { _ in try await clock.sleep(for: .seconds(60)) }
         await eventually("the old scan runs") { await queue.runningNames == ["scan"] }
         let new = await queue.add("scan", uniqueness: .replace) { _ in }
         #expect(try await old.outcome() == .cancelled)
         #expect(try await new.outcome() == .ok)
+        let seen = await collect(6, from: &events)
+        #expect(seen == [
+            .busy,
+            .started(name: "scan", id: old.id),
+            .finished(name: "scan", id: old.id, outcome: .cancelled),
+            .started(name: "scan", id: new.id),
+            .finished(name: "scan", id: new.id, outcome: .ok),
+            .drained,
+        ], "the queue never looks drained while one scan replaces another")
     }
 
     @Test("with .allowBoth, two operations of the same name both run")
@@ -174,5 +186,37 @@ struct OperationQueueTests {
         #expect(try await running.outcome() == .cancelled)
         let late = await queue.add("late") { _ in Issue.record("must not run") }
         #expect(try await late.outcome().kind == "skipped")
+    }
+
+    @Test("cancelling an operation that is still waiting removes it without ever starting it")
+    func cancelQueuedOperation() async throws {
+        let queue = SpeakerOperationQueue(maxConcurrentOperations: 1, clock: TestClock())
+        var events = queue.events().makeAsyncIterator()
+        let release = OneShotSignal<Void, Never>()
+        let first = await queue.add("connect speaker") { _ in _ = try await release.result() }
+        let waiting = await queue.add("scan") { _ in Issue.record("must not run") }
+        await queue.cancel(waiting.id)
+        #expect(try await waiting.outcome() == .cancelled)
+        release.succeed(())
+        #expect(try await first.outcome() == .ok)
+        let seen = await collect(5, from: &events)
+        #expect(seen == [
+            .busy,
+            .started(name: "connect speaker", id: first.id),
+            .finished(name: "scan", id: waiting.id, outcome: .cancelled),
+            .finished(name: "connect speaker", id: first.id, outcome: .ok),
+            .drained,
+        ])
+    }
+
+    @Test("an explicit-finish operation that never finishes is ended by its timeout")
+    func explicitWorkTimesOut() async throws {
+        let clock = TestClock()
+        let queue = SpeakerOperationQueue(clock: clock, logger: LogCapture().logger())
+        let ticket = await queue.add("pair speaker", timeout: .seconds(30), completion: .explicit) { _ in }
+        await eventually("it runs") { await queue.runningNames == ["pair speaker"] }
+        await clock.untilSomeoneSleeps()
+        await clock.advance(by: .seconds(30))
+        #expect(try await ticket.outcome() == .timedOut)
     }
 }

@@ -2,7 +2,7 @@ import Clocks
 import Testing
 @testable import SpeakerCore
 
-@Suite("Readiness gate: polite deferred work is spaced out, not stampeded")
+@Suite("Readiness gate: polite deferred work is spaced out, not stampeded", .timeLimit(.minutes(1)))
 struct PoliteBlockTests {
     @Test("polite blocks run one at a time, each after the configured spacing, in registration order")
     func spacedInRegistrationOrder() async {

@@ -2,7 +2,7 @@ import Clocks
 import Testing
 @testable import SpeakerCore
 
-@Suite("Readiness gate: run now or when ready")
+@Suite("Readiness gate: run now or when ready", .timeLimit(.minutes(1)))
 struct ReadinessGateTests {
     @Test("work registered after the level is reached runs at once, on the caller's thread")
     func runsInlineWhenReached() {
@@ -127,5 +127,24 @@ struct ReadinessGateTests {
         var seen: [DaemonReadiness] = []
         for _ in 0..<4 { if let level = await next(&levels) { seen.append(level) } }
         #expect(seen == [.started, .adapter, .bus, .playbackReady])
+    }
+
+    @Test("a level stream that is abandoned is released by the gate")
+    func abandonedLevelStreamIsReleased() async {
+        let gate = ReadinessGate(initial: DaemonReadiness.started)
+        let watcher = Task {
+            for await level in gate.levels() where level == .playbackReady { return }
+        }
+        await eventually("the watcher subscribed") { gate.changes.subscriberCount == 1 }
+        watcher.cancel()
+        await watcher.value
+        await eventually("the gate forgot the stream") { gate.changes.subscriberCount == 0 }
+    }
+
+    @Test("the daemon's levels are ordered by start-up and print their stable names")
+    func daemonLevels() {
+        #expect(DaemonReadiness.allCases.sorted() == [.started, .bus, .adapter, .speakerConnected, .playbackReady])
+        #expect(DaemonReadiness.speakerConnected.description == "speakerConnected")
+        #expect(DaemonReadiness(rawValue: "playbackReady") == .playbackReady)
     }
 }

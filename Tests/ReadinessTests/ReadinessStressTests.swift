@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import SpeakerCore
 
-@Suite("Readiness gate: registrations racing level changes")
+@Suite("Readiness gate: registrations racing level changes", .timeLimit(.minutes(1)))
 struct ReadinessStressTests {
     /// 100,000 registrations from eight tasks race a dedicated thread that keeps raising and
     /// dropping the level. Afterwards the gate is raised to the top: every block must have run
@@ -33,7 +33,7 @@ struct ReadinessStressTests {
                     var generator = SystemRandomNumberGenerator()
                     for id in stride(from: registrar, to: total, by: registrars) {
                         let level = DaemonReadiness.allCases.randomElement(using: &generator)!
-                        tally.levels.withLock { $0[id] = UInt8(level.rawValue) }
+                        tally.levels.withLock { $0[id] = UInt8(level.rank) }
                         let block: @Sendable () -> Void = { tally.runs.withLock { $0[id] &+= 1 } }
                         if id % 5 == 0 {
                             gate.runNowOrWhenAboutToReach(level, label: "stress \(id)", block)
@@ -53,7 +53,7 @@ struct ReadinessStressTests {
         let stoppedAt = gate.level
         let levels = tally.levels.withLock { $0 }
         let runsBefore = tally.runs.withLock { $0 }
-        let stuck = runsBefore.indices.filter { runsBefore[$0] == 0 && Int(levels[$0]) <= stoppedAt.rawValue }
+        let stuck = runsBefore.indices.filter { runsBefore[$0] == 0 && Int(levels[$0]) <= stoppedAt.rank }
         #expect(stuck.isEmpty, "reached but never run: \(stuck.prefix(10))")
         #expect(gate.pendingCount == runsBefore.filter { $0 == 0 }.count)
 

@@ -2,7 +2,7 @@ import Clocks
 import Testing
 @testable import SpeakerCore
 
-@Suite("Readiness gate: async callers wait for a level")
+@Suite("Readiness gate: async callers wait for a level", .timeLimit(.minutes(1)))
 struct ReadinessWaitTests {
     @Test("waiting for a level already reached returns at once")
     func alreadyReached() async throws {

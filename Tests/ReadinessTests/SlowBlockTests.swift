@@ -1,7 +1,7 @@
 import Testing
 @testable import SpeakerCore
 
-@Suite("Readiness gate: slow blocks are named in the log")
+@Suite("Readiness gate: slow blocks are named in the log", .timeLimit(.minutes(1)))
 struct SlowBlockTests {
     @Test("a block slower than 10 ms on the injected clock is logged with its label")
     func slowBlockIsLogged() {
@@ -46,5 +46,22 @@ struct SlowBlockTests {
         gate.runNowOrWhenAboutToReach(.adapter, label: "publish speaker name") { clock.step(by: .milliseconds(40)) }
         gate.raise(to: .playbackReady)
         #expect(logs.warnings.map { $0.metadata["label"] } == ["publish speaker name"])
+    }
+
+    @Test("a slow polite block is named in the log too")
+    func slowPoliteBlockIsLogged() async {
+        let clock = SteppingClock()
+        let logs = LogCapture()
+        let gate = ReadinessGate(initial: DaemonReadiness.started, clock: clock, logger: logs.logger())
+        let done = OneShotSignal<Void, Never>()
+        gate.runNowOrWhenPolitely(.playbackReady, label: "preload soundfont") {
+            clock.step(by: .milliseconds(120))
+            done.succeed(())
+        }
+        gate.raise(to: .playbackReady)
+        _ = try? await done.result()
+        await eventually("the polite runner finished") { !gate.isRunningPoliteBlocks }
+        #expect(logs.warnings.map { $0.metadata["label"] } == ["preload soundfont"])
+        #expect(logs.warnings.first?.message.contains("120.0 ms") == true)
     }
 }

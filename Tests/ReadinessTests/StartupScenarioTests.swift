@@ -39,7 +39,7 @@ enum Scenarios {
     ])
 }
 
-@Suite("Start-up scenarios: the shape of each graph, without running it")
+@Suite("Start-up scenarios: the shape of each graph, without running it", .timeLimit(.minutes(1)))
 struct StartupScenarioTests {
     @Test("regular start connects the last speaker while the soundfont loads")
     func regular() throws {

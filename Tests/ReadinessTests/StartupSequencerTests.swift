@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import SpeakerCore
 
-@Suite("Start-up sequencer: running the graph")
+@Suite("Start-up sequencer: running the graph", .timeLimit(.minutes(1)))
 struct StartupSequencerTests {
     @Test("each operation starts the moment its last dependency finishes, and the timeline shows it")
     func maximumParallelism() async throws {
@@ -85,7 +85,7 @@ struct StartupSequencerTests {
         let ops = ScriptedOperations()
         let sequencer = try StartupSequencer(
             scenario: Scenarios.regular, operations: ops.bodies(for: Scenarios.regular),
-            defaultTimeout: nil, clock: TestClock()
+            defaultTimeout: nil, clock: TestClock(), logger: LogCapture().logger()
         )
         var events = sequencer.events().makeAsyncIterator()
         let run = Task { await sequencer.run() }
@@ -109,7 +109,7 @@ struct StartupSequencerTests {
         let ops = ScriptedOperations()
         let sequencer = try StartupSequencer(
             scenario: Scenarios.regular, operations: ops.bodies(for: Scenarios.regular),
-            defaultTimeout: nil, clock: TestClock()
+            defaultTimeout: nil, clock: TestClock(), logger: LogCapture().logger()
         )
         var events = sequencer.events().makeAsyncIterator()
         let run = Task { await sequencer.run() }
@@ -135,11 +135,12 @@ struct StartupSequencerTests {
             StartupOperation("connect last speaker", .optional, timeout: .seconds(8), run: ops.body("connect last speaker")),
             StartupOperation("announce speaker", after: ["connect last speaker"], run: ops.body("announce speaker")),
             StartupOperation("load config", run: ops.body("load config")),
-        ], defaultTimeout: .seconds(10), clock: clock)
+        ], defaultTimeout: .seconds(10), clock: clock, logger: LogCapture().logger())
         var events = sequencer.events().makeAsyncIterator()
         let run = Task { await sequencer.run() }
         await readEvents(until: .started("load config"), from: &events)
         ops.end("load config")
+        await clock.untilSomeoneSleeps()  // the shared deadline timer (bodies do not sleep)
         await clock.advance(by: .seconds(8))
         let timeline = await run.value
         #expect(timeline.entry("connect last speaker")?.outcome == .timedOut)
@@ -163,6 +164,7 @@ struct StartupSequencerTests {
         await readEvents(until: .started("load config"), from: &events)
         ops.end("load config")
         await readEvents(until: .started("connect last speaker"), from: &events)
+        await clock.untilSomeoneSleeps()  // the budget timer
         await clock.advance(by: .seconds(3))
         await readEvents(until: .budgetExceeded(budget: .seconds(3), unfinished: ["connect last speaker"]), from: &events)
         #expect(logs.warnings.contains { $0.message.contains("exceeded its 3.0 seconds budget") })
@@ -189,7 +191,7 @@ struct StartupSequencerTests {
         let ops = ScriptedOperations()
         let sequencer = try StartupSequencer(
             scenario: Scenarios.firstRun, operations: ops.bodies(for: Scenarios.firstRun),
-            defaultTimeout: nil, clock: TestClock()
+            defaultTimeout: nil, clock: TestClock(), logger: LogCapture().logger()
         )
         var events = sequencer.events().makeAsyncIterator()
         let run = Task { await sequencer.run() }
@@ -205,7 +207,7 @@ struct StartupSequencerTests {
         let sequencer = try StartupSequencer("json", operations: [
             StartupOperation("load config") { _ in },
             StartupOperation("connect bus", after: ["load config"]) { _ in throw StartupAbort("no bus") },
-        ], clock: TestClock())
+        ], clock: TestClock(), logger: LogCapture().logger())
         let timeline = await sequencer.run()
         let data = try JSONEncoder().encode(timeline)
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
@@ -234,5 +236,53 @@ struct StartupSequencerTests {
         #expect(timeline.allSucceeded)
         #expect(journal.all == (0..<2_000).map { "\($0)" })
         #expect(timeline.criticalPath.count == 2_000)
+    }
+
+    @Test("a shorter timeout declared later still fires first, then the longer one")
+    func timeoutsShareOneTimer() async throws {
+        let clock = TestClock()
+        let ops = ScriptedOperations()
+        let sequencer = try StartupSequencer("two timeouts", operations: [
+            StartupOperation("connect last speaker", .optional, timeout: .seconds(10), run: ops.body("connect last speaker")),
+            StartupOperation("check audio backend", .optional, timeout: .seconds(2), run: ops.body("check audio backend")),
+        ], clock: clock, logger: LogCapture().logger())
+        var events = sequencer.events().makeAsyncIterator()
+        let run = Task { await sequencer.run() }
+        await readEvents(until: .started("check audio backend"), from: &events)
+        await clock.untilSomeoneSleeps()
+        await clock.advance(by: .seconds(2))
+        await readEvents(until: .finished("check audio backend", .timedOut), from: &events)
+        #expect(!ops.journal.all.contains("cancelled connect last speaker"))
+        await clock.untilSomeoneSleeps()  // the timer, re-armed for the longer deadline
+        await clock.advance(by: .seconds(8))
+        let timeline = await run.value
+        #expect(timeline.entry("check audio backend")?.endMs == 2_000)
+        #expect(timeline.entry("connect last speaker")?.endMs == 10_000)
+        #expect(timeline.entry("connect last speaker")?.outcome == .timedOut)
+        try await clock.checkSuspension()
+    }
+
+    @Test("the unattended budget is 3 seconds")
+    func unattendedBudget() {
+        #expect(StartupSequencer.unattendedBudget == .seconds(3))
+    }
+
+    @Test("SIGTERM during start-up: cancel(reason:) aborts the sequence and keeps the reason")
+    func cancelWithReason() async throws {
+        let ops = ScriptedOperations()
+        let logs = LogCapture()
+        let sequencer = try StartupSequencer(
+            scenario: Scenarios.regular, operations: ops.bodies(for: Scenarios.regular),
+            defaultTimeout: nil, clock: TestClock(), logger: logs.logger()
+        )
+        var events = sequencer.events().makeAsyncIterator()
+        let run = Task { await sequencer.run() }
+        await readEvents(until: .started("load config"), from: &events)
+        await sequencer.cancel(reason: "speakerd is stopping (SIGTERM)")
+        let timeline = await run.value
+        #expect(timeline.abortReason == "speakerd is stopping (SIGTERM)")
+        #expect(timeline.entry("load config")?.outcome == .cancelled)
+        #expect(logs.all.contains { $0.level == .error && $0.message == "start-up aborted: speakerd is stopping (SIGTERM)" })
+        #expect(await sequencer.timeline == timeline)
     }
 }

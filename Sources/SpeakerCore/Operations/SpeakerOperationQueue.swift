@@ -102,6 +102,7 @@ public actor SpeakerOperationQueue {
             skip(context, because: "the queue \(self.name) is shut down")
             return ticket
         }
+        var replaced: Set<OperationID> = []
         switch uniqueness {
         case .allowBoth:
             break
@@ -111,17 +112,20 @@ public actor SpeakerOperationQueue {
                 return ticket
             }
         case .replace:
-            cancelOperations { $0.context.name == name }
+            replaced = Set(pending.filter { $0.context.name == name }.map(\.context.id))
+            replaced.formUnion(running.values.filter { $0.queued.context.name == name }.map(\.queued.context.id))
         }
         if !isBusy {
             drained = OneShotSignal()
             eventBroadcaster.publish(.busy)
         }
-        let effectiveTimeout = timeout ?? defaultTimeout
         pending.append(Queued(
-            context: context, group: group, timeout: effectiveTimeout,
+            context: context, group: group, timeout: timeout ?? defaultTimeout,
             completion: completion, onTimeout: onTimeout, work: work
         ))
+        // Cancel what is replaced only once the new operation is queued, so the queue never
+        // looks drained in between (which would drop and retake the sleep inhibitor).
+        if !replaced.isEmpty { cancelOperations { replaced.contains($0.context.id) } }
         startWhatCanRun()
         return ticket
     }

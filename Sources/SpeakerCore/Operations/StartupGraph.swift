@@ -15,20 +15,28 @@ struct StartupGraph: Sendable {
 
     init(steps: [StartupStep]) throws(StartupGraphError) {
         var indexByName: [String: Int] = [:]
+        indexByName.reserveCapacity(steps.count)
         for (index, step) in steps.enumerated() {
             guard indexByName.updateValue(index, forKey: step.name) == nil else {
                 throw .duplicateOperation(step.name)
             }
         }
         var dependencies: [[Int]] = []
+        dependencies.reserveCapacity(steps.count)
         var dependents = Array(repeating: [Int](), count: steps.count)
+        // `lastListedBy[d] == index` means `index` already lists `d`: duplicates are dropped in
+        // O(1) each, so a dense graph (every operation of one wave waiting for all of the
+        // previous) validates in time linear in its edges.
+        var lastListedBy = Array(repeating: -1, count: steps.count)
         for (index, step) in steps.enumerated() {
             var mine: [Int] = []
+            mine.reserveCapacity(step.dependencies.count)
             for name in step.dependencies {
                 guard let dependency = indexByName[name] else {
                     throw .missingDependency(operation: step.name, dependency: name)
                 }
-                guard !mine.contains(dependency) else { continue }
+                guard lastListedBy[dependency] != index else { continue }
+                lastListedBy[dependency] = index
                 mine.append(dependency)
                 dependents[dependency].append(index)
             }

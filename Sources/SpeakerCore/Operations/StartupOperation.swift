@@ -28,6 +28,9 @@ public struct StartupContext: Sendable {
     /// The operation's name.
     public let name: String
 
+    /// Made by the sequencer for each run; public so an operation's body can be tested alone.
+    public init(name: String) { self.name = name }
+
     /// The error to throw to abort the whole sequence, e.g.
     /// `throw context.abort("no Bluetooth adapter: plug one in")`.
     public func abort(_ reason: String) -> StartupAbort { StartupAbort(reason) }

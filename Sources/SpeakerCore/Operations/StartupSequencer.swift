@@ -1,3 +1,4 @@
+import HeapModule
 import Logging
 
 /// Runs a start-up graph with maximum parallelism and records what happened.
@@ -9,9 +10,17 @@ import Logging
 /// clock, and the whole sequence a budget (3 s for a start-up that needs no user input) whose
 /// overrun is reported as it happens, not only afterwards.
 ///
+/// Skipping is literal: a dependent of a failed optional operation is `skipped` even if it is
+/// itself required; the sequence goes on with whatever does not need it (the daemon then falls
+/// back, e.g. from "connect last speaker" to scan-and-pick).
+///
 /// The graph is validated when the sequencer is made, so a bad graph never half-runs.
 public actor StartupSequencer {
-    private enum Lifecycle {
+    /// The budget of a start-up that needs no user input: a known speaker should be there
+    /// within 3 s of `systemctl start speakerd`.
+    public static let unattendedBudget: Duration = .seconds(3)
+
+    enum Lifecycle {
         case idle
         case running
         case finished(StartupTimeline)
@@ -27,7 +36,7 @@ public actor StartupSequencer {
     nonisolated let eventBroadcaster = Broadcaster<StartupEvent>()
     nonisolated let completion = OneShotSignal<StartupTimeline, Never>()
 
-    private var lifecycle = Lifecycle.idle
+    private(set) var lifecycle = Lifecycle.idle
     var stopwatch: Stopwatch
     var remainingDependencies: [Int]
     var started: [Duration?]
@@ -35,7 +44,9 @@ public actor StartupSequencer {
     var outcomes: [OperationOutcome?]
     var decidedCount = 0
     var bodyTasks: [Task<Void, Never>?]
-    var timerTasks: [Task<Void, Never>?]
+    var deadlines = Heap<StartupDeadline>()
+    var deadlineTimer: Task<Void, Never>?
+    var timerTarget: Duration?
     var budgetTask: Task<Void, Never>?
     var abortReason: String?
     var budgetExceeded = false
@@ -63,7 +74,6 @@ public actor StartupSequencer {
         ended = Array(repeating: .zero, count: graph.count)
         outcomes = Array(repeating: nil, count: graph.count)
         bodyTasks = Array(repeating: nil, count: graph.count)
-        timerTasks = Array(repeating: nil, count: graph.count)
     }
 
     /// A sequencer running `scenario`, with the work of each step taken from `operations` by name.
@@ -135,6 +145,7 @@ public actor StartupSequencer {
     func finishIfDone() {
         guard decidedCount == graph.count, case .running = lifecycle else { return }
         budgetTask?.cancel()
+        disarmTimer()
         let total = stopwatch.elapsed()
         if let budget, total > budget, !budgetExceeded { reportBudgetExceeded(budget) }
         let entries = (0..<graph.count).map { index in

@@ -3,7 +3,7 @@
 /// The default is the caller's `file:line`. It is kept as a static string and a number, and only
 /// formatted when someone reads it, because registrations sit on start-up's hot path and a
 /// string interpolation per registration would cost more than the registration itself.
-public struct BlockLabel: Sendable, CustomStringConvertible {
+struct BlockLabel: Sendable, CustomStringConvertible {
     private enum Storage: Sendable {
         case source(fileID: StaticString, line: UInt)
         case custom(String)
@@ -12,17 +12,17 @@ public struct BlockLabel: Sendable, CustomStringConvertible {
     private let storage: Storage
 
     /// A label given by the caller, e.g. `"preload soundfont"`.
-    public init(_ text: String) { storage = .custom(text) }
+    init(_ text: String) { storage = .custom(text) }
 
     /// A label that points at the registering source line.
-    public init(fileID: StaticString, line: UInt) { storage = .source(fileID: fileID, line: line) }
+    init(fileID: StaticString, line: UInt) { storage = .source(fileID: fileID, line: line) }
 
     /// The custom text when one was given, else the source location.
     init(_ text: String?, fileID: StaticString, line: UInt) {
         if let text { storage = .custom(text) } else { storage = .source(fileID: fileID, line: line) }
     }
 
-    public var description: String {
+    var description: String {
         switch storage {
         case let .source(fileID, line): "\(fileID):\(line)"
         case let .custom(text): text

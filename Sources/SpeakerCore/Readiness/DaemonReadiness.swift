@@ -4,7 +4,10 @@
 /// the speaker (a `play` request) waits for `.playbackReady`; work that needs only the bus (the
 /// D-Bus API) waits for `.bus`. When the speaker is lost the daemon drops back to `.adapter`,
 /// and everything registered meanwhile runs when it comes back.
-public enum DaemonReadiness: Int, Comparable, CaseIterable, Sendable, Codable, CustomStringConvertible {
+///
+/// The raw value is the stable name printed by `composer-cli status --json` (`readiness`), so
+/// the order lives in ``rank`` rather than in the raw values.
+public enum DaemonReadiness: String, Comparable, CaseIterable, Sendable, Codable, CustomStringConvertible {
     /// The process runs and has read its configuration.
     case started
     /// The D-Bus connection is up and our name is owned.
@@ -16,16 +19,18 @@ public enum DaemonReadiness: Int, Comparable, CaseIterable, Sendable, Codable, C
     /// The audio path to the speaker exists (e.g. BlueALSA's PCM) and the synthesiser is loaded.
     case playbackReady
 
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
-
-    /// The stable name used by `composer-cli status --json` (`readiness`) and in log lines.
-    public var description: String {
+    /// Position in start-up order, lowest first.
+    public var rank: Int {
         switch self {
-        case .started: "started"
-        case .bus: "bus"
-        case .adapter: "adapter"
-        case .speakerConnected: "speakerConnected"
-        case .playbackReady: "playbackReady"
+        case .started: 0
+        case .bus: 1
+        case .adapter: 2
+        case .speakerConnected: 3
+        case .playbackReady: 4
         }
     }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rank < rhs.rank }
+
+    public var description: String { rawValue }
 }

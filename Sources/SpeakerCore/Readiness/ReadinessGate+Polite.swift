@@ -11,10 +11,10 @@ extension ReadinessGate {
     private func runPoliteBlocks() async {
         while true {
             try? await clock.sleep(for: politeSpacing)
-            let next: Entry? = state.withLock { state in
-                while let entry = state.politeQueue.popFirst() {
-                    if entry.level <= state.level { return entry }
-                    state.pending.append(entry)
+            let next: GateBlock? = state.withLock { state in
+                while let turn = state.politeQueue.popFirst() {
+                    if turn.level <= state.level { return turn.block }
+                    state.refilePolite(turn)
                 }
                 state.politeRunnerActive = false
                 return nil
@@ -23,7 +23,8 @@ extension ReadinessGate {
             if case let .polite(block) = next.work {
                 let start = stopwatch.elapsed()
                 await block()
-                reportIfSlow(next.label, took: stopwatch.elapsed() - start)
+                let took = stopwatch.elapsed() - start
+                if took > slowBlockThreshold { reportSlow(next.label, took: took) }
             }
             let more = state.withLock { state in
                 if state.politeQueue.isEmpty { state.politeRunnerActive = false }

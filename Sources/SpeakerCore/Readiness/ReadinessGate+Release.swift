@@ -6,16 +6,15 @@ private enum RegistrationDecision { case runNow, queued, startPoliteRunner }
 extension ReadinessGate {
     /// Queues a block, or says it may run now: the one decision point that makes registration
     /// linearizable with `raise` and `drop`.
-    func register(_ level: Level, _ phase: Phase, _ label: BlockLabel, _ work: Work) {
+    func register(_ level: Level, _ phase: GatePhase, _ label: BlockLabel, _ work: GateWork) {
         let decision: RegistrationDecision = state.withLock { state in
-            let reached = state.level >= level
-            if reached && !state.releasing {
+            if state.level >= level && !state.releasing {
                 guard phase == .polite else { return .runNow }
-                return state.enqueuePolite(state.makeEntry(level, phase, label, work)) ? .startPoliteRunner : .queued
+                return state.enqueuePolite(state.makeBlock(label, work), at: level) ? .startPoliteRunner : .queued
             }
             // Not reached, or a release is in flight: the releaser (now or on the next rise)
             // picks this up, keeping registration order.
-            state.pending.append(state.makeEntry(level, phase, label, work))
+            state.file(state.makeBlock(label, work), at: level, phase)
             return .queued
         }
         switch decision {
@@ -41,9 +40,7 @@ extension ReadinessGate {
         var batch = first
         while true {
             if batch.startPoliteRunner { startPoliteRunner() }
-            for entry in batch.blocks {
-                if case let .sync(block) = entry.work { perform(block, entry.label) }
-            }
+            for group in batch.groups { perform(group) }
             for waiter in batch.waiters { waiter.resume() }
             batch = state.withLock { state in
                 let next = state.takeReleasable()
@@ -54,15 +51,28 @@ extension ReadinessGate {
         }
     }
 
+    /// Runs released blocks in order, timing each one. One clock reading per block: the end of
+    /// one block is the start of the next.
+    private func perform(_ blocks: [GateBlock]) {
+        var mark = stopwatch.elapsed()
+        for gateBlock in blocks {
+            guard case let .sync(block) = gateBlock.work else { continue }
+            block()
+            let now = stopwatch.elapsed()
+            if now - mark > slowBlockThreshold { reportSlow(gateBlock.label, took: now - mark) }
+            mark = now
+        }
+    }
+
     /// Runs one synchronous block and names it in the log if it was slow.
     func perform(_ block: @Sendable () -> Void, _ label: BlockLabel) {
         let start = stopwatch.elapsed()
         block()
-        reportIfSlow(label, took: stopwatch.elapsed() - start)
+        let took = stopwatch.elapsed() - start
+        if took > slowBlockThreshold { reportSlow(label, took: took) }
     }
 
-    func reportIfSlow(_ label: BlockLabel, took: Duration) {
-        guard took > slowBlockThreshold else { return }
+    func reportSlow(_ label: BlockLabel, took: Duration) {
         logger.warning(
             "slow readiness block \(label) took \(took.milliseconds) ms (threshold \(slowBlockThreshold.milliseconds) ms)",
             metadata: ["label": "\(label)"]

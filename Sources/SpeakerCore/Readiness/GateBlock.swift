@@ -1,0 +1,41 @@
+/// When a gate block runs relative to the others of its level.
+enum GatePhase: UInt8, Sendable {
+    case willReach, didReach, polite
+}
+
+/// The work of a gate block.
+enum GateWork: Sendable {
+    case sync(@Sendable () -> Void)
+    case polite(@Sendable () async -> Void)
+}
+
+/// One registered block, without its level: the gate files blocks in per-level buckets, so this
+/// type does not depend on the gate's generic `Level`. That keeps its layout fixed, which makes
+/// appending one (the registration hot path) a plain copy even in unspecialised generic code.
+struct GateBlock: Sendable {
+    /// Registration order, used to put a polite block back in its place after a drop.
+    let sequence: UInt64
+    let label: BlockLabel
+    let work: GateWork
+}
+
+/// The blocks waiting for one level, by phase, each in registration order.
+///
+/// Kept apart from the level itself (the gate holds levels and these in parallel arrays) so that
+/// filing a block touches only non-generic storage, which stays fast even where the gate's
+/// generic code is not specialised for the caller's level type.
+struct PendingBlocks {
+    var hooks: [GateBlock] = []
+    var blocks: [GateBlock] = []
+    var polite: [GateBlock] = []
+
+    var count: Int { hooks.count + blocks.count + polite.count }
+
+    mutating func append(_ block: GateBlock, _ phase: GatePhase) {
+        switch phase {
+        case .willReach: hooks.append(block)
+        case .didReach: blocks.append(block)
+        case .polite: polite.append(block)
+        }
+    }
+}
