@@ -12,7 +12,7 @@ struct StartupScenarioGraphTests {
         #expect(plan.waits(Step.bluez, for: Step.bus))
         #expect(plan.waits(Step.adapter, for: Step.bluez))
         #expect(plan.waits(Step.connectKnown, for: Step.adapter))
-        #expect(plan.waits(Step.connectKnown, for: Step.state))
+        #expect(plan.waits(Step.connectKnown, for: Step.config))
         #expect(plan.mayRunInParallel(Step.connectKnown, Step.soundfont))
         #expect(plan.mayRunInParallel(Step.bus, Step.audioBackend))
         #expect(plan.prerequisites(of: Step.playbackReady).isSuperset(of: [Step.connectKnown, Step.soundfont, Step.audioBackend]))

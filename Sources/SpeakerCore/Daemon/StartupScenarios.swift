@@ -1,6 +1,8 @@
 /// speakerd's start-up graphs, one per situation, as data the sequencer runs and tests assert.
 ///
-/// Every graph starts the same way: the configuration, then the bus (so the API answers, and
+/// The state file is read before the sequence starts, because it decides the scenario (known
+/// speakers or not); it is a single small file read. Every graph then starts the same way: the
+/// configuration check, then the bus (so the API answers, and
 /// READY=1 goes out, as early as possible) and BlueZ → adapter, which form the compatibility
 /// gate: if either aborts, the rest is cancelled and the daemon waits for the condition to clear.
 /// The soundfont preload and the audio-backend check run in parallel with the Bluetooth chain.
@@ -8,7 +10,6 @@ public enum StartupScenarios {
     /// Operation names: stable, they appear in `composer-cli startup`.
     public enum Step {
         public static let config = "config"
-        public static let state = "state"
         public static let bus = "bus"
         public static let bluez = "bluez"
         public static let adapter = "adapter"
@@ -50,7 +51,7 @@ public enum StartupScenarios {
     /// Known speaker: connect it while the soundfont loads; playback ready when both are done.
     public static var regular: StartupScenario {
         StartupScenario(Name.regular, steps: common + [
-            StartupStep(Step.connectKnown, after: [Step.adapter, Step.state], .optional, timeout: .seconds(8)),
+            StartupStep(Step.connectKnown, after: [Step.adapter], .optional, timeout: .seconds(8)),
             StartupStep(Step.soundfont, after: [Step.config], .optional, timeout: .seconds(10)),
             StartupStep(Step.playbackReady, after: [Step.connectKnown, Step.soundfont, Step.audioBackend], .optional),
         ])
@@ -61,7 +62,7 @@ public enum StartupScenarios {
     /// a person is involved), while the API keeps answering.
     public static func firstRun(autoPick: Bool) -> StartupScenario {
         var steps = common + [
-            StartupStep(Step.scanAndPick, after: [Step.adapter, Step.state], .optional, timeout: .seconds(30)),
+            StartupStep(Step.scanAndPick, after: [Step.adapter], .optional, timeout: .seconds(30)),
             StartupStep(Step.soundfont, after: [Step.config], .optional, timeout: .seconds(10)),
         ]
         if autoPick {
@@ -74,8 +75,8 @@ public enum StartupScenarios {
     /// (required, not a polite background task), everything else as in the regular or first run.
     public static func launchedByRequest(hasKnownSpeakers: Bool) -> StartupScenario {
         let speakerStep = hasKnownSpeakers
-            ? StartupStep(Step.connectKnown, after: [Step.adapter, Step.state], .optional, timeout: .seconds(8))
-            : StartupStep(Step.scanAndPick, after: [Step.adapter, Step.state], .optional, timeout: .seconds(30))
+            ? StartupStep(Step.connectKnown, after: [Step.adapter], .optional, timeout: .seconds(8))
+            : StartupStep(Step.scanAndPick, after: [Step.adapter], .optional, timeout: .seconds(30))
         return StartupScenario(Name.launchedByRequest, steps: common + [
             speakerStep,
             StartupStep(Step.soundfont, after: [Step.config], .required, timeout: .seconds(10)),
@@ -87,7 +88,6 @@ public enum StartupScenarios {
     static var common: [StartupStep] {
         [
             StartupStep(Step.config),
-            StartupStep(Step.state, after: [Step.config], .optional),
             StartupStep(Step.bus, after: [Step.config], timeout: .seconds(5)),
             StartupStep(Step.bluez, after: [Step.bus], timeout: .seconds(5)),
             StartupStep(Step.adapter, after: [Step.bluez], timeout: .seconds(5)),
