@@ -86,7 +86,10 @@ let package = Package(
             dependencies: ["SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(name: "MIDITests", dependencies: ["SpeakerCore"]),
-        .testTarget(name: "PlaybackTests", dependencies: ["SpeakerCore", "TestSupport"]),
+        .testTarget(
+            name: "PlaybackTests",
+            dependencies: ["SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+        ),
         .testTarget(
             name: "DaemonTests",
             dependencies: ["SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]

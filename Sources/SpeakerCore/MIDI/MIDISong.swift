@@ -13,12 +13,17 @@ public struct MIDISong: Sendable, Equatable {
     public var title: String?
     /// Every track's name, `nil` where a track has none, in file order.
     public var trackNames: [String?]
+    /// What the reader tolerated in the file (running status across a meta event, a missing End
+    /// of Track, skipped system messages...), for a `--verbose` listing; empty for a clean file.
+    public var warnings: [MIDIFileWarning]
 
-    public init(events: [MIDITimedEvent], durationSeconds: Double, title: String? = nil, trackNames: [String?] = []) {
+    public init(events: [MIDITimedEvent], durationSeconds: Double, title: String? = nil, trackNames: [String?] = [],
+                warnings: [MIDIFileWarning] = []) {
         self.events = events
         self.durationSeconds = durationSeconds
         self.title = title
         self.trackNames = trackNames
+        self.warnings = warnings
     }
 }
 

@@ -1,0 +1,38 @@
+import SystemPackage
+
+/// Reading songs from disk or from a descriptor, with the size limit applied while reading so a
+/// huge or endless input (a FIFO, /dev/zero) never gets buffered whole.
+extension MIDIFileReader {
+    /// Reads the file at `path`, refusing to load more than `limits.maxFileBytes`.
+    public static func read(contentsOfFile path: String, limits: MIDIReadLimits = .default) throws(MIDIFileError) -> MIDISong {
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.open(FilePath(path), .readOnly)
+        } catch {
+            throw MIDIFileError(.unreadable(path: path, reason: "\(error)"))
+        }
+        defer { try? descriptor.close() }
+        return try read(from: descriptor, name: path, limits: limits)
+    }
+
+    /// Reads a song from an open descriptor (the daemon receives client files as descriptors),
+    /// stopping as soon as the data exceeds `limits.maxFileBytes`. The descriptor stays open.
+    public static func read(from descriptor: FileDescriptor, name: String, limits: MIDIReadLimits = .default) throws(MIDIFileError) -> MIDISong {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count: Int
+            do {
+                count = try buffer.withUnsafeMutableBytes { try descriptor.read(into: $0, retryOnInterrupt: true) }
+            } catch {
+                throw MIDIFileError(.unreadable(path: name, reason: "\(error)"))
+            }
+            if count == 0 { break }
+            bytes += buffer[..<count]
+            guard bytes.count <= limits.maxFileBytes else {
+                throw MIDIFileError(.limitExceeded(.fileBytes, value: bytes.count, limit: limits.maxFileBytes))
+            }
+        }
+        return try read(bytes, limits: limits)
+    }
+}

@@ -1,0 +1,85 @@
+/// Converts ticks to seconds for one timeline: the tempo changes of a PPQ file, or the fixed
+/// tick length of an SMPTE file.
+///
+/// Seconds at a tick are the exact sum over tempo segments of ticks × µs-per-quarter / PPQ,
+/// each segment computed from integers so equal ticks always give identical seconds: that is
+/// what keeps events of different tracks at the same tick in file order after merging.
+public struct MIDITempoMap: Sendable, Equatable {
+    /// A stretch of constant tempo starting at `tick`, which falls at `seconds`.
+    struct Segment: Sendable, Equatable {
+        var tick: Int
+        var seconds: Double
+        var microsecondsPerQuarter: Int
+    }
+
+    /// The SMF default when no tempo event precedes a tick: 120 beats per minute.
+    public static let defaultMicrosecondsPerQuarter = 500_000
+
+    private let division: MIDITimeDivision
+    private let segments: [Segment]
+
+    /// A map for `division` with `changes` as (tick, µs per quarter note), in any order; ties keep
+    /// their order, so the last change at a tick wins. SMPTE divisions ignore tempo changes.
+    public init(division: MIDITimeDivision, changes: [(tick: Int, microsecondsPerQuarter: Int)]) {
+        self.division = division
+        guard case .ticksPerQuarterNote(let ppq) = division else {
+            segments = []
+            return
+        }
+        let ordered = changes.enumerated().sorted {
+            ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset)
+        }.map(\.element)
+        var segments = [Segment(tick: 0, seconds: 0, microsecondsPerQuarter: Self.defaultMicrosecondsPerQuarter)]
+        for change in ordered {
+            let last = segments[segments.count - 1]
+            let start = Self.seconds(from: last, to: change.tick, ppq: Int(ppq))
+            if change.tick == last.tick {
+                segments[segments.count - 1].microsecondsPerQuarter = change.microsecondsPerQuarter
+            } else {
+                segments.append(Segment(tick: change.tick, seconds: start, microsecondsPerQuarter: change.microsecondsPerQuarter))
+            }
+        }
+        self.segments = segments
+    }
+
+    /// The tempo map of the given tracks of `file` (all tempo meta events in them).
+    public init(file: MIDIFile, tracks: some Sequence<Int>) {
+        var changes: [(tick: Int, microsecondsPerQuarter: Int)] = []
+        for index in tracks {
+            for event in file.tracks[index].events {
+                guard case .meta(MIDIMetaType.tempo, let data) = event.kind, data.count == 3 else { continue }
+                changes.append((event.tick, Int(data[0]) << 16 | Int(data[1]) << 8 | Int(data[2])))
+            }
+        }
+        self.init(division: file.division, changes: changes)
+    }
+
+    /// Seconds from the start of the timeline to `tick`.
+    public func seconds(atTick tick: Int) -> Double {
+        switch division {
+        case .smpte(let rate, let ticksPerFrame):
+            if rate == .fps29_97DropFrame {
+                return Double(tick) * 1001 / (30000 * Double(ticksPerFrame))
+            }
+            return Double(tick) / (Double(rate.rawValue) * Double(ticksPerFrame))
+        case .ticksPerQuarterNote(let ppq):
+            return Self.seconds(from: segment(containing: tick), to: tick, ppq: Int(ppq))
+        }
+    }
+
+    /// The last segment starting at or before `tick` (binary search).
+    private func segment(containing tick: Int) -> Segment {
+        var low = 0
+        var high = segments.count - 1
+        while low < high {
+            let mid = (low + high + 1) / 2
+            if segments[mid].tick <= tick { low = mid } else { high = mid - 1 }
+        }
+        return segments[low]
+    }
+
+    private static func seconds(from segment: Segment, to tick: Int, ppq: Int) -> Double {
+        let ticks = Double(tick - segment.tick)
+        return segment.seconds + ticks * Double(segment.microsecondsPerQuarter) / (Double(ppq) * 1_000_000)
+    }
+}

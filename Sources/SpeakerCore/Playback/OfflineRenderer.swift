@@ -1,0 +1,37 @@
+/// Renders a song to a WAV file as fast as the CPU allows: `composer-cli render` and the tests.
+///
+/// The same scheduler and synthesiser as live playback, so what a test hears in the file is what
+/// a speaker would play.
+public enum OfflineRenderer {
+    /// What a render produced.
+    public struct Summary: Sendable, Equatable {
+        public var frames: Int
+        public var sampleRate: Int
+        /// The song's duration from its tempo map.
+        public var songSeconds: Double
+        /// Length of the audio written: the song plus its release tail (at most one second).
+        public var audioSeconds: Double { Double(frames) / Double(sampleRate) }
+        /// The release tail after the song's last event.
+        public var tailSeconds: Double { max(0, audioSeconds - songSeconds) }
+    }
+
+    /// Renders `song` with `soundFont` into a 16-bit stereo WAV at `path` (replaced atomically).
+    ///
+    /// Throws `SoundFontError.inUse` if the SoundFont is playing something else, and
+    /// `AudioOutputError.fileNotWritable` when the file cannot be written.
+    public static func render(_ song: MIDISong, soundFont: SoundFont, to path: String) async throws -> Summary {
+        let source = try PlaybackSource(song: song, soundFont: soundFont)
+        defer { source.stop() }
+        try await WAVFileOutput(path: path, pacing: .offline).play(source)
+        return Summary(frames: source.renderedFrames, sampleRate: source.sampleRate, songSeconds: song.durationSeconds)
+    }
+
+    /// Renders `song` and discards the audio; returns the frames produced. For benchmarks and for
+    /// checking a song end to end without touching the disk.
+    public static func renderDiscarding(_ song: MIDISong, soundFont: SoundFont) async throws -> Summary {
+        let source = try PlaybackSource(song: song, soundFont: soundFont)
+        defer { source.stop() }
+        try await NullOutput(pacing: .offline).play(source)
+        return Summary(frames: source.renderedFrames, sampleRate: source.sampleRate, songSeconds: song.durationSeconds)
+    }
+}

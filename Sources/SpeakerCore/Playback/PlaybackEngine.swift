@@ -1,0 +1,277 @@
+/// Plays songs, one at a time, to one output, reusing one loaded SoundFont.
+///
+/// The engine is the lifecycle owner: it turns play/pause/resume/stop into transitions of an
+/// explicit `PlaybackState`, starts the output's render task, and reports what happens as
+/// `PlaybackEvent`s. Audio itself flows between the output and a `PlaybackSource` without the
+/// actor in the way, so a busy actor never causes an audible glitch.
+///
+/// A new `play` replaces the current song. Requests made while the SoundFont is still loading
+/// wait for it (state `.loading`); the daemon adds its own readiness gate in front.
+public actor PlaybackEngine {
+    /// How often `.progress` is reported while playing, on the engine's clock.
+    public static let defaultProgressInterval: Duration = .milliseconds(500)
+
+    /// Where songs go; replaceable mid-song (`replaceOutput(with:)`).
+    public private(set) var output: any AudioOutput
+    private let clock: any Clock<Duration>
+    private let progressInterval: Duration
+    private let soundFontProvider: @Sendable () async throws -> SoundFont
+
+    public private(set) var state: PlaybackState = .idle
+    /// The title of the current (or last) song.
+    public private(set) var title: String?
+    private var source: PlaybackSource?
+    private var renderTask: Task<Void, Never>?
+    private var progressTask: Task<Void, Never>?
+    /// Bumped by every play and stop, so a superseded request or render task changes nothing.
+    private var generation = 0
+    /// Bumped when an output is detached mid-song, so its render task does not end the song.
+    private var outputGeneration = 0
+    /// The error that ended the last song, while its state is `.failed`.
+    private var lastFailure: (any Error)?
+    private var observers: [Int: AsyncStream<PlaybackEvent>.Continuation] = [:]
+    private var nextObserver = 0
+
+    /// - Parameters:
+    ///   - soundFont: returns the loaded SoundFont; called on every play, so pass something that
+    ///     loads once (the daemon's deferred load task) and answers at once afterwards.
+    ///   - clock: drives progress events; inject a test clock in tests.
+    public init(
+        output: any AudioOutput,
+        clock: any Clock<Duration> = ContinuousClock(),
+        progressInterval: Duration = defaultProgressInterval,
+        soundFont: @escaping @Sendable () async throws -> SoundFont
+    ) {
+        self.output = output
+        self.clock = clock
+        self.progressInterval = progressInterval
+        self.soundFontProvider = soundFont
+    }
+
+    /// An engine over an already loaded SoundFont.
+    public init(output: any AudioOutput, soundFont: SoundFont, clock: any Clock<Duration> = ContinuousClock(),
+                progressInterval: Duration = defaultProgressInterval) {
+        self.init(output: output, clock: clock, progressInterval: progressInterval, soundFont: { soundFont })
+    }
+
+    // MARK: - Observing
+
+    /// A new stream of every event from now on; it ends when the consumer stops iterating.
+    public func events() -> AsyncStream<PlaybackEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: PlaybackEvent.self, bufferingPolicy: .bufferingNewest(256))
+        let id = nextObserver
+        nextObserver += 1
+        observers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeObserver(id) }
+        }
+        return stream
+    }
+
+    private func removeObserver(_ id: Int) { observers[id] = nil }
+
+    private func emit(_ event: PlaybackEvent) {
+        for continuation in observers.values { continuation.yield(event) }
+    }
+
+    /// Seconds played of the current song (capped at its duration); 0 when nothing was played.
+    public var positionSeconds: Double { source?.positionSeconds ?? 0 }
+    /// The current song's duration from its tempo map; 0 when nothing was played.
+    public var durationSeconds: Double { source?.durationSeconds ?? 0 }
+
+    // MARK: - Control
+
+    /// Starts `song`, replacing whatever plays. Returns once the output renders its first block;
+    /// throws (and reports `.failed`) if the SoundFont or the output cannot become ready, or the
+    /// output fails before any audio (a device that cannot be opened).
+    public func play(_ song: MIDISong, title: String) async throws {
+        await endCurrentSong()
+        generation += 1
+        let myGeneration = generation
+        source = nil
+        state = .loading
+        lastFailure = nil
+        self.title = title
+        let newSource: PlaybackSource
+        do {
+            let soundFont = try await soundFontProvider()
+            try await output.waitUntilReady()
+            try Task.checkCancellation()
+            guard generation == myGeneration else { throw CancellationError() }
+            newSource = try PlaybackSource(song: song, soundFont: soundFont)
+        } catch {
+            if generation == myGeneration {
+                let reason = "\(error)"
+                state = .failed(reason)
+                emit(.failed(reason: reason))
+            }
+            throw error
+        }
+        source = newSource
+        state = .playing
+        emit(.started(title: title, durationSeconds: song.durationSeconds))
+        startRenderTask(source: newSource, output: output, generation: myGeneration)
+        startProgressReports(generation: myGeneration)
+        // Return at the first rendered block, so that a caller's next step (and a benchmark's
+        // clock) sees a song that is really sounding, or the output's failure as an error.
+        await newSource.waitUntilStarted()
+        if newSource.hasEnded, let task = renderTask {
+            await task.value
+            if generation == myGeneration, let failure = lastFailure { throw failure }
+        }
+    }
+
+    /// Pauses the current song; outputs hold their position (devices play silence).
+    public func pause() throws(PlaybackEngineError) {
+        switch state {
+        case .paused: return
+        case .playing:
+            source?.pause()
+            state = .paused
+            emit(.paused(positionSeconds: positionSeconds))
+        default:
+            throw PlaybackEngineError(operation: "pause", state: state)
+        }
+    }
+
+    /// Resumes a paused song where it paused; returns once the output renders again.
+    public func resume() async throws(PlaybackEngineError) {
+        switch state {
+        case .playing: return
+        case .paused:
+            state = .playing
+            emit(.resumed(positionSeconds: positionSeconds))
+            guard let source else { return }
+            source.resume()
+            await source.waitUntilStarted()
+        default:
+            throw PlaybackEngineError(operation: "resume", state: state)
+        }
+    }
+
+    /// Stops the current song and returns once its output has closed (a WAV file is complete and
+    /// in place). Does nothing when nothing is playing.
+    public func stop() async {
+        guard state == .playing || state == .paused || state == .loading else { return }
+        let position = positionSeconds
+        await endCurrentSong()
+        state = .stopped
+        emit(.stopped(positionSeconds: position))
+    }
+
+    /// Returns when the current song has ended (finished, stopped or failed), with the final state;
+    /// at once, with the current state, when no song has started.
+    public func waitUntilEnded() async -> PlaybackState {
+        while let task = renderTask {
+            await task.value
+            if renderTask == task { break } // Not replaced by a new output meanwhile.
+        }
+        return state
+    }
+
+    /// Sends the current song (if any) and later ones to `newOutput`: the song goes on from where
+    /// it is, paused or not. The new output must become ready first; until then the song stays
+    /// on the old one. Used when a speaker connects, or reconnects after a drop (pause, replace,
+    /// resume). Throws if the new output cannot become ready or fails before taking any audio.
+    public func replaceOutput(with newOutput: any AudioOutput) async throws {
+        let current = generation
+        try await newOutput.waitUntilReady()
+        guard current == generation else { return } // A play or stop came first; it used the old output.
+        output = newOutput
+        guard let source, !source.hasEnded, let old = renderTask else { return }
+        outputGeneration += 1
+        old.cancel()
+        await old.value
+        guard current == generation, !source.hasEnded else { return }
+        source.expectNewOutput()
+        startRenderTask(source: source, output: newOutput, generation: current)
+        if state == .playing {
+            await source.waitUntilStarted()
+        }
+        if source.hasEnded, let task = renderTask {
+            await task.value
+            if generation == current, let failure = lastFailure { throw failure }
+        }
+    }
+
+    // MARK: - Internals
+
+    /// Stops the render and progress tasks of the current song and waits for the output to close.
+    private func endCurrentSong() async {
+        generation += 1
+        progressTask?.cancel()
+        progressTask = nil
+        guard let task = renderTask else { return }
+        renderTask = nil
+        source?.stop()
+        task.cancel()
+        await task.value
+    }
+
+    /// Runs `output` on `source` in a task that reports back when the output returns.
+    private func startRenderTask(source: PlaybackSource, output: any AudioOutput, generation song: Int) {
+        let attachment = outputGeneration
+        renderTask = Task { [weak self] in
+            let result: Result<Void, any Error>
+            do {
+                try await output.play(source)
+                result = .success(())
+            } catch {
+                result = .failure(error)
+            }
+            guard let self else {
+                source.stop()
+                return
+            }
+            await self.outputEnded(generation: song, attachment: attachment, source: source, result: result)
+        }
+    }
+
+    private func outputEnded(generation ended: Int, attachment: Int, source ending: PlaybackSource, result: Result<Void, any Error>) {
+        // An output detached by `replaceOutput` hands the song on: nothing has ended.
+        guard attachment == outputGeneration else { return }
+        ending.stop() // Whatever ended the output ends the song and frees the synthesiser.
+        guard ended == generation else { return } // Stopped or replaced by a new song: already reported.
+        progressTask?.cancel()
+        progressTask = nil
+        switch result {
+        case .success:
+            state = .finished
+            emit(.progress(positionSeconds: ending.positionSeconds, durationSeconds: ending.durationSeconds))
+            emit(.finished(title: title ?? ""))
+        case let .failure(error):
+            let reason = "\(error)"
+            lastFailure = error
+            state = .failed(reason)
+            emit(.failed(reason: reason))
+        }
+    }
+
+    private func startProgressReports(generation current: Int) {
+        progressTask = makeProgressTask(clock: clock, generation: current)
+    }
+
+    /// Ticks at fixed instants from now (not "interval after the last tick"), so a late wake-up
+    /// never shifts later reports and a test clock advanced in one jump still gets every tick.
+    private func makeProgressTask<C: Clock<Duration>>(clock: C, generation current: Int) -> Task<Void, Never> {
+        let start = clock.now
+        let interval = progressInterval
+        return Task { [weak self] in
+            var tick = 1
+            while !Task.isCancelled {
+                do { try await clock.sleep(until: start.advanced(by: interval * tick), tolerance: nil) } catch { return }
+                tick += 1
+                guard let self, await self.reportProgress(generation: current) else { return }
+            }
+        }
+    }
+
+    /// Emits one progress event; returns false once the song it was started for is over.
+    private func reportProgress(generation current: Int) -> Bool {
+        guard current == generation, let source else { return false }
+        if state == .playing {
+            emit(.progress(positionSeconds: source.positionSeconds, durationSeconds: source.durationSeconds))
+        }
+        return true
+    }
+}

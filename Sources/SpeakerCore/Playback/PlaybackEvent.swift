@@ -1,0 +1,58 @@
+/// What a `PlaybackEngine` reports to its observers, in order.
+public enum PlaybackEvent: Sendable, Equatable {
+    /// The first audio of `title` is being produced; `durationSeconds` from the song's tempo map.
+    case started(title: String, durationSeconds: Double)
+    /// Emitted periodically (on the engine's clock) while playing.
+    case progress(positionSeconds: Double, durationSeconds: Double)
+    case paused(positionSeconds: Double)
+    case resumed(positionSeconds: Double)
+    /// A `stop()` ended the song early.
+    case stopped(positionSeconds: Double)
+    /// The song played to its end (release tail included).
+    case finished(title: String)
+    /// The song could not start or the output failed mid-song; `reason` is a one-line message.
+    case failed(reason: String)
+}
+
+/// Where a `PlaybackEngine` is in its lifecycle.
+public enum PlaybackState: Sendable, Equatable {
+    /// Nothing played yet.
+    case idle
+    /// A play request waits for the soundfont or the audio path to be ready.
+    case loading
+    case playing
+    case paused
+    /// The last song was stopped early.
+    case stopped
+    /// The last song played to its end.
+    case finished
+    /// The last play request or song failed, with a one-line reason.
+    case failed(String)
+}
+
+/// A request the engine cannot honour in its current state.
+public struct PlaybackEngineError: Error, Equatable, Sendable {
+    public var operation: String
+    public var state: PlaybackState
+}
+
+extension PlaybackEngineError: CustomStringConvertible {
+    public var description: String {
+        "cannot \(operation): playback is \(state.name)"
+    }
+}
+
+extension PlaybackState {
+    /// A short lower-case word for messages and `--json` output.
+    public var name: String {
+        switch self {
+        case .idle: "idle"
+        case .loading: "loading"
+        case .playing: "playing"
+        case .paused: "paused"
+        case .stopped: "stopped"
+        case .finished: "finished"
+        case .failed: "failed"
+        }
+    }
+}

@@ -1,0 +1,236 @@
+import Synchronization
+
+/// One song being rendered: what an `AudioOutput` pulls audio from.
+///
+/// Outputs drive it from wherever suits them — a file writer's task, a paced null sink, or a
+/// FluidSynth audio-driver thread — so all its state sits behind one `Mutex`. The render paths
+/// never allocate; while paused they produce silence (real-time devices need data) without
+/// advancing the song; once stopped or finished they produce nothing.
+///
+/// The source holds its SoundFont's synthesiser (a lease) until the song ends or it is stopped.
+public final class PlaybackSource: Sendable {
+    public let sampleRate: Int
+    public let durationSeconds: Double
+
+    private struct State {
+        var scheduler: SongScheduler
+        var synthesizer: Synthesizer?
+        var paused = false
+        var stopped = false
+        /// Set by the first render call: the output has begun taking audio.
+        var started = false
+        var pauseCount = 0
+        var startWaiters: [CheckedContinuation<Void, Never>] = []
+        var resumeWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Keyed so that a cancelled waiter can take its own continuation back out.
+        var endWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiterID = 0
+        var ended: Bool { stopped || scheduler.isFinished }
+    }
+
+    private let state: Mutex<State>
+    private let soundFont: SoundFont
+
+    /// Takes the SoundFont's synthesiser (reset) for this song; throws `SoundFontError.inUse` if
+    /// another song still holds it.
+    public init(song: MIDISong, soundFont: SoundFont) throws(SoundFontError) {
+        let synthesizer = try soundFont.lease()
+        self.soundFont = soundFont
+        self.sampleRate = soundFont.sampleRate
+        self.durationSeconds = song.durationSeconds
+        self.state = Mutex(State(scheduler: SongScheduler(song: song, sampleRate: soundFont.sampleRate), synthesizer: synthesizer))
+    }
+
+    deinit {
+        let held = state.withLock { $0.synthesizer != nil }
+        if held { soundFont.releaseLease() }
+    }
+
+    // MARK: - Rendering
+
+    /// Renders interleaved 16-bit stereo into `buffer` (its count must be even); returns the frames
+    /// written: fewer than `buffer.count / 2` only at the song's end, 0 once ended or stopped.
+    /// While paused it writes silence and returns the full count.
+    public func render(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int {
+        if let produced = renderUnlessPaused(into: buffer) { return produced }
+        buffer.update(repeating: 0)
+        return buffer.count / 2
+    }
+
+    /// Like `render(into:)`, but returns nil and writes nothing while paused: outputs that pace
+    /// themselves then wait for the resume instead of recording silence.
+    func renderUnlessPaused(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int? {
+        let frames = buffer.count / 2
+        let (produced, ended, firstCall) = state.withLock { state -> (Int?, Bool, Bool) in
+            let firstCall = !state.started
+            state.started = true
+            guard !state.ended, let synthesizer = state.synthesizer else { return (0, false, firstCall) }
+            if state.paused { return (nil, false, firstCall) }
+            let produced = state.scheduler.render(frames: frames, synthesizer: synthesizer) { offset, count, measure in
+                synthesizer.renderInterleavedS16(buffer, offset: offset, frames: count)
+                guard measure else { return 0 }
+                var peak: Int16 = 0
+                for index in (offset * 2)..<((offset + count) * 2) {
+                    let sample = buffer[index]
+                    peak = max(peak, sample == .min ? .max : abs(sample))
+                }
+                return Float(peak) / Float(Int16.max)
+            }
+            return (produced, state.scheduler.isFinished, firstCall)
+        }
+        if firstCall { announceStart() }
+        if ended { finishIfEnded() }
+        return produced
+    }
+
+    /// Renders planar float stereo for a real-time device: always fills `frames` frames (silence
+    /// while paused, stopped or after the end). Returns the frames that carried the song.
+    func renderForDevice(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        let (produced, endedNow, firstCall) = state.withLock { state -> (Int, Bool, Bool) in
+            let firstCall = !state.started
+            state.started = true
+            guard !state.ended, !state.paused, let synthesizer = state.synthesizer else { return (0, false, firstCall) }
+            let produced = state.scheduler.render(frames: frames, synthesizer: synthesizer) { offset, count, measure in
+                synthesizer.renderPlanarFloat(left: left, right: right, offset: offset, frames: count)
+                guard measure else { return 0 }
+                var peak: Float = 0
+                for index in offset..<(offset + count) {
+                    peak = max(peak, abs(left[index]), abs(right[index]))
+                }
+                return peak
+            }
+            return (produced, state.scheduler.isFinished, firstCall)
+        }
+        if produced < frames {
+            (left + produced).update(repeating: 0, count: frames - produced)
+            (right + produced).update(repeating: 0, count: frames - produced)
+        }
+        // Waking the start and end waiters happens once per song, not per buffer.
+        if firstCall { announceStart() }
+        if endedNow { finishIfEnded() }
+        return produced
+    }
+
+    // MARK: - Control
+
+    /// Frames rendered so far as seconds, capped at the song's duration (the tail is not music).
+    public var positionSeconds: Double {
+        let frames = state.withLock { $0.scheduler.position }
+        return min(Double(frames) / Double(sampleRate), durationSeconds)
+    }
+
+    /// Frames rendered so far, the release tail included.
+    public var renderedFrames: Int { state.withLock { $0.scheduler.position } }
+
+    public var isPaused: Bool { state.withLock { $0.paused } }
+    /// True once the song and its tail are rendered, or the source was stopped.
+    public var hasEnded: Bool { state.withLock { $0.ended } }
+    public var wasStopped: Bool { state.withLock { $0.stopped } }
+
+    func pause() {
+        state.withLock { state in
+            state.paused = true
+            state.pauseCount += 1
+        }
+    }
+
+    /// How many times the song was paused: a paced output that slept through a whole pause (it
+    /// never saw `isPaused`) learns from a changed count that it must not catch up on that time.
+    var pauseCount: Int { state.withLock { $0.pauseCount } }
+
+    /// Makes `waitUntilStarted()` wait for the next render call again: used when a new output
+    /// takes over a song, so the engine knows when it has.
+    func expectNewOutput() {
+        state.withLock { $0.started = false }
+    }
+
+    /// Resumes; `waitUntilStarted()` then waits for the output's next render, so a caller knows
+    /// the output has taken up the song again.
+    func resume() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.paused = false
+            state.started = false
+            defer { state.resumeWaiters = [] }
+            return state.resumeWaiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    /// Ends the song where it is: outputs see no more audio, and waiters are released.
+    public func stop() {
+        state.withLock { $0.stopped = true }
+        finishIfEnded()
+    }
+
+    /// Returns when the source is no longer paused (or has ended). Used by outputs that pace
+    /// themselves, so a paused song costs nothing instead of a loop writing silence.
+    public func waitWhilePaused() async {
+        await withCheckedContinuation { continuation in
+            let waiting = state.withLock { state -> Bool in
+                guard state.paused, !state.ended else { return false }
+                state.resumeWaiters.append(continuation)
+                return true
+            }
+            if !waiting { continuation.resume() }
+        }
+    }
+
+    /// Returns once an output has asked for the first block of audio since the start or the last
+    /// resume (or the source has ended): the moment a request becomes sound.
+    public func waitUntilStarted() async {
+        await withCheckedContinuation { continuation in
+            let waiting = state.withLock { state -> Bool in
+                guard !state.started, !state.ended else { return false }
+                state.startWaiters.append(continuation)
+                return true
+            }
+            if !waiting { continuation.resume() }
+        }
+    }
+
+    private func announceStart() {
+        let waiters = state.withLock { state in
+            defer { state.startWaiters = [] }
+            return state.startWaiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    /// Returns once the song (tail included) has been rendered, or the source was stopped, or the
+    /// calling task is cancelled (the source itself goes on: an output being replaced mid-song
+    /// leaves the song to the next output).
+    public func waitUntilEnded() async {
+        let id = state.withLock { state in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let waiting = state.withLock { state -> Bool in
+                    guard !state.ended, !Task.isCancelled else { return false }
+                    state.endWaiters[id] = continuation
+                    return true
+                }
+                if !waiting { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.endWaiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    /// Once ended: gives the synthesiser back and wakes everyone waiting.
+    private func finishIfEnded() {
+        let (release, waiters) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+            guard state.ended else { return (false, []) }
+            let release = state.synthesizer != nil
+            if release {
+                state.synthesizer?.releaseAllNotes()
+                state.synthesizer = nil
+            }
+            defer { state.endWaiters = [:]; state.resumeWaiters = []; state.startWaiters = [] }
+            return (release, Array(state.endWaiters.values) + state.resumeWaiters + state.startWaiters)
+        }
+        if release { soundFont.releaseLease() }
+        waiters.forEach { $0.resume() }
+    }
+}

@@ -1,0 +1,117 @@
+/// Our own sample-accurate sequencer: it renders audio exactly up to each event's frame, sends the
+/// event, and goes on, so a note sounds on the frame its time says (FluidSynth's `fluid_player`
+/// only dispatches on 64-frame block boundaries and renders some valid files as silence).
+///
+/// After the song's last event it releases every held note and renders a short *release tail*:
+/// until the output falls below `ReleaseTail.silenceThreshold` for one `ReleaseTail.chunkFrames`
+/// chunk, and never longer than `ReleaseTail.maximumSeconds`. So a song lasts its duration plus at
+/// most one second, never FluidSynth's fixed two seconds of silence.
+///
+/// `render` never allocates: it is called from real-time audio callbacks.
+struct SongScheduler {
+    /// How the end of a song is rendered; see the type's documentation.
+    enum ReleaseTail {
+        /// Upper bound of the tail after the song's duration.
+        static let maximumSeconds = 1.0
+        /// Peak level (full scale = 1) under which the tail counts as silent: -60 dBFS.
+        static let silenceThreshold: Float = 0.001
+        /// The tail is measured and ended in chunks of this many frames (about 6 ms at 44.1 kHz).
+        static let chunkFrames = 256
+    }
+
+    private enum Phase {
+        case song
+        case tail(renderedFrames: Int)
+        case finished
+    }
+
+    /// Events with their frame numbers, in song order.
+    private let events: ContiguousArray<(frame: Int, message: MIDIMessage)>
+    let endFrame: Int
+    let maximumTailFrames: Int
+    private var nextEvent = 0
+    private var phase = Phase.song
+    /// Frames rendered so far, the tail included.
+    private(set) var position = 0
+
+    init(song: MIDISong, sampleRate: Int) {
+        let rate = Double(sampleRate)
+        var events = ContiguousArray<(frame: Int, message: MIDIMessage)>()
+        events.reserveCapacity(song.events.count)
+        var lastFrame = 0
+        for event in song.events {
+            let frame = Self.frame(at: event.seconds, rate: rate)
+            // The reader sorts events; keep the order monotonic anyway so a hand-built song with a
+            // stray earlier time plays it at once instead of never.
+            let monotonic = max(frame, lastFrame)
+            events.append((monotonic, event.message))
+            lastFrame = monotonic
+        }
+        self.events = events
+        let durationFrames = Self.frame(at: song.durationSeconds, rate: rate)
+        self.endFrame = max(durationFrames, lastFrame)
+        self.maximumTailFrames = Int(ReleaseTail.maximumSeconds * rate)
+    }
+
+    /// Longest song we schedule: a day. Our reader's limits keep real files far below it; the
+    /// cap only keeps a hand-built song with an absurd time from overflowing `Int`.
+    static let maximumSeconds = 86_400.0
+
+    /// The frame of a time in seconds: negative and non-finite times play at once.
+    private static func frame(at seconds: Double, rate: Double) -> Int {
+        guard seconds.isFinite, seconds > 0 else { return 0 }
+        return Int((min(seconds, maximumSeconds) * rate).rounded())
+    }
+
+    var isFinished: Bool {
+        if case .finished = phase { return true }
+        return false
+    }
+
+    /// Renders up to `frames` frames through `write`, dispatching events on their exact frames.
+    ///
+    /// `write(offset, count, measure)` must render `count` frames at frame `offset` of the caller's
+    /// buffer and, when `measure` is true (only in the release tail), return the peak absolute
+    /// level (0...1) of what it wrote. Returns the number of frames produced: fewer than asked
+    /// only when the song (tail included) has ended.
+    mutating func render(
+        frames: Int, synthesizer: Synthesizer,
+        write: (_ offset: Int, _ count: Int, _ measure: Bool) -> Float
+    ) -> Int {
+        var produced = 0
+        while produced < frames {
+            switch phase {
+            case .finished:
+                return produced
+            case .song:
+                while nextEvent < events.count, events[nextEvent].frame <= position {
+                    synthesizer.send(events[nextEvent].message)
+                    nextEvent += 1
+                }
+                if position >= endFrame {
+                    synthesizer.releaseAllNotes()
+                    phase = .tail(renderedFrames: 0)
+                    continue
+                }
+                let boundary = nextEvent < events.count ? min(events[nextEvent].frame, endFrame) : endFrame
+                let count = min(frames - produced, boundary - position)
+                _ = write(produced, count, false)
+                produced += count
+                position += count
+            case let .tail(renderedFrames):
+                let count = min(frames - produced, ReleaseTail.chunkFrames, maximumTailFrames - renderedFrames)
+                if count <= 0 {
+                    phase = .finished
+                    continue
+                }
+                let peak = write(produced, count, true)
+                produced += count
+                position += count
+                let rendered = renderedFrames + count
+                phase = peak < ReleaseTail.silenceThreshold || rendered >= maximumTailFrames
+                    ? .finished : .tail(renderedFrames: rendered)
+            }
+        }
+        return produced
+    }
+}

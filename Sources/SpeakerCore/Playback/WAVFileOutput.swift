@@ -1,0 +1,75 @@
+import Foundation
+import SystemPackage
+
+/// Writes the song as a 16-bit PCM stereo WAV file.
+///
+/// The audio goes to a hidden temporary file beside the destination; when the song ends, is
+/// stopped, or the task is cancelled, the header gets its real sizes and the file is renamed into
+/// place. So the destination is either the previous file or a complete, valid WAV — never a
+/// half-written one — and a recording stopped early is still a correct, shorter WAV.
+public struct WAVFileOutput: AudioOutput {
+    public let path: String
+    public let pacing: OutputPacing
+
+    public init(path: String, pacing: OutputPacing = .offline) {
+        self.path = path
+        self.pacing = pacing
+    }
+
+    public var description: String { "file:\(path)" }
+
+    public func play(_ source: PlaybackSource) async throws {
+        let temporaryPath = Self.temporaryPath(for: path)
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.open(
+                FilePath(temporaryPath), .writeOnly,
+                options: [.create, .exclusiveCreate, .truncate],
+                permissions: [.ownerReadWrite, .groupRead, .otherRead]
+            )
+        } catch {
+            throw AudioOutputError.fileNotWritable(path: path, reason: Self.reason(error))
+        }
+        var dataBytes = 0
+        do {
+            try descriptor.writeAll(WAVHeader(sampleRate: source.sampleRate, channels: 2, dataBytes: 0).bytes)
+            try await PacedRenderLoop.run(source, pacing: pacing) { samples in
+                try Self.writeLittleEndian(samples, to: descriptor)
+                dataBytes += samples.count * 2
+            }
+            let header = WAVHeader(sampleRate: source.sampleRate, channels: 2, dataBytes: dataBytes)
+            _ = try descriptor.writeAll(toAbsoluteOffset: 0, header.bytes)
+            try descriptor.close()
+        } catch {
+            try? descriptor.close()
+            _ = unlink(temporaryPath)
+            throw AudioOutputError.fileNotWritable(path: path, reason: Self.reason(error))
+        }
+        guard rename(temporaryPath, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            _ = unlink(temporaryPath)
+            throw AudioOutputError.fileNotWritable(path: path, reason: reason)
+        }
+    }
+
+    private static func writeLittleEndian(_ samples: UnsafeBufferPointer<Int16>, to descriptor: FileDescriptor) throws {
+        #if _endian(big)
+        try descriptor.writeAll(samples.flatMap { withUnsafeBytes(of: $0.littleEndian, Array.init) })
+        #else
+        _ = try descriptor.writeAll(UnsafeRawBufferPointer(samples))
+        #endif
+    }
+
+    /// Same directory (so the final rename is atomic), hidden, unique per process and call.
+    private static func temporaryPath(for path: String) -> String {
+        let file = FilePath(path)
+        let directory = file.removingLastComponent()
+        let name = ".\(file.lastComponent?.string ?? "out.wav").\(getpid()).\(UInt32.random(in: 0...UInt32.max)).partial"
+        return directory.appending(name).string
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        if let errno = error as? Errno { return String(cString: strerror(errno.rawValue)) }
+        return "\(error)"
+    }
+}
