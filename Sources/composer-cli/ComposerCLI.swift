@@ -14,7 +14,7 @@ struct ComposerCLI: AsyncParsableCommand {
             PlayCommand.self, StopCommand.self, PauseCommand.self, ResumeCommand.self,
             StatusCommand.self, ScanCommand.self, ConnectCommand.self, DisconnectCommand.self,
             ForgetCommand.self, SpeakersCommand.self, StartupCommand.self, DoctorCommand.self,
-            // RenderCommand.self: `render FILE -o OUT.wav` comes from the audio engineer (RenderCommand.swift).
+            RenderCommand.self,  // the audio engineer's offline render (RenderCommand.swift)
         ]
     )
 

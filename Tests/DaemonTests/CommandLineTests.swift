@@ -9,8 +9,8 @@ struct CommandLineTests {
     ]
 
     @Test("composer-cli help output matches its snapshot", arguments: composerHelps)
-    func composerHelp(arguments: [String]) throws {
-        let run = try ExecutableRun.run("composer-cli", arguments)
+    func composerHelp(arguments: [String]) async throws {
+        let run = try await ExecutableRun.run("composer-cli", arguments)
         #expect(run.status == 0)
         #expect(run.standardError.isEmpty)
         let name = "composer-cli-" + (arguments.count == 1 ? "root" : arguments[0]) + ".txt"
@@ -18,19 +18,19 @@ struct CommandLineTests {
     }
 
     @Test("speakerd help output matches its snapshot and --version prints the version")
-    func speakerdHelp() throws {
-        let help = try ExecutableRun.run("speakerd", ["--help"])
+    func speakerdHelp() async throws {
+        let help = try await ExecutableRun.run("speakerd", ["--help"])
         #expect(help.status == 0)
         if let mismatch = snapshotMismatch(help.standardOutput, named: "speakerd.txt") { Issue.record(Comment(rawValue: mismatch)) }
-        let version = try ExecutableRun.run("speakerd", ["--version"])
+        let version = try await ExecutableRun.run("speakerd", ["--version"])
         #expect(version.standardOutput == "0.1.0\n")
     }
 
     @Test("every help sentence is capitalised and ends with a period")
-    func helpSentences() throws {
+    func helpSentences() async throws {
         for arguments in Self.composerHelps + [["speakerd-help"]] {
             let run = arguments == ["speakerd-help"]
-                ? try ExecutableRun.run("speakerd", ["--help"]) : try ExecutableRun.run("composer-cli", arguments)
+                ? try await ExecutableRun.run("speakerd", ["--help"]) : try await ExecutableRun.run("composer-cli", arguments)
             // Option and subcommand descriptions start at column 26 in ArgumentParser's layout.
             var sentence = ""
             var sentences: [String] = []
@@ -63,38 +63,38 @@ struct CommandLineTests {
         (["frobnicate"], "composer-cli: Unexpected argument 'frobnicate'"),
         (["play"], "composer-cli: Missing expected argument '<file>'"),
     ])
-    func composerFailures(arguments: [String], expected: String) throws {
-        let run = try ExecutableRun.run("composer-cli", arguments)
+    func composerFailures(arguments: [String], expected: String) async throws {
+        let run = try await ExecutableRun.run("composer-cli", arguments)
         #expect(run.status != 0)
         #expect(run.standardError == expected + "\n")
     }
 
     @Test("play of a file that cannot be opened says so in one line")
-    func playMissingFile() throws {
+    func playMissingFile() async throws {
         let directory = TemporaryDirectory()
-        let run = try ExecutableRun.run("composer-cli", ["play", directory.path + "/missing.mid"])
+        let run = try await ExecutableRun.run("composer-cli", ["play", directory.path + "/missing.mid"])
         #expect(run.status == 1)
         #expect(run.standardError.hasPrefix("composer-cli: cannot open \(directory.path)/missing.mid: "))
         #expect(run.standardError.filter { $0 == "\n" }.count == 1)
     }
 
     @Test("speakerd refuses bad flags and config with one line and the right exit status")
-    func speakerdFailures() throws {
-        let badFlag = try ExecutableRun.run("speakerd", ["--audio-output", "speaker"])
+    func speakerdFailures() async throws {
+        let badFlag = try await ExecutableRun.run("speakerd", ["--audio-output", "speaker"])
         #expect(badFlag.status == 64)
         #expect(badFlag.standardError == "speakerd: --audio-output: bad value 'speaker' (expected auto, alsa:DEVICE, pulseaudio, file:PATH or null)\n")
         let directory = TemporaryDirectory()
         directory.write("auto_pick = yes\nvolume = 11\n", to: "speakerd.conf")
-        let badConfig = try ExecutableRun.run("speakerd", ["--config", directory.path + "/speakerd.conf"])
+        let badConfig = try await ExecutableRun.run("speakerd", ["--config", directory.path + "/speakerd.conf"])
         #expect(badConfig.status == 78)
         #expect(badConfig.standardError.hasPrefix("speakerd: \(directory.path)/speakerd.conf:2: unknown key 'volume'"))
         #expect(badConfig.standardError.filter { $0 == "\n" }.count == 1)
     }
 
     @Test("doctor reports local facts as JSON and exits non-zero on a problem")
-    func doctorJSON() throws {
+    func doctorJSON() async throws {
         let directory = TemporaryDirectory()
-        let run = try ExecutableRun.run("composer-cli", ["doctor", "--json", "--state-dir", directory.path,
+        let run = try await ExecutableRun.run("composer-cli", ["doctor", "--json", "--state-dir", directory.path,
                                                          "--bus", "unix:path=\(directory.path)/no-bus"])
         #expect(run.status == 1)
         #expect(run.standardOutput.contains("\"name\" : \"bus\""))

@@ -7,7 +7,14 @@ struct ExecutableRun {
     let standardOutput: String
     let standardError: String
 
-    static func run(_ name: String, _ arguments: [String], environment extra: [String: String] = [:]) throws -> ExecutableRun {
+    /// Runs without blocking a thread of the test runner's small cooperative pool: output goes
+    /// to temp files (a pipe's write end can leak into a process another test spawns at the
+    /// same moment, and then EOF never comes) and the exit is awaited through a handler.
+    static func run(_ name: String, _ arguments: [String], environment extra: [String: String] = [:]) async throws -> ExecutableRun {
+        let directory = TemporaryDirectory()
+        let outPath = directory.path + "/stdout", errPath = directory.path + "/stderr"
+        FileManager.default.createFile(atPath: outPath, contents: nil)
+        FileManager.default.createFile(atPath: errPath, contents: nil)
         let process = Process()
         process.executableURL = productsDirectory.appendingPathComponent(name)
         process.arguments = arguments
@@ -15,16 +22,20 @@ struct ExecutableRun {
         environment["COLUMNS"] = "80"
         environment.merge(extra) { $1 }
         process.environment = environment
-        let out = Pipe(), err = Pipe()
+        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
         process.standardOutput = out
         process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return ExecutableRun(status: process.terminationStatus,
-                             standardOutput: String(decoding: outData, as: UTF8.self),
-                             standardError: String(decoding: errData, as: UTF8.self))
+        process.standardInput = FileHandle.nullDevice
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        try out.close()
+        try err.close()
+        return ExecutableRun(status: status,
+                             standardOutput: directory.read("stdout") ?? "",
+                             standardError: directory.read("stderr") ?? "")
     }
 
     /// `.build/<config>/`, where SwiftPM puts executables next to the test bundle.

@@ -60,6 +60,20 @@ struct ReconnectControllerTests {
         #expect(await changes.next() == .attempting)
         #expect(await changes.next() == .connected)
     }
+
+    @Test("an awaited attempt returns its result and a failure hands over to the backoff")
+    func awaitedAttempt() async {
+        let clock = TestClock()
+        let speaker = ScriptedSpeaker(failures: 1)
+        let controller = ReconnectController(
+            policy: ReconnectPolicy(clock: clock, random: SplitMix64(state: 3)), clock: clock) { speaker.attempt() }
+        #expect(await controller.connectNow() == .failed(reason: "org.bluez.Error.Failed: Page Timeout"))
+        guard case .waiting(.eager, attempt: 1, _) = await controller.state else {
+            Issue.record("expected the eager backoff to take over, got \(await controller.state)"); return
+        }
+        #expect(await controller.connectNow() == .connected)
+        #expect(await controller.state == .connected)
+    }
 }
 
 @Suite("Scan-and-pick ranking")

@@ -1,4 +1,6 @@
+import CBlueZ
 import Foundation
+import Glibc
 
 /// The real-machine probes behind `LocalDoctor`.
 public enum LocalProbes {

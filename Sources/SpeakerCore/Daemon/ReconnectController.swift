@@ -74,6 +74,18 @@ public actor ReconnectController<C: Clock> where C.Duration == Duration {
         }
     }
 
+    /// An attempt the user (or start-up) asked for, awaited: lifts a user's hold, cancels any
+    /// pending retry, and on failure leaves the policy's backoff in charge.
+    public func connectNow() async -> AttemptResult {
+        _ = policy.handle(.userAskedToConnect)
+        timer?.cancel()
+        timer = nil
+        continuation.yield(.attempting)
+        let result = await attempt()
+        finish(result)
+        return result
+    }
+
     /// Stops timers and attempts (daemon shutdown).
     public func shutdown() {
         timer?.cancel()

@@ -1,0 +1,178 @@
+import Synchronization
+
+/// An argument of a method or signal, for introspection.
+public struct DBusArgument: Sendable, Hashable {
+    public var name: String
+    public var signature: DBusSignature
+    public init(_ name: String, _ signature: DBusSignature) {
+        self.name = name
+        self.signature = signature
+    }
+}
+
+/// What a method handler receives.
+public struct DBusMethodCallContext: Sendable {
+    /// The caller's unique name.
+    public var sender: String
+    public var path: DBusObjectPath
+    public var interface: String
+    public var member: String
+    /// The call's values, already checked against the method's declared input signature.
+    public var arguments: [DBusValue]
+
+    /// Argument `index` (0-based) as a `T`, with a precise error naming it.
+    public func argument<T: DBusDecodable>(_ index: Int, as type: T.Type) throws(DBusError) -> T {
+        try arguments.decode(T.self, at: index)
+    }
+}
+
+/// A method an exported object answers. Errors the handler throws become D-Bus error replies:
+/// `DBusError.remote(name:message:)` and `DBusErrorConvertible` keep their name, anything else
+/// is `org.freedesktop.DBus.Error.Failed` with the error's description.
+public struct DBusMethod: Sendable {
+    public var name: String
+    public var inputs: [DBusArgument]
+    public var outputs: [DBusArgument]
+    public var handler: @Sendable (DBusMethodCallContext) async throws -> [DBusValue]
+
+    public init(
+        _ name: String, inputs: [DBusArgument] = [], outputs: [DBusArgument] = [],
+        handler: @escaping @Sendable (DBusMethodCallContext) async throws -> [DBusValue]
+    ) {
+        self.name = name
+        self.inputs = inputs
+        self.outputs = outputs
+        self.handler = handler
+    }
+
+    var inputSignature: String { inputs.map(\.signature.rawValue).joined() }
+    var outputSignature: String { outputs.map(\.signature.rawValue).joined() }
+}
+
+/// A property with its current value; its signature is the initial value's and never changes.
+public struct DBusProperty: Sendable {
+    public enum Access: String, Sendable { case read, write, readwrite }
+
+    public var name: String
+    public var initialValue: DBusValue
+    public var access: Access
+    /// Whether changes are announced with PropertiesChanged (true for nearly everything).
+    public var emitsChangedSignal: Bool
+    /// Runs before a remote `Set` is accepted; throw to refuse the new value.
+    public var validateSet: (@Sendable (DBusValue) throws -> Void)?
+
+    public init(
+        _ name: String, value: DBusValue, access: Access = .read, emitsChangedSignal: Bool = true,
+        validateSet: (@Sendable (DBusValue) throws -> Void)? = nil
+    ) {
+        self.name = name
+        self.initialValue = value
+        self.access = access
+        self.emitsChangedSignal = emitsChangedSignal
+        self.validateSet = validateSet
+    }
+
+    public var signature: DBusSignature { initialValue.signature }
+}
+
+/// A signal an object may emit, for introspection.
+public struct DBusSignalDeclaration: Sendable {
+    public var name: String
+    public var arguments: [DBusArgument]
+    public init(_ name: String, arguments: [DBusArgument] = []) {
+        self.name = name
+        self.arguments = arguments
+    }
+}
+
+/// One interface of an exported object, declared once: introspection, argument checking and
+/// property access all come from this declaration.
+public struct DBusInterface: Sendable {
+    public var name: String
+    public var methods: [DBusMethod]
+    public var properties: [DBusProperty]
+    public var signals: [DBusSignalDeclaration]
+
+    public init(_ name: String, methods: [DBusMethod] = [], properties: [DBusProperty] = [], signals: [DBusSignalDeclaration] = []) {
+        self.name = name
+        self.methods = methods
+        self.properties = properties
+        self.signals = signals
+    }
+}
+
+/// An object that can be exported on one or more connections. It holds its property values;
+/// `setProperty` updates one and announces it on every connection the object is exported on.
+public final class DBusObject: Sendable {
+    public let interfaces: [DBusInterface]
+    private let values: Mutex<[String: [String: DBusValue]]>
+    private let exportedAt = Mutex<[DBusObjectExport]>([])
+
+    public init(interfaces: [DBusInterface]) throws(DBusError) {
+        var initial: [String: [String: DBusValue]] = [:]
+        for interface in interfaces {
+            try DBusValidation.interface(interface.name)
+            for method in interface.methods { try DBusValidation.member(method.name) }
+            for property in interface.properties {
+                try DBusValidation.member(property.name)
+                try DBusValidation.body([property.initialValue])
+                initial[interface.name, default: [:]][property.name] = property.initialValue
+            }
+        }
+        self.interfaces = interfaces
+        self.values = Mutex(initial)
+    }
+
+    func interface(named name: String) -> DBusInterface? { interfaces.first { $0.name == name } }
+
+    /// The current value of a property, or nil if it is not declared.
+    public func property(_ name: String, of interface: String) -> DBusValue? {
+        values.withLock { $0[interface]?[name] }
+    }
+
+    /// Readable properties of one interface, for GetAll and ObjectManager.
+    func readableProperties(of interface: DBusInterface) -> [String: DBusValue] {
+        let current = values.withLock { $0[interface.name] ?? [:] }
+        var result: [String: DBusValue] = [:]
+        for property in interface.properties where property.access != .write { result[property.name] = current[property.name] }
+        return result
+    }
+
+    /// Changes a property and emits PropertiesChanged where the object is exported.
+    /// - Throws: `.invalidArgument` for an undeclared property, `.typeMismatch` for a value of another type.
+    public func setProperty(_ name: String, of interface: String, to value: DBusValue) throws(DBusError) {
+        guard let declaration = self.interface(named: interface)?.properties.first(where: { $0.name == name }) else {
+            throw .invalidArgument("\(interface) has no property \(name)")
+        }
+        guard value.signature == declaration.signature else {
+            throw .typeMismatch(expected: declaration.signature.rawValue, actual: value.signatureString, location: "property \(interface).\(name)")
+        }
+        try DBusValidation.body([value])
+        let changed = values.withLock { values -> Bool in
+            guard values[interface]?[name] != value else { return false }
+            values[interface, default: [:]][name] = value
+            return true
+        }
+        guard changed, declaration.emitsChangedSignal else { return }
+        for export in exportedAt.withLock({ $0 }) {
+            export.connection?.emitPropertiesChanged(path: export.path, interface: interface, changed: [name: value])
+        }
+    }
+
+    func added(to connection: DBusConnection, at path: DBusObjectPath) {
+        exportedAt.withLock {
+            $0.removeAll { $0.connection == nil }
+            $0.append(DBusObjectExport(connection: connection, path: path))
+        }
+    }
+
+    func removed(from connection: DBusConnection, at path: DBusObjectPath) {
+        exportedAt.withLock { $0.removeAll { $0.connection == nil || ($0.connection === connection && $0.path == path) } }
+    }
+}
+
+/// Where an object is exported; weak so an object never keeps a connection open.
+struct DBusObjectExport: @unchecked Sendable {
+    weak var connection: DBusConnection?
+    let path: DBusObjectPath
+}
