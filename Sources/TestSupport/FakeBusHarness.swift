@@ -1,60 +1,138 @@
-import Foundation
+import Glibc
 import Synchronization
 
 /// The `scripts/fake-bluez` process: its stdin (commands; closing it tears the world down)
-/// and its stdout (the address, then one answer per command), read without blocking a task.
+/// and its stdout (the address, then one answer per command).
+///
+/// Spawned with posix_spawn rather than Foundation's `Process`: every pipe is close-on-exec
+/// (so no other test's child inherits our stdin and keeps the world alive), the child starts
+/// with an empty signal mask, and one plain thread per harness reads its output and reaps it.
+/// Foundation's process monitor reaps children one at a time and can stall every waiter
+/// behind one live child when many tests run in parallel.
 final class FakeBusHarness: Sendable {
     private struct Lines {
         var buffered: [String] = []
-        var partial = Data()
+        var partial: [UInt8] = []
         var waiting: [CheckedContinuation<String?, Never>] = []
         var ended = false
     }
 
-    private let process: SendableBox<Process>
-    private let input: FileHandle
-    private let output: FileHandle
-    private let errors: FileHandle
+    private let pid: pid_t
+    private let input: Mutex<Int32>
     private let lines = Mutex(Lines())
-    private let errorText = Mutex(Data())
+    private let errorText = Mutex<[UInt8]>([])
     /// Serialises commands so each answer is read by the command that asked.
     private let commandLock = AsyncSerialLock()
 
     init(script: String, arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: script)
-        process.arguments = arguments
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        self.process = SendableBox(process)
-        input = stdin.fileHandleForWriting
-        output = stdout.fileHandleForReading
-        errors = stderr.fileHandleForReading
-        output.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            self?.receive(data)
+        var stdinPipe: [Int32] = [-1, -1], stdoutPipe: [Int32] = [-1, -1], stderrPipe: [Int32] = [-1, -1]
+        // pipe2(O_CLOEXEC) is not visible from Swift; a descriptor leaked in the short window
+        // before fcntl is closed again by the script's own start-up.
+        guard pipe(&stdinPipe) == 0, pipe(&stdoutPipe) == 0, pipe(&stderrPipe) == 0 else {
+            throw FakeBusWorldError.startFailed("cannot create pipes: \(String(cString: strerror(errno)))")
         }
-        errors.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            self?.errorText.withLock { $0.append(data); if $0.count > 8192 { $0.removeFirst($0.count - 8192) } }
+        for fd in stdinPipe + stdoutPipe + stderrPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var emptyMask = sigset_t()
+        sigemptyset(&emptyMask)
+        posix_spawnattr_setsigmask(&attributes, &emptyMask)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv = ([script] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var child: pid_t = 0
+        let status = posix_spawn(&child, script, &actions, &attributes, argv, environ)
+        for fd in [stdinPipe[0], stdoutPipe[1], stderrPipe[1]] { close(fd) }
+        guard status == 0 else {
+            for fd in [stdinPipe[1], stdoutPipe[0], stderrPipe[0]] { close(fd) }
+            throw FakeBusWorldError.startFailed("cannot run \(script): \(String(cString: strerror(status)))")
         }
-        try process.run()
+        pid = child
+        input = Mutex(stdinPipe[1])
+        startReader(stdout: stdoutPipe[0], stderr: stderrPipe[0])
     }
 
-    private func receive(_ data: Data) {
-        let resumptions = lines.withLock { state -> [(CheckedContinuation<String?, Never>, String?)] in
-            if data.isEmpty {
-                state.ended = true
-            } else {
-                state.partial.append(data)
-                while let newline = state.partial.firstIndex(of: UInt8(ascii: "\n")) {
-                    state.buffered.append(String(decoding: state.partial[state.partial.startIndex..<newline], as: UTF8.self))
-                    state.partial.removeSubrange(state.partial.startIndex...newline)
+    deinit { terminate() }
+
+    /// One thread reads stdout and stderr until both close, then reaps the script.
+    private func startReader(stdout: Int32, stderr: Int32) {
+        let context = Unmanaged.passRetained(ReaderContext(harness: self, stdout: stdout, stderr: stderr)).toOpaque()
+        var thread = pthread_t()
+        if pthread_create(&thread, nil, { raw in
+            let context = Unmanaged<ReaderContext>.fromOpaque(raw!).takeRetainedValue()
+            context.run()
+            return nil
+        }, context) == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<ReaderContext>.fromOpaque(context).release()
+            receive(stdout: [], ended: true)
+        }
+    }
+
+    private final class ReaderContext: @unchecked Sendable {
+        weak var harness: FakeBusHarness?
+        let stdout: Int32
+        let stderr: Int32
+        let pid: pid_t
+        init(harness: FakeBusHarness, stdout: Int32, stderr: Int32) {
+            self.harness = harness
+            self.stdout = stdout
+            self.stderr = stderr
+            self.pid = harness.pid
+        }
+
+        func run() {
+            var open = [stdout, stderr]
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !open.isEmpty {
+                var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+                guard poll(&fds, nfds_t(fds.count), -1) >= 0 || errno == EINTR else { break }
+                for entry in fds where entry.revents != 0 {
+                    let count = read(entry.fd, &buffer, buffer.count)
+                    if count <= 0 {
+                        if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+                        close(entry.fd)
+                        open.removeAll { $0 == entry.fd }
+                        if entry.fd == stdout { harness?.receive(stdout: [], ended: true) }
+                    } else if entry.fd == stdout {
+                        harness?.receive(stdout: Array(buffer[0..<count]), ended: false)
+                    } else {
+                        harness?.appendError(Array(buffer[0..<count]))
+                    }
                 }
+            }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        }
+    }
+
+    private func appendError(_ bytes: [UInt8]) {
+        errorText.withLock { text in
+            text += bytes
+            if text.count > 8192 { text.removeFirst(text.count - 8192) }
+        }
+    }
+
+    private func receive(stdout bytes: [UInt8], ended: Bool) {
+        let resumptions = lines.withLock { state -> [(CheckedContinuation<String?, Never>, String?)] in
+            if ended { state.ended = true }
+            state.partial += bytes
+            while let newline = state.partial.firstIndex(of: UInt8(ascii: "\n")) {
+                state.buffered.append(String(decoding: state.partial[..<newline], as: UTF8.self))
+                state.partial.removeSubrange(...newline)
             }
             var result: [(CheckedContinuation<String?, Never>, String?)] = []
             while !state.waiting.isEmpty, !state.buffered.isEmpty {
@@ -85,38 +163,34 @@ final class FakeBusHarness: Sendable {
     /// Sends one command line and returns the script's one-line answer.
     func send(_ command: String) async -> String? {
         await commandLock.run {
-            do { try input.write(contentsOf: Data((command + "\n").utf8)) } catch { return nil }
+            let written = input.withLock { fd -> Bool in
+                guard fd >= 0 else { return false }
+                let bytes = Array((command + "\n").utf8)
+                return write(fd, bytes, bytes.count) == bytes.count
+            }
+            guard written else { return nil }
             return await nextLine()
         }
     }
 
     func standardErrorTail() -> String {
-        String(decoding: errorText.withLock { $0 }, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        String(decoding: errorText.withLock { $0 }, as: UTF8.self)
     }
 
     /// Closes stdin (the script then tears down everything) without waiting.
     func terminate() {
-        try? input.close()
+        input.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
     }
 
-    /// Closes stdin and waits for the script (and so the bus and mock) to be gone.
+    /// Closes stdin and waits until the script's stdout closes: by then the script, the mock
+    /// and the bus (which shares that stdout) have all exited.
     func stop() async {
         terminate()
         while await nextLine() != nil {}
-        let process = self.process
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                process.value.waitUntilExit()
-                continuation.resume()
-            }
-        }
     }
-}
-
-/// Foundation's `Process` is not Sendable; it is only started once and waited on here.
-final class SendableBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 /// A FIFO async lock: one command at a time talks to the script.

@@ -2,8 +2,9 @@ import Glibc
 import SpeakerCore
 import Testing
 
-/// One sample of every D-Bus type, alone and nested.
-let samples: [DBusValue] = [
+/// One sample of every D-Bus type, alone and nested. Built per test (not a global) so the
+/// leak check sees every value released.
+func makeSamples() -> [DBusValue] { [
     .byte(0), .byte(255), .bool(true), .bool(false),
     .int16(.min), .uint16(.max), .int32(-42), .uint32(.max), .int64(.min), .uint64(.max),
     .double(-0.5), .double(.greatestFiniteMagnitude),
@@ -20,12 +21,13 @@ let samples: [DBusValue] = [
     .structure([.int32(1), .structure([.string("nested"), .array(element: "i", [.int32(3)])])]),
     .variant(.variant(.variant(.uint16(9)))),
     .variant(.array(element: "v", [.variant(.string("deep"))])),
-]
+] }
 
 @Suite("Values survive a trip through an exported loopback object")
 struct ValueRoundTripTests {
     @Test("every type, alone and nested, comes back unchanged through a real bus")
     func everyTypeRoundTrips() async throws {
+        let samples = makeSamples()
         let methods = samples.enumerated().map { echo("Echo\($0.offset)", $0.element.signature) }
             + [echo("EchoAll", try DBusSignature(samples.map(\.signature.rawValue).joined()))]
         let loop = try await Loopback.start(exporting: [DBusInterface(Loopback.interface, methods: methods)])
