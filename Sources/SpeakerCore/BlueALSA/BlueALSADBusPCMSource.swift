@@ -51,9 +51,24 @@ public struct BlueALSADBusPCMSource: BlueALSAPCMSource {
         let added = try await connection.signals(matching: rule("InterfacesAdded"))
         let removed = try await connection.signals(matching: rule("InterfacesRemoved"))
         let owners = try await connection.nameOwnerChanges(for: service)
-        defer { added.cancel(); removed.cancel(); owners.cancel() }
-
         let (events, sink) = AsyncStream.makeStream(of: Event.self)
+        // The subscriptions end when the consumer goes away: that ends the forwarding tasks below.
+        try await withTaskCancellationHandler {
+            try await forward(added: added, removed: removed, owners: owners, events: events, sink: sink, yield: yield)
+        } onCancel: {
+            added.cancel()
+            removed.cancel()
+            owners.cancel()
+            sink.finish()
+        }
+    }
+
+    private func forward(
+        added: DBusSignalStream, removed: DBusSignalStream, owners: DBusNameOwnerStream,
+        events: AsyncStream<Event>, sink: AsyncStream<Event>.Continuation,
+        yield: @escaping @Sendable ([BlueALSAPCM]) -> Void
+    ) async throws {
+        defer { added.cancel(); removed.cancel(); owners.cancel() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await owner in owners { sink.yield(.owner(owner)) }
