@@ -24,20 +24,22 @@ extension ReadinessGate {
 
     /// Everything the gate knows, guarded by its one mutex.
     struct GateState {
-        var level: Level
+        // Fields that do not depend on `Level` come first: their offsets are then fixed, so even
+        // unspecialised generic code reaches them without asking the runtime for the layout.
         var nextSequence: UInt64 = 0
+        var pendingBlocks: [PendingBlocks] = []
+        /// A thread is running released blocks; later registrations queue behind it.
+        var releasing = false
+        var politeRunnerActive = false
+        var nextWaiterID: UInt64 = 0
         /// Levels that have blocks waiting, lowest first; `pendingBlocks[i]` waits for `pendingLevels[i]`.
         /// Filing blocks by level makes a release cheap: whole buckets whose level is reached
         /// are taken at once, in level order, with no per-block comparison or sort.
         var pendingLevels: [Level] = []
-        var pendingBlocks: [PendingBlocks] = []
-        /// A thread is running released blocks; later registrations queue behind it.
-        var releasing = false
-        var nextWaiterID: UInt64 = 0
         var waiters: [UInt64: Waiter] = [:]
         /// Polite blocks whose level is reached, waiting for their turn.
         var politeQueue: Deque<PoliteTurn> = []
-        var politeRunnerActive = false
+        var level: Level
 
         init(level: Level) { self.level = level }
 

@@ -21,6 +21,8 @@ import Synchronization
 /// - **Fast for the daemon's levels.** The hot entry points carry exported specialisations for
 ///   ``DaemonReadiness``, so callers in other modules (the executables, the benchmark) do not pay
 ///   for unspecialised generic code: that alone is worth about 2× on registration throughput.
+///   Other level types behave the same and are specialised inside SpeakerCore; called from
+///   another module they run the generic code (see docs/BENCHMARKS.md).
 /// - **Slow blocks are named.** A block slower than `slowBlockThreshold` (10 ms) on the injected
 ///   clock is logged with its label (the registering `file:line` by default).
 public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
@@ -67,8 +69,11 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
 
     // MARK: - Registering work
 
-    /// Runs `block` at once, on the caller's thread, if `level` is reached; otherwise when it is.
+    /// Runs `block` at once, on the caller's thread, if `level` is reached; otherwise when it is,
+    /// on the thread that raises the level.
     ///
+    /// One exception keeps order: while a release is running (on any thread), the block is
+    /// queued behind the blocks being released and run by the releasing thread, right after them.
     /// Use it for work that must happen as soon as possible (wiring the D-Bus API once the bus is
     /// up). Keep it short: a block slower than the threshold is logged with its label.
     @_specialize(exported: true, where Level == DaemonReadiness)
