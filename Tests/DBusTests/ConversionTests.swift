@@ -36,3 +36,17 @@ struct ConversionTests {
         }
     }
 }
+
+@Suite("Bus addresses")
+struct BusAddressTests {
+    @Test("the system bus honours DBUS_SYSTEM_BUS_ADDRESS and falls back to the standard socket")
+    func systemBusAddress() throws {
+        let custom = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/tmp/private-bus"]
+        #expect(try BusAddress.system.resolve { custom[$0] } == "unix:path=/tmp/private-bus")
+        #expect(try BusAddress.system.resolve { _ in nil } == BusAddress.defaultSystemAddress)
+        #expect(throws: DBusError.self) { try BusAddress.session.resolve { _ in nil } }
+        #expect(BusAddress(flag: "system") == .system)
+        #expect(BusAddress(flag: "session") == .session)
+        #expect(BusAddress(flag: "unix:path=/x") == .address("unix:path=/x"))
+    }
+}

@@ -51,6 +51,40 @@ struct SignalTests {
         #expect(paths == ["/dev/x", "/other", "/dev/y"])
     }
 
+    @Test("a well-known sender name selects its current owner's signals only, across an owner change")
+    func wellKnownSenders() async throws {
+        let loop = try await Loopback.start()
+        let other = try await loop.world.connect()
+        try await loop.server.requestName("com.speakerd.A")
+        try await other.requestName("com.speakerd.B")
+        let fromA = try await loop.client.signals(matching: DBusMatchRule(sender: "com.speakerd.A", interface: Self.interface))
+        let fromB = try await loop.client.signals(matching: DBusMatchRule(sender: "com.speakerd.B", interface: Self.interface))
+        // This rule lets every sender's signals reach the connection, so A and B must be told apart locally.
+        let everything = try await loop.client.signals(matching: DBusMatchRule(interface: Self.interface))
+        try other.emitSignal(path: "/b", interface: Self.interface, member: "FromB")
+        try loop.server.emitSignal(path: "/a", interface: Self.interface, member: "FromA")
+        var a = fromA.makeAsyncIterator()
+        var b = fromB.makeAsyncIterator()
+        #expect(await a.next()?.member == "FromA")
+        #expect(await b.next()?.member == "FromB")
+
+        // A moves to a new owner: the old owner's signals no longer count as A's.
+        _ = try await loop.server.releaseName("com.speakerd.A")
+        let successor = try await loop.world.connect()
+        try await successor.requestName("com.speakerd.A")
+        _ = try await loop.client.nameOwner(of: "com.speakerd.A")  // a round trip: NameOwnerChanged has arrived
+        try loop.server.emitSignal(path: "/a", interface: Self.interface, member: "FromOldOwner")
+        try other.emitSignal(path: "/b", interface: Self.interface, member: "FromB2")
+        try successor.emitSignal(path: "/a", interface: Self.interface, member: "FromNewOwner")
+        #expect(await b.next()?.member == "FromB2")
+        #expect(await a.next()?.member == "FromNewOwner")
+        var all = everything.makeAsyncIterator()
+        var members: [String] = []
+        for _ in 0..<5 { if let signal = await all.next() { members.append(signal.member) } }
+        // Different senders' signals may interleave in any order.
+        #expect(Set(members) == ["FromB", "FromA", "FromOldOwner", "FromB2", "FromNewOwner"])
+    }
+
     @Test("ending the stream removes its match rule from the bus")
     func matchRuleRemovedWhenStreamEnds() async throws {
         let loop = try await Loopback.start()

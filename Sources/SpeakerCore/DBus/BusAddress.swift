@@ -23,15 +23,20 @@ public enum BusAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// The concrete address string, read from the environment at the time of the call.
     public func resolve() throws(DBusError) -> String {
+        try resolve { name in getenv(name).map { String(cString: $0) } }
+    }
+
+    /// The concrete address, with the environment looked up through `environment`.
+    public func resolve(environment: (String) -> String?) throws(DBusError) -> String {
         switch self {
         case .system:
-            if let value = getenv("DBUS_SYSTEM_BUS_ADDRESS"), value.pointee != 0 { return String(cString: value) }
+            if let value = environment("DBUS_SYSTEM_BUS_ADDRESS"), !value.isEmpty { return value }
             return Self.defaultSystemAddress
         case .session:
-            guard let value = getenv("DBUS_SESSION_BUS_ADDRESS"), value.pointee != 0 else {
+            guard let value = environment("DBUS_SESSION_BUS_ADDRESS"), !value.isEmpty else {
                 throw .connectionFailed(address: "session bus", reason: "DBUS_SESSION_BUS_ADDRESS is not set")
             }
-            return String(cString: value)
+            return value
         case .address(let address):
             guard !address.isEmpty, !address.utf8.contains(0), address.contains(":") else {
                 throw .connectionFailed(address: address, reason: "not a D-Bus address (expected e.g. unix:path=/run/dbus/system_bus_socket)")

@@ -74,6 +74,15 @@ public final class DBusConnection: Sendable {
         destination: String?, path: DBusObjectPath, interface: String?, method: String,
         arguments: [DBusValue] = [], timeout: Duration = .seconds(25)
     ) async throws(DBusError) -> [DBusValue] {
+        try await callReturningMessage(destination: destination, path: path, interface: interface, method: method,
+                                       arguments: arguments, timeout: timeout).arguments
+    }
+
+    /// `call`, keeping the reply message (for its serial).
+    func callReturningMessage(
+        destination: String?, path: DBusObjectPath, interface: String?, method: String,
+        arguments: [DBusValue], timeout: Duration
+    ) async throws(DBusError) -> DBusMessage {
         let message = try DBusMessage.methodCall(destination: destination, path: path, interface: interface, method: method)
         try message.append(arguments)
         let millis = Self.milliseconds(timeout)
@@ -85,7 +94,7 @@ public final class DBusConnection: Sendable {
         } catch {
             throw .cancelled
         }
-        guard reply.kind == DBusMessageKind.error else { return reply.arguments }
+        guard reply.kind == DBusMessageKind.error else { return reply }
         let remote = reply.remoteError
         if case .remote(let name, _) = remote, name == DBusError.Name.noReply, reply.sender == nil {
             // libdbus's own reply: the timeout expired, or the connection dropped meanwhile.

@@ -119,6 +119,9 @@ final class DBusEventLoop: @unchecked Sendable {
         _ = write(wakeFD, &one, 8)
     }
 
+    /// How long the I/O thread re-polls without sleeping after doing work (see `DBusPollSet.wait`).
+    static let spinNanos: UInt64 = 30_000
+
     var isOnLoopThread: Bool { pthread_equal(pthread_self(), loopThread) != 0 }
 
     // MARK: - The I/O thread
@@ -165,6 +168,7 @@ final class DBusEventLoop: @unchecked Sendable {
 
     private func run(_ connection: OpaquePointer) {
         var pollSet = DBusPollSet()
+        var busy = false
         while true {
             let (operations, closeRequested) = queue.withLock { queue -> ([Operation], Bool) in
                 let taken = queue.operations
@@ -175,8 +179,8 @@ final class DBusEventLoop: @unchecked Sendable {
             while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
             if closeRequested || dbus_connection_get_is_connected(connection) == 0 { break }
 
-            pollSet.wait(wakeFD: wakeFD, sources: sources)
-            pollSet.handleReadyWatches(sources: sources)
+            pollSet.wait(wakeFD: wakeFD, sources: sources, spinNanos: busy ? Self.spinNanos : 0)
+            busy = pollSet.handleReadyWatches(sources: sources) || !operations.isEmpty
             sources.runDueTimeouts()
         }
         shutDown(connection)

@@ -140,7 +140,11 @@ struct DBusPollSet {
     private var watches: [(UInt, DBusLoopSources.Watch)] = []
 
     /// Blocks until a descriptor is ready, the eventfd is written, or the next timeout is due.
-    mutating func wait(wakeFD: Int32, sources: DBusLoopSources) {
+    ///
+    /// Right after a busy iteration it first re-polls without blocking for up to `spinNanos`:
+    /// in request/reply traffic the next call or reply usually lands within microseconds, and
+    /// catching it here saves a sleep/wake-up of this thread. An idle loop never spins.
+    mutating func wait(wakeFD: Int32, sources: DBusLoopSources, spinNanos: UInt64 = 0) {
         let (snapshot, timeout) = sources.snapshot()
         watches = snapshot
         descriptors.removeAll(keepingCapacity: true)
@@ -151,7 +155,14 @@ struct DBusPollSet {
             if watch.flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events |= Int16(POLLOUT) }
             descriptors.append(pollfd(fd: watch.fd, events: events, revents: 0))
         }
-        let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+        var ready: Int32 = 0
+        if spinNanos > 0, timeout != 0 {
+            let deadline = DBusLoopSources.now() + spinNanos
+            repeat {
+                ready = poll(&descriptors, nfds_t(descriptors.count), 0)
+            } while ready == 0 && DBusLoopSources.now() < deadline
+        }
+        if ready == 0 { ready = poll(&descriptors, nfds_t(descriptors.count), timeout) }
         if ready <= 0 {
             for index in descriptors.indices { descriptors[index].revents = 0 }
             return
@@ -163,10 +174,14 @@ struct DBusPollSet {
     }
 
     /// Hands each ready descriptor to libdbus, which reads, writes or notices a hang-up.
-    func handleReadyWatches(sources: DBusLoopSources) {
+    /// Returns whether any was ready.
+    @discardableResult
+    func handleReadyWatches(sources: DBusLoopSources) -> Bool {
+        var any = false
         for (offset, (watch, entry)) in watches.enumerated() {
             let revents = descriptors[offset + 1].revents
             guard revents != 0 else { continue }
+            any = true
             var flags: UInt32 = 0
             if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
             if revents & Int16(POLLOUT) != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }
@@ -174,5 +189,6 @@ struct DBusPollSet {
             if revents & Int16(POLLHUP) != 0 { flags |= DBUS_WATCH_HANGUP.rawValue }
             if sources.isCurrent(watch, id: entry.id) { dbus_watch_handle(OpaquePointer(bitPattern: watch), flags) }
         }
+        return any
     }
 }

@@ -58,6 +58,7 @@ final class DBusMessage: @unchecked Sendable {
     var member: String? { dbus_message_get_member(pointer).map { String(cString: $0) } }
     var errorName: String? { dbus_message_get_error_name(pointer).map { String(cString: $0) } }
     var signature: String { dbus_message_get_signature(pointer).map { String(cString: $0) } ?? "" }
+    var serial: UInt32 { dbus_message_get_serial(pointer) }
     var expectsReply: Bool { dbus_message_get_no_reply(pointer) == 0 }
     var containsUnixFDs: Bool { signature.contains("h") }
 
