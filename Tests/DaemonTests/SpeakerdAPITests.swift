@@ -29,7 +29,7 @@ actor RecordingControl: SpeakerdControl {
         SpeakersReport(speakers: [.init(address: "11:22:33:AA:BB:CC", name: "JBL Flip 5", connected: true,
                                         lastConnected: "2027-01-15T08:00:00Z")])
     }
-    func connect(_ address: SpeakerAddress?) async throws(SpeakerdError) -> StatusReport {
+    func connect(_ address: BluetoothAddress?) async throws(SpeakerdError) -> StatusReport {
         calls.append("connect \(address.map { "\($0)" } ?? "last")")
         guard address?.description != "22:33:44:BB:CC:DD" else {
             throw .rejected(name: SpeakerdBus.ErrorName.unknownDevice, message: "BlueZ does not know 22:33:44:BB:CC:DD")
@@ -37,7 +37,7 @@ actor RecordingControl: SpeakerdControl {
         return statusReport
     }
     func disconnect() async throws(SpeakerdError) -> StatusReport { calls.append("disconnect"); return statusReport }
-    func forget(_ address: SpeakerAddress) async throws(SpeakerdError) -> SpeakersReport {
+    func forget(_ address: BluetoothAddress) async throws(SpeakerdError) -> SpeakersReport {
         calls.append("forget \(address)")
         return SpeakersReport(speakers: [])
     }
@@ -83,7 +83,7 @@ struct SpeakerdAPITests {
         _ = try await client.stop()
         _ = try await client.disconnect()
         _ = try await client.connect(nil)
-        _ = try await client.forget(try SpeakerAddress(parsing: "11:22:33:AA:BB:CC"))
+        _ = try await client.forget(try BluetoothAddress("11:22:33:AA:BB:CC"))
         #expect(await control.calls == ["status", "pause", "resume", "stop", "disconnect", "connect last",
                                         "forget 11:22:33:AA:BB:CC"])
         _ = world  // torn down by its deinit (closing the harness's stdin) without waiting
@@ -117,7 +117,7 @@ struct SpeakerdAPITests {
         #expect(message.contains("'11:22:33' is not a Bluetooth address"))
 
         let unknown = await #expect(throws: SpeakerdError.self) {
-            _ = try await client.connect(try SpeakerAddress(parsing: "22:33:44:BB:CC:DD"))
+            _ = try await client.connect(try BluetoothAddress("22:33:44:BB:CC:DD"))
         }
         #expect(unknown == .rejected(name: SpeakerdBus.ErrorName.unknownDevice, message: "BlueZ does not know 22:33:44:BB:CC:DD"))
 
