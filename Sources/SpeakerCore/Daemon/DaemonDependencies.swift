@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Everything the coordinator reaches outside itself, injected so tests can swap each part:
 /// an in-process fake BlueZ, a test clock, no bus at all, a fake playback engine.
@@ -22,5 +23,18 @@ public struct DaemonDependencies: Sendable {
         self.connectBus = connectBus
         self.makeBlueZ = makeBlueZ
         self.playback = playback
+    }
+}
+
+extension DaemonDependencies {
+    /// The real world: the configured bus, BlueZ over D-Bus, the FluidSynth engine.
+    public static func live(configuration: DaemonConfiguration, logger: Logger) -> DaemonDependencies {
+        DaemonDependencies(
+            connectBus: { bus in try await DBusConnection.connect(bus.busAddress) },
+            makeBlueZ: { connection in
+                guard let connection else { throw BlueZClientError.bus("no D-Bus connection") }
+                return try await DBusBlueZClient.start(connection: connection, logger: logger)
+            },
+            playback: nil)
     }
 }
