@@ -33,6 +33,6 @@ struct CommonOptions: ParsableArguments {
 }
 
 /// Parses a Bluetooth address argument, turning a malformed one into a usage error.
-func validateAddress(_ text: String) throws -> SpeakerAddress {
-    do { return try SpeakerAddress(parsing: text) } catch { throw ValidationError(error.description) }
+func validateAddress(_ text: String) throws -> BluetoothAddress {
+    do { return try BluetoothAddress(text) } catch { throw ValidationError(error.description) }
 }

@@ -57,8 +57,8 @@ struct CommandLineTests {
     }
 
     @Test("failures exit non-zero with exactly one clear line on stderr", arguments: [
-        (["connect", "11:22:33"], "composer-cli: '11:22:33' is not a Bluetooth address (expected six hex pairs such as 11:22:33:AA:BB:CC)"),
-        (["forget", "zz:zz:zz:zz:zz:zz"], "composer-cli: 'zz:zz:zz:zz:zz:zz' is not a Bluetooth address (expected six hex pairs such as 11:22:33:AA:BB:CC)"),
+        (["connect", "11:22:33"], "composer-cli: '11:22:33' is not a Bluetooth address (it has 8 characters, an address has 17); expected the form 11:22:33:44:55:66"),
+        (["forget", "zz:zz:zz:zz:zz:zz"], "composer-cli: 'zz:zz:zz:zz:zz:zz' is not a Bluetooth address (character 1 is not a hexadecimal digit); expected the form 11:22:33:44:55:66"),
         (["status", "--bus", "nowhere"], "composer-cli: bad value 'nowhere' for --bus (expected system, session or a D-Bus address such as unix:path=/run/bus)"),
         (["frobnicate"], "composer-cli: Unexpected argument 'frobnicate'"),
         (["play"], "composer-cli: Missing expected argument '<file>'"),

@@ -7,32 +7,40 @@ struct ExecutableRun {
     let standardOutput: String
     let standardError: String
 
-    /// Runs without blocking a thread of the test runner's small cooperative pool: output goes
-    /// to temp files (a pipe's write end can leak into a process another test spawns at the
-    /// same moment, and then EOF never comes) and the exit is awaited through a handler.
+    /// Spawns with posix_spawn rather than Foundation's `Process`: several tests (and the fake
+    /// bus harness) start processes at once, and concurrent `Process` use has crashed the
+    /// runner inside libdispatch. Output goes to temp files (a pipe's write end can leak into a
+    /// process another test spawns meanwhile, and then EOF never comes); the exit is awaited on
+    /// a dispatch thread, never on the test runner's small cooperative pool.
     static func run(_ name: String, _ arguments: [String], environment extra: [String: String] = [:]) async throws -> ExecutableRun {
         let directory = TemporaryDirectory()
         let outPath = directory.path + "/stdout", errPath = directory.path + "/stderr"
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
-        let process = Process()
-        process.executableURL = productsDirectory.appendingPathComponent(name)
-        process.arguments = arguments
+        let executable = productsDirectory.appendingPathComponent(name).path
         var environment = ProcessInfo.processInfo.environment
         environment["COLUMNS"] = "80"
         environment.merge(extra) { $1 }
-        process.environment = environment
-        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
+        let childPID = pid
+        let status: Int32 = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var raw: Int32 = 0
+                while waitpid(childPID, &raw, 0) < 0 && errno == EINTR {}
+                // WIFEXITED / WEXITSTATUS, spelled out: Glibc's macros are not imported.
+                continuation.resume(returning: raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f))
+            }
         }
-        try out.close()
-        try err.close()
         return ExecutableRun(status: status,
                              standardOutput: directory.read("stdout") ?? "",
                              standardError: directory.read("stderr") ?? "")

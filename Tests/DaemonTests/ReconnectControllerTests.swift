@@ -79,7 +79,7 @@ struct ReconnectControllerTests {
 @Suite("Scan-and-pick ranking")
 struct CandidateRankingTests {
     func candidate(_ last: String, rssi: Int?, known: Int? = nil, trusted: Bool = false, sink: Bool = true) -> RankedCandidate {
-        RankedCandidate(address: try! SpeakerAddress(parsing: "11:22:33:44:55:\(last)"), name: "dev \(last)",
+        RankedCandidate(address: try! BluetoothAddress("11:22:33:44:55:\(last)"), name: "dev \(last)",
                         rssi: rssi, knownRank: known, trusted: trusted, audioSink: sink)
     }
 

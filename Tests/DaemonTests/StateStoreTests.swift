@@ -4,8 +4,8 @@ import Testing
 
 @Suite("Known-speaker state on disk")
 struct StateStoreTests {
-    let flip = try! SpeakerAddress(parsing: "11:22:33:AA:BB:CC")
-    let boom = try! SpeakerAddress(parsing: "22:33:44:BB:CC:DD")
+    let flip = try! BluetoothAddress("11:22:33:AA:BB:CC")
+    let boom = try! BluetoothAddress("22:33:44:BB:CC:DD")
     let monday = Date(timeIntervalSince1970: 1_800_000_000)
 
     @Test("a first run finds no file and an empty list")

@@ -11,10 +11,10 @@ public protocol SpeakerdControl: Sendable {
     func scan() async throws(SpeakerdError) -> ScanReport
     func speakers() async throws(SpeakerdError) -> SpeakersReport
     /// Connects `address`, or with nil the last known speaker; also lifts a user's disconnect.
-    func connect(_ address: SpeakerAddress?) async throws(SpeakerdError) -> StatusReport
+    func connect(_ address: BluetoothAddress?) async throws(SpeakerdError) -> StatusReport
     /// Disconnects and keeps the speaker disconnected until `connect` is asked for.
     func disconnect() async throws(SpeakerdError) -> StatusReport
-    func forget(_ address: SpeakerAddress) async throws(SpeakerdError) -> SpeakersReport
+    func forget(_ address: BluetoothAddress) async throws(SpeakerdError) -> SpeakersReport
     /// Plays a file the client opened; the daemon never opens client paths.
     func play(_ request: PlayRequest) async throws(SpeakerdError) -> StatusReport
     func stop() async throws(SpeakerdError) -> StatusReport

@@ -35,8 +35,8 @@ public final class SpeakerdDBusClient: SpeakerdControl {
         try await decode("Speakers") { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.speakers(from: value) }
     }
 
-    public func connect(_ address: SpeakerAddress?) async throws(SpeakerdError) -> StatusReport {
-        try await decode("Connect", [.string(address?.text ?? "")], timeout: .seconds(60)) { (value: DBusValue) throws(DBusError) in
+    public func connect(_ address: BluetoothAddress?) async throws(SpeakerdError) -> StatusReport {
+        try await decode("Connect", [.string(address?.description ?? "")], timeout: .seconds(60)) { (value: DBusValue) throws(DBusError) in
             try SpeakerdDBusRecords.status(from: value)
         }
     }
@@ -45,8 +45,8 @@ public final class SpeakerdDBusClient: SpeakerdControl {
         try await decode("Disconnect") { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.status(from: value) }
     }
 
-    public func forget(_ address: SpeakerAddress) async throws(SpeakerdError) -> SpeakersReport {
-        try await decode("Forget", [.string(address.text)]) { (value: DBusValue) throws(DBusError) in
+    public func forget(_ address: BluetoothAddress) async throws(SpeakerdError) -> SpeakersReport {
+        try await decode("Forget", [.string(address.description)]) { (value: DBusValue) throws(DBusError) in
             try SpeakerdDBusRecords.speakers(from: value)
         }
     }

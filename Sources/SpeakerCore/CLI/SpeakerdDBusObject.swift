@@ -59,8 +59,8 @@ public enum SpeakerdDBusObject {
         }
     }
 
-    private static func address(_ text: String) throws(SpeakerdError) -> SpeakerAddress {
-        do { return try SpeakerAddress(parsing: text) } catch {
+    private static func address(_ text: String) throws(SpeakerdError) -> BluetoothAddress {
+        do { return try BluetoothAddress(text) } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.invalidAddress, message: error.description)
         }
     }

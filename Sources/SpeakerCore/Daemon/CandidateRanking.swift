@@ -3,7 +3,7 @@
 /// Only audio sinks are eligible for auto-pick: connecting a phone or a keyboard because it
 /// happened to be loudest would be worse than waiting for the user.
 public struct RankedCandidate: Equatable, Sendable {
-    public var address: SpeakerAddress
+    public var address: BluetoothAddress
     public var name: String
     public var rssi: Int?
     /// speakerd connected to it before; `knownRank` is its place in the state list (0 = last).
@@ -12,7 +12,7 @@ public struct RankedCandidate: Equatable, Sendable {
     public var trusted: Bool
     public var audioSink: Bool
 
-    public init(address: SpeakerAddress, name: String, rssi: Int?, knownRank: Int?, trusted: Bool, audioSink: Bool) {
+    public init(address: BluetoothAddress, name: String, rssi: Int?, knownRank: Int?, trusted: Bool, audioSink: Bool) {
         self.address = address
         self.name = name
         self.rssi = rssi
@@ -48,7 +48,7 @@ public enum CandidateRanking {
     /// The JSON/human report form, best first.
     public static func report(_ candidates: [RankedCandidate]) -> ScanReport {
         ScanReport(candidates: ranked(candidates).map {
-            .init(address: $0.address.text, name: $0.name, rssi: $0.rssi, known: $0.knownRank != nil, audioSink: $0.audioSink)
+            .init(address: $0.address.description, name: $0.name, rssi: $0.rssi, known: $0.knownRank != nil, audioSink: $0.audioSink)
         })
     }
 }

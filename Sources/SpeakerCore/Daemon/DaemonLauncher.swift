@@ -16,7 +16,10 @@ public enum DaemonLauncher {
         let logger = Logger(label: "speakerd")
         let notifier: SystemdNotifier?
         do { notifier = try SystemdNotifier(environment: environment) } catch { throw .notify(error) }
-        let daemon = SpeakerdService(configuration: configuration, notifier: notifier, logger: logger)
+        let dependencies = DaemonDependencies.live(configuration: configuration, logger: logger)
+        let coordinator = SpeakerdDaemon(configuration: configuration, dependencies: dependencies,
+                                         notifier: notifier, logger: logger)
+        let daemon = SpeakerdService(daemon: coordinator)
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: daemon)]
         if let notifier, let settings = WatchdogSettings(environment: environment, processID: getpid()) {

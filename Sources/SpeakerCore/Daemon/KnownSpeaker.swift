@@ -2,7 +2,7 @@ import Foundation
 
 /// A speaker speakerd has connected to before: what auto-connect tries at start-up.
 public struct KnownSpeaker: Equatable, Sendable, Codable {
-    public var address: SpeakerAddress
+    public var address: BluetoothAddress
     /// The name BlueZ reported last time (`Alias`), shown to people.
     public var name: String
     /// When speakerd first connected to it.
@@ -10,7 +10,7 @@ public struct KnownSpeaker: Equatable, Sendable, Codable {
     /// When speakerd last connected to it; the list is ordered by this, newest first.
     public var lastConnected: Date
 
-    public init(address: SpeakerAddress, name: String, firstConnected: Date, lastConnected: Date) {
+    public init(address: BluetoothAddress, name: String, firstConnected: Date, lastConnected: Date) {
         self.address = address
         self.name = name
         self.firstConnected = firstConnected
@@ -19,20 +19,6 @@ public struct KnownSpeaker: Equatable, Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case address, name, firstConnected, lastConnected
-    }
-}
-
-extension SpeakerAddress: Codable {
-    public init(from decoder: Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        do { try self.init(parsing: text) } catch {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.description))
-        }
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(text)
     }
 }
 

@@ -2,61 +2,41 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// The daemon's coordinator: runs start-up, keeps the speaker, serves the API, shuts down.
+/// speakerd as a swift-service-lifecycle `Service`: runs the coordinator's start-up, keeps it
+/// running, and on SIGTERM/SIGINT winds it down (discovery and playback stopped, STOPPING=1).
 ///
-/// An actor with an explicit lifecycle; the watchdog's heartbeat hops onto it, so a stalled
-/// coordinator stops the pings and systemd restarts the daemon.
+/// A SIGTERM in the middle of start-up cancels the sequence at once (the timeline records
+/// "start-up was cancelled") instead of waiting for a slow Connect to finish.
 public actor SpeakerdService: Service {
     private enum State {
         case idle
-        case starting
         case running
-        case stopping
         case stopped
     }
 
     private var state: State = .idle
-    public let configuration: DaemonConfiguration
-    private let notifier: SystemdNotifier?
-    private let logger: Logger
-    private let stateStore: StateStore
+    public nonisolated let daemon: SpeakerdDaemon
 
-    public init(configuration: DaemonConfiguration, notifier: SystemdNotifier?, logger: Logger) {
-        self.configuration = configuration
-        self.notifier = notifier
-        self.logger = logger
-        self.stateStore = StateStore(directory: configuration.stateDirectory, logger: logger)
+    public init(daemon: SpeakerdDaemon) {
+        self.daemon = daemon
     }
 
     public func run() async throws {
         guard case .idle = state else { throw SpeakerdServiceError.alreadyStarted }
-        state = .starting
-        notify(.status("Loading known speakers…"))
-        let outcome = await stateStore.load()
-        logger.info("state: \(outcome)")
         state = .running
-        notify([.ready, .status("Running; \(await stateStore.knownSpeakers.count) known speaker(s)")])
+        let daemon = self.daemon
+        try? await cancelWhenGracefulShutdown { await daemon.start() }
         // Wait for SIGTERM/SIGINT; cancellation of the group ends the wait too.
         try? await gracefulShutdown()
-        state = .stopping
-        notify([.stopping, .status("Stopping…")])
+        await daemon.shutdown()
         state = .stopped
     }
 
-    /// Called by the watchdog pacer; returning proves the actor is not stalled.
-    public func heartbeat() {}
-
-    private func notify(_ message: NotifyMessage) { notify([message]) }
-
-    private func notify(_ messages: [NotifyMessage]) {
-        guard let notifier else { return }
-        do { try notifier.send(messages) } catch {
-            logger.warning("\(error.description)")
-        }
-    }
+    /// Called by the watchdog pacer through the coordinator actor.
+    public func heartbeat() async { await daemon.heartbeat() }
 }
 
-/// Misuse of the coordinator's lifecycle.
+/// Misuse of the service's lifecycle.
 public enum SpeakerdServiceError: Error, Equatable, Sendable, CustomStringConvertible {
     case alreadyStarted
 

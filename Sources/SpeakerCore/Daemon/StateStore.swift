@@ -65,7 +65,7 @@ public actor StateStore {
     }
 
     /// Remembers a successful connection and moves the speaker to the front.
-    public func recordConnection(to address: SpeakerAddress, name: String, at date: Date) throws(StateStoreError) {
+    public func recordConnection(to address: BluetoothAddress, name: String, at date: Date) throws(StateStoreError) {
         var file = try loadedFile()
         var speaker = KnownSpeaker(address: address, name: name, firstConnected: date, lastConnected: date)
         if let index = file.speakers.firstIndex(where: { $0.address == address }) {
@@ -78,7 +78,7 @@ public actor StateStore {
 
     /// Drops a speaker; returns false when it was not known.
     @discardableResult
-    public func forget(_ address: SpeakerAddress) throws(StateStoreError) -> Bool {
+    public func forget(_ address: BluetoothAddress) throws(StateStoreError) -> Bool {
         var file = try loadedFile()
         guard let index = file.speakers.firstIndex(where: { $0.address == address }) else { return false }
         file.speakers.remove(at: index)

@@ -1,0 +1,176 @@
+/// The `BlueZClient` operations: each resolves its target by address at call time, calls BlueZ
+/// with a timeout measured on the injected clock, and turns D-Bus errors into `BlueZClientError`.
+extension DBusBlueZClient {
+    public func adapters() async throws -> [Adapter] {
+        try requireBluetoothd()
+        return await cache.adapters
+    }
+
+    public func devices() async throws -> [Device] {
+        try requireBluetoothd()
+        return await cache.devices
+    }
+
+    public func powerOn(_ address: BluetoothAddress) async throws {
+        let (path, adapter) = try await adapter(address)
+        if adapter.isBlocked { throw BlueZClientError.adapterBlocked(name: adapter.name) }
+        if adapter.powered { return }
+        do {
+            try await setProperty("Powered", .bool(true), on: path, interface: BlueZInterface.adapter,
+                                  operation: "Power on \(adapter.name)")
+        } catch BlueZClientError.bluez(let error, _) where error.message.lowercased().contains("rfkill") {
+            throw BlueZClientError.adapterBlocked(name: adapter.name)
+        }
+    }
+
+    public func startDiscovery(on address: BluetoothAddress, filter: DiscoveryFilter) async throws {
+        let (path, adapter) = try await adapter(address)
+        var entries: [String: DBusValue] = [
+            "Transport": .string(filter.transport.rawValue),
+            "UUIDs": .strings(filter.uuids),
+            "DuplicateData": .bool(filter.duplicateData),
+        ]
+        if let rssi = filter.rssiThreshold { entries["RSSI"] = .int16(rssi) }
+        _ = try await bluezCall(path: path, interface: BlueZInterface.adapter, method: "SetDiscoveryFilter",
+                                arguments: [.properties(entries)], operation: "Set the discovery filter on \(adapter.name)")
+        do {
+            _ = try await bluezCall(path: path, interface: BlueZInterface.adapter, method: "StartDiscovery",
+                                    operation: "Start discovery on \(adapter.name)")
+        } catch BlueZClientError.bluez(let error, _) where error.kind == .inProgress {
+            // Our session is already running: starting it again is not an error for us.
+        }
+    }
+
+    public func stopDiscovery(on address: BluetoothAddress) async throws {
+        let (path, adapter) = try await adapter(address)
+        do {
+            _ = try await bluezCall(path: path, interface: BlueZInterface.adapter, method: "StopDiscovery",
+                                    operation: "Stop discovery on \(adapter.name)")
+        } catch BlueZClientError.bluez(let error, _) where error.kind == .failed && error.message.contains("No discovery started") {
+            // Nothing of ours to stop: stopping is idempotent.
+        }
+    }
+
+    public func connect(_ address: BluetoothAddress) async throws {
+        let path = try await devicePath(address)
+        _ = try await bluezCall(path: path, interface: BlueZInterface.device, method: "Connect",
+                                timeout: configuration.connectTimeout, operation: "Connect to \(address)")
+    }
+
+    public func connectProfile(_ address: BluetoothAddress, uuid: String) async throws {
+        let path = try await devicePath(address)
+        _ = try await bluezCall(path: path, interface: BlueZInterface.device, method: "ConnectProfile",
+                                arguments: [.string(uuid)], timeout: configuration.connectTimeout,
+                                operation: "Connect profile \(uuid) of \(address)")
+    }
+
+    /// Pairs through our agent. Cancelling the calling task cancels the pairing in BlueZ too.
+    public func pair(_ address: BluetoothAddress) async throws {
+        let path = try await devicePath(address)
+        agent.begin(address)
+        defer { agent.end(address) }
+        do {
+            _ = try await bluezCall(path: path, interface: BlueZInterface.device, method: "Pair",
+                                    timeout: configuration.pairTimeout, operation: "Pair with \(address)")
+        } catch {
+            if error is CancellationError || (error as? BlueZClientError).map({ if case .timedOut = $0 { true } else { false } }) == true {
+                // Our task is cancelled, so the call goes from a fresh task that is not.
+                let connection = self.connection
+                await Task {
+                    _ = try? await connection.call(destination: BlueZInterface.service, path: path, interface: BlueZInterface.device,
+                                                   method: "CancelPairing", timeout: .seconds(2))
+                }.value
+            }
+            throw error
+        }
+    }
+
+    public func setTrusted(_ address: BluetoothAddress, _ trusted: Bool) async throws {
+        let path = try await devicePath(address)
+        try await setProperty("Trusted", .bool(trusted), on: path, interface: BlueZInterface.device,
+                              operation: "\(trusted ? "Trust" : "Untrust") \(address)")
+    }
+
+    public func disconnect(_ address: BluetoothAddress) async throws {
+        let path = try await devicePath(address)
+        _ = try await bluezCall(path: path, interface: BlueZInterface.device, method: "Disconnect",
+                                operation: "Disconnect \(address)")
+    }
+
+    public func removeDevice(_ address: BluetoothAddress) async throws {
+        let path = try await devicePath(address)
+        guard let adapterPath = BlueZPaths.adapterPath(ofDevice: path) else { throw BlueZClientError.unknownDevice(address) }
+        _ = try await bluezCall(path: adapterPath, interface: BlueZInterface.adapter, method: "RemoveDevice",
+                                arguments: [.objectPath(path)], operation: "Remove \(address)")
+    }
+
+    // MARK: - Resolution by address (never by a remembered path)
+
+    private func devicePath(_ address: BluetoothAddress) async throws -> DBusObjectPath {
+        try requireBluetoothd()
+        guard let path = await cache.path(ofDevice: address) else { throw BlueZClientError.unknownDevice(address) }
+        return path
+    }
+
+    private func adapter(_ address: BluetoothAddress) async throws -> (DBusObjectPath, Adapter) {
+        try requireBluetoothd()
+        guard let path = await cache.path(ofAdapter: address), let adapter = await cache.adapter(at: path) else {
+            if await cache.adapters.isEmpty { throw BlueZClientError.noAdapter }
+            throw BlueZClientError.unknownAdapter(address)
+        }
+        return (path, adapter)
+    }
+
+    // MARK: - Calls
+
+    private func setProperty(_ name: String, _ value: DBusValue, on path: DBusObjectPath, interface: String, operation: String) async throws {
+        _ = try await bluezCall(path: path, interface: BlueZInterface.properties, method: "Set",
+                                arguments: [.string(interface), .string(name), .variant(value)], operation: operation)
+    }
+
+    /// One call to bluetoothd, bounded by `timeout` on our clock (the bus timeout is only a backstop).
+    private func bluezCall(
+        path: DBusObjectPath, interface: String, method: String, arguments: [DBusValue] = [],
+        timeout: Duration? = nil, operation: String
+    ) async throws -> [DBusValue] {
+        let limit = timeout ?? configuration.callTimeout
+        let connection = self.connection
+        let clock = self.clock
+        return try await withThrowingTaskGroup(of: [DBusValue].self) { group in
+            group.addTask {
+                do throws(DBusError) {
+                    return try await connection.call(
+                        destination: BlueZInterface.service, path: path, interface: interface, method: method,
+                        arguments: arguments, timeout: limit + .seconds(5))
+                } catch {
+                    throw Self.clientError(error, operation: operation, limit: limit)
+                }
+            }
+            group.addTask {
+                try await clock.sleep(for: limit)
+                throw BlueZClientError.timedOut(operation: operation, after: limit)
+            }
+            defer { group.cancelAll() }
+            guard let reply = try await group.next() else { throw CancellationError() }
+            return reply
+        }
+    }
+
+    /// What a D-Bus failure means for a BlueZ operation.
+    static func clientError(_ error: DBusError, operation: String, limit: Duration) -> any Error {
+        switch error {
+        case .remote(let name, let message):
+            if let bluez = BlueZError(dbusName: name, message: message) { return BlueZClientError.bluez(bluez, operation: operation) }
+            if name == DBusError.Name.serviceUnknown || name == DBusError.Name.nameHasNoOwner {
+                return BlueZClientError.bluetoothdNotRunning
+            }
+            return BlueZClientError.bus("\(operation): \(error)")
+        case .cancelled:
+            return CancellationError()
+        case .timeout:
+            return BlueZClientError.timedOut(operation: operation, after: limit)
+        default:
+            return BlueZClientError.bus("\(operation): \(error)")
+        }
+    }
+}

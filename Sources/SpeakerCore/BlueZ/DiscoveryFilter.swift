@@ -1,0 +1,23 @@
+/// The filter passed to `Adapter1.SetDiscoveryFilter` for our own discovery session.
+///
+/// Why a filter: BlueZ merges filters of all clients, but with ours it at least runs a BR/EDR
+/// inquiry (speakers are classic A2DP devices) and reports RSSI changes. BlueZ may still report
+/// devices outside it (other clients' filters), so results are classified again on our side.
+public struct DiscoveryFilter: Equatable, Sendable {
+    public enum Transport: String, Sendable { case auto, bredr, le }
+
+    public var transport: Transport
+    public var uuids: [String]
+    public var rssiThreshold: Int16?
+    public var duplicateData: Bool
+
+    public init(transport: Transport = .auto, uuids: [String] = [], rssiThreshold: Int16? = nil, duplicateData: Bool = false) {
+        self.transport = transport
+        self.uuids = uuids
+        self.rssiThreshold = rssiThreshold
+        self.duplicateData = duplicateData
+    }
+
+    /// What speakerd uses to look for speakers: classic Bluetooth, A2DP sinks.
+    public static let audioSinks = DiscoveryFilter(transport: .bredr, uuids: [BlueZUUID.a2dpSink])
+}
