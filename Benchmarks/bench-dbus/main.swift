@@ -67,22 +67,25 @@ let idleStart = processCPUSeconds()
 try await Task.sleep(for: .seconds(2))
 let idleCPUms = (processCPUSeconds() - idleStart) * 1000
 
+/// Throughput ratios are paired per round (floor and ours ran back to back), then the median
+/// is taken, so load that drifts across rounds cancels out.
 @MainActor func row(_ label: String, _ key: String, floorKey: String) -> String {
     let runs = results[key]!
-    let floor = median(results[floorKey]!.map(\.callsPerSecond))
+    let ratios = zip(runs, results[floorKey]!).map { $0.callsPerSecond / $1.callsPerSecond }
     let rate = median(runs.map(\.callsPerSecond))
-    return String(format: "| %@ | %.0f | %.1f | %.1f | %.2f× |", label, rate, median(runs.map(\.p50)), median(runs.map(\.p99)), rate / floor)
+    return String(format: "| %@ | %.0f | %.1f | %.1f | %.2f× (%.2f–%.2f) |", label, rate, median(runs.map(\.p50)),
+                  median(runs.map(\.p99)), median(ratios), ratios.min()!, ratios.max()!)
 }
 
 print("""
-| path | calls/s | p50 µs | p99 µs | vs floor |
+| path | calls/s | p50 µs | p99 µs | vs floor (min–max over rounds) |
 |---|---|---|---|---|
 \(row("raw libdbus, 1 in flight (send_with_reply_and_block)", "floor-1", floorKey: "floor-1"))
 \(row("SpeakerCore DBusConnection.call, 1 in flight", "ours-1", floorKey: "floor-1"))
 \(row("raw libdbus, \(window) in flight (pending calls)", "floor-64", floorKey: "floor-64"))
 \(row("SpeakerCore DBusConnection.call, \(window) tasks in flight", "ours-64", floorKey: "floor-64"))
 
-Medians of \(rounds) alternating rounds; \(sequentialCalls) calls per 1-in-flight run, \(pipelinedCalls) per \(window)-in-flight run.
+Medians of \(rounds) alternating rounds (ratio: median of per-round ratios); \(sequentialCalls) calls per 1-in-flight run, \(pipelinedCalls) per \(window)-in-flight run.
 Idle: an open SpeakerCore connection used \(String(format: "%.1f", idleCPUms)) ms of CPU over 2 s idle (the whole process).
 """)
 RawLibdbus.close(raw)

@@ -5,9 +5,10 @@ import Synchronization
 /// The one I/O thread of a connection: it owns the libdbus `DBusConnection*`, blocks in
 /// `poll()` on libdbus's watch descriptors plus an eventfd, runs libdbus timeouts and dispatches.
 ///
-/// Every libdbus call on the connection happens on this thread (callers queue closures with
-/// `perform`), so libdbus never removes a watch while we are about to handle it, and Swift
-/// concurrency threads never block on I/O. The eventfd is written when a closure is queued
+/// Every libdbus call on the connection happens under one I/O lock: on this thread, or inline
+/// in a caller's `perform` when this thread is asleep (a non-blocking send), so libdbus never
+/// removes a watch while we are about to handle it, and Swift concurrency threads never block
+/// on I/O. The eventfd is written when a closure is queued
 /// onto an empty queue and by libdbus's wake-up hook, so a call issued while the connection is
 /// idle is sent at once; with nothing to do the thread sleeps in `poll()` with no timeout.
 final class DBusEventLoop: @unchecked Sendable {
@@ -23,6 +24,11 @@ final class DBusEventLoop: @unchecked Sendable {
     }
 
     private let queue = Mutex(Queue())
+    /// Held by whoever is talking to libdbus about this connection: the I/O thread for each
+    /// iteration (released only while it sleeps in poll), or a caller running its operation
+    /// inline. libdbus only creates or frees watches inside such a section, so the I/O thread
+    /// never handles a watch that another thread is freeing.
+    private let ioLock = Mutex(())
     let sources = DBusLoopSources()
     private let wakeFD: Int32
     private let handler: MessageHandler
@@ -95,6 +101,17 @@ final class DBusEventLoop: @unchecked Sendable {
     /// Queues `operation` for the I/O thread, waking it if it is idle. After the connection is
     /// gone the operation runs at once, on the caller's thread, with nil.
     func perform(_ operation: @escaping Operation) {
+        // Fast path: while the I/O thread sleeps in poll and nothing is queued, run the
+        // operation here (a send is a non-blocking write); this saves waking the I/O thread
+        // before the message can leave.
+        let ranInline = ioLock.withLockIfAvailable { _ -> Bool in
+            guard let connection, queue.withLock({ $0.operations.isEmpty && !$0.closeRequested && !$0.closed }) else {
+                return false
+            }
+            operation(connection)
+            return true
+        }
+        if ranInline == true { return }
         let (wake, runNow) = queue.withLock { queue -> (Bool, Bool) in
             if queue.closed { return (false, true) }
             let wasEmpty = queue.operations.isEmpty
@@ -170,20 +187,26 @@ final class DBusEventLoop: @unchecked Sendable {
         var pollSet = DBusPollSet()
         var busy = false
         while true {
-            let (operations, closeRequested) = queue.withLock { queue -> ([Operation], Bool) in
-                let taken = queue.operations
-                queue.operations.removeAll(keepingCapacity: true)
-                return (taken, queue.closeRequested)
+            let (stop, ranOperations) = ioLock.withLock { _ -> (Bool, Bool) in
+                let (operations, closeRequested) = queue.withLock { queue -> ([Operation], Bool) in
+                    let taken = queue.operations
+                    queue.operations.removeAll(keepingCapacity: true)
+                    return (taken, queue.closeRequested)
+                }
+                for operation in operations { operation(connection) }
+                while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
+                return (closeRequested || dbus_connection_get_is_connected(connection) == 0, !operations.isEmpty)
             }
-            for operation in operations { operation(connection) }
-            while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
-            if closeRequested || dbus_connection_get_is_connected(connection) == 0 { break }
+            if stop { break }
 
-            pollSet.wait(wakeFD: wakeFD, sources: sources, spinNanos: busy ? Self.spinNanos : 0)
-            busy = pollSet.handleReadyWatches(sources: sources) || !operations.isEmpty
-            sources.runDueTimeouts()
+            pollSet.wait(wakeFD: wakeFD, sources: sources, spinNanos: busy || ranOperations ? Self.spinNanos : 0)
+            busy = ioLock.withLock { _ -> Bool in
+                let handled = pollSet.handleReadyWatches(sources: sources)
+                sources.runDueTimeouts()
+                return handled
+            }
         }
-        shutDown(connection)
+        ioLock.withLock { _ in shutDown(connection) }
     }
 
     /// Closes the connection, lets libdbus complete every pending call and deliver its local
