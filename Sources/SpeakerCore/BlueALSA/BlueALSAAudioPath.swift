@@ -15,31 +15,31 @@ public struct BlueALSAAudioPath: Sendable {
     }
 
     /// The ALSA device name for `address` (`bluealsa:DEV=11:22:33:AA:BB:CC,PROFILE=a2dp`).
-    public func alsaDevice(for address: SpeakerAddress) -> String {
+    public func alsaDevice(for address: BluetoothAddress) -> String {
         BlueALSAPCM.alsaDevice(for: address)
     }
 
     /// Returns the speaker's A2DP playback PCM as soon as BlueALSA offers it (at once if it
     /// already does); waits at most `timeout` on the injected clock when one is given.
-    public func waitUntilReady(for address: SpeakerAddress, timeout: Duration? = nil) async throws(BlueALSAError) -> BlueALSAPCM {
+    public func waitUntilReady(for address: BluetoothAddress, timeout: Duration? = nil) async throws(BlueALSAError) -> BlueALSAPCM {
         let source = source
         let find: @Sendable () async throws -> BlueALSAPCM = {
             for try await pcms in source.pcmSets() {
                 if let pcm = pcms.first(where: { $0.isA2DPPlayback && $0.address == address }) { return pcm }
             }
             try Task.checkCancellation()
-            throw BlueALSAError.sourceEnded(address: address.text)
+            throw BlueALSAError.sourceEnded(address: address.description)
         }
         do {
             guard let timeout else { return try await find() }
             switch try await timeboxed(timeout, clock: clock, find) {
             case let .finished(pcm): return pcm
-            case .timedOut: throw BlueALSAError.noPCM(address: address.text, after: timeout)
+            case .timedOut: throw BlueALSAError.noPCM(address: address.description, after: timeout)
             }
         } catch let error as BlueALSAError {
             throw error
         } catch is CancellationError {
-            throw .cancelled(address: address.text)
+            throw .cancelled(address: address.description)
         } catch {
             throw .unavailable(reason: "\(error)")
         }
@@ -48,7 +48,7 @@ public struct BlueALSAAudioPath: Sendable {
     /// Whether the speaker's A2DP playback PCM exists: the current answer first, then each change
     /// (never the same value twice in a row). Ends when the consumer stops iterating or the
     /// source ends; a failing source reads as "not available" and ends the stream.
-    public func availability(of address: SpeakerAddress) -> AsyncStream<Bool> {
+    public func availability(of address: BluetoothAddress) -> AsyncStream<Bool> {
         let source = source
         return AsyncStream { continuation in
             let task = Task {

@@ -6,12 +6,12 @@
 /// that does not exist (the readiness gate has usually waited for it already, then this returns
 /// at once).
 public struct BlueALSAOutput: AudioOutput {
-    public let address: SpeakerAddress
+    public let address: BluetoothAddress
     public let audioPath: BlueALSAAudioPath
     /// How long `waitUntilReady` waits for the PCM (the gate in front normally makes it instant).
     public let readyTimeout: Duration
 
-    public init(address: SpeakerAddress, audioPath: BlueALSAAudioPath, readyTimeout: Duration = .seconds(10)) {
+    public init(address: BluetoothAddress, audioPath: BlueALSAAudioPath, readyTimeout: Duration = .seconds(10)) {
         self.address = address
         self.audioPath = audioPath
         self.readyTimeout = readyTimeout

@@ -38,10 +38,10 @@ public struct BlueALSAPCM: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The speaker's address, read from the device path's last component; nil if it has none.
-    public var address: SpeakerAddress? {
+    public var address: BluetoothAddress? {
         guard let last = device.split(separator: "/").last, last.hasPrefix("dev_") else { return nil }
         let pairs = last.dropFirst(4).replacingOccurrences(of: "_", with: ":")
-        return try? SpeakerAddress(parsing: pairs)
+        return try? BluetoothAddress(pairs)
     }
 
     /// Whether this is the PCM we play a speaker's music through (A2DP, towards the speaker).
@@ -50,8 +50,8 @@ public struct BlueALSAPCM: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The ALSA PCM name that plays to `address` through BlueALSA.
-    public static func alsaDevice(for address: SpeakerAddress) -> String {
-        "bluealsa:DEV=\(address.text),PROFILE=a2dp"
+    public static func alsaDevice(for address: BluetoothAddress) -> String {
+        "bluealsa:DEV=\(address.description),PROFILE=a2dp"
     }
 
     public var description: String { "\(path) (\(transport) \(mode), device \(device))" }

@@ -54,7 +54,7 @@ private struct BusGone: Error, CustomStringConvertible {
 /// PCM, not when BlueZ says it is connected.
 @Suite("BlueALSA audio path")
 struct BlueALSAAudioPathTests {
-    private let speaker = try! SpeakerAddress(parsing: "11:22:33:AA:BB:CC")
+    private let speaker = try! BluetoothAddress("11:22:33:AA:BB:CC")
     private let speakerPCM = BlueALSAPCM(path: "/org/bluealsa/hci0/dev_11_22_33_AA_BB_CC/a2dpsrc/sink",
                                           device: "/org/bluez/hci0/dev_11_22_33_AA_BB_CC",
                                           transport: "A2DP-source", mode: "sink", running: false)

@@ -73,7 +73,7 @@ struct BlueALSADBusTests {
         }
     }
 
-    private let speaker = try! SpeakerAddress(parsing: "11:22:33:AA:BB:CC")
+    private let speaker = try! BluetoothAddress("11:22:33:AA:BB:CC")
 
     @Test("a connected speaker becomes ready when BlueALSA adds its A2DP sink PCM, and unready when it is removed")
     func pcmComesAndGoes() async throws {
