@@ -128,3 +128,32 @@ struct DaemonIntegrationTests {
         _ = world
     }
 }
+
+@Suite("speakerd process lifecycle", .serialized)
+struct DaemonProcessTests {
+    @Test("SIGTERM in the middle of start-up stops speakerd cleanly with STOPPING=1 and exit status 0")
+    func sigtermDuringStartup() async throws {
+        // bluetoothd is absent, so start-up is waiting at the compatibility gate when SIGTERM comes.
+        let world = try await FakeBusWorld.start(bluez: false)
+        let state = TemporaryDirectory()
+        let listener = NotifySocketListener(path: state.path + "/notify")
+        let run = try await ExecutableRun.run(
+            "speakerd", ["--bus", world.address, "--state-dir", state.path, "--audio-output", "null"],
+            environment: ["NOTIFY_SOCKET": listener.notifySocket]
+        ) { pid in
+            // Wait (bounded) for READY=1: the API is up, start-up is blocked on BlueZ.
+            var ready = false
+            for _ in 0..<200 where !ready {
+                ready = listener.receivedCount(adding: 0) > 0 && listener.pending.contains { $0.contains("READY=1") }
+                if !ready { try await Task.sleep(for: .milliseconds(25)) }
+            }
+            #expect(ready, "speakerd never said READY=1")
+            kill(pid, SIGTERM)
+        }
+        #expect(run.status == 0, "stderr: \(run.standardError)")
+        _ = listener.receivedCount(adding: 0)
+        #expect(listener.pending.contains { $0.hasPrefix("STOPPING=1") })
+        #expect(listener.pending.contains { $0.contains("STATUS=Waiting for bluetoothd") })
+        _ = world
+    }
+}

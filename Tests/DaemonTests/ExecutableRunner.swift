@@ -12,7 +12,8 @@ struct ExecutableRun {
     /// runner inside libdispatch. Output goes to temp files (a pipe's write end can leak into a
     /// process another test spawns meanwhile, and then EOF never comes); the exit is awaited on
     /// a dispatch thread, never on the test runner's small cooperative pool.
-    static func run(_ name: String, _ arguments: [String], environment extra: [String: String] = [:]) async throws -> ExecutableRun {
+    static func run(_ name: String, _ arguments: [String], environment extra: [String: String] = [:],
+                    whileRunning: (@Sendable (pid_t) async throws -> Void)? = nil) async throws -> ExecutableRun {
         let directory = TemporaryDirectory()
         let outPath = directory.path + "/stdout", errPath = directory.path + "/stderr"
         let executable = productsDirectory.appendingPathComponent(name).path
@@ -33,6 +34,9 @@ struct ExecutableRun {
         let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
         guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
         let childPID = pid
+        if let whileRunning {
+            do { try await whileRunning(childPID) } catch { kill(childPID, SIGKILL) }
+        }
         let status: Int32 = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 var raw: Int32 = 0

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A datagram socket bound by a test where `NOTIFY_SOCKET` points, standing in for systemd.
-final class NotifySocketListener {
+/// Unchecked: each test uses its listener from one task at a time.
+final class NotifySocketListener: @unchecked Sendable {
     let fd: Int32
     /// The value to put in `NOTIFY_SOCKET`.
     let notifySocket: String

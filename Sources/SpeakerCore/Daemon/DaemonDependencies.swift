@@ -35,6 +35,6 @@ extension DaemonDependencies {
                 guard let connection else { throw BlueZClientError.bus("no D-Bus connection") }
                 return try await DBusBlueZClient.start(connection: connection, logger: logger)
             },
-            playback: nil)
+            playback: EnginePlayback(configuration: configuration, logger: logger))
     }
 }

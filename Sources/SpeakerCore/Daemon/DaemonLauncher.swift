@@ -31,8 +31,10 @@ public enum DaemonLauncher {
         }
         let group = ServiceGroup(configuration: .init(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        do { try await group.run() } catch {
+        do { try await group.run() } catch let error as ServiceGroupError {
             throw .failed(String(describing: error))
+        } catch {
+            throw .failed("\(error)")
         }
     }
 }

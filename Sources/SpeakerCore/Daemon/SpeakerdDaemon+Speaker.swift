@@ -48,6 +48,10 @@ extension SpeakerdDaemon {
             try await timeboxedConnect(bluez, address)
             await speakerConnected(address)
             return .connected
+        } catch let error as BlueZClientError where error.bluezError?.kind == .alreadyConnected {
+            // Our cached view was stale (the link came up meanwhile): that is success.
+            await speakerConnected(address)
+            return .connected
         } catch {
             logger.info("connecting \(address) failed: \(error)")
             return .failed(reason: "\(error)")
@@ -70,10 +74,12 @@ extension SpeakerdDaemon {
         }
         await raise(.speakerConnected)
         await setPhase(.connecting(speakerName: target.name))
-        await dependencies.playback?.speakerBack()
         if lifecycle == .running, let playback = dependencies.playback {
             do {
+                // The output moves to the (re)connected speaker first, then a song the loss
+                // paused goes on where it stopped.
                 try await playback.waitForAudioPath(speaker: address.description)
+                await playback.speakerBack()
                 await raise(.playbackReady)
                 await setPhase(.ready(speakerName: target.name))
             } catch {

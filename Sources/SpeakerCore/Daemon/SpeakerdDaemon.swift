@@ -83,6 +83,14 @@ public actor SpeakerdDaemon {
         lifecycle = .stopped
     }
 
+    /// Why the daemon cannot serve at all (its bus could not be reached), if so: then it should
+    /// exit and let systemd restart it, rather than run without an API.
+    public var fatalProblem: String? {
+        guard dependencies.connectBus != nil, connection == nil,
+              let entry = lastTimeline?.entry(StartupScenarios.Step.bus), entry.outcome != .ok else { return nil }
+        return "cannot serve the API: \(entry.outcome)"
+    }
+
     /// Proves to the watchdog that this actor is not stalled.
     public func heartbeat() {}
 

@@ -26,6 +26,11 @@ public actor SpeakerdService: Service {
         state = .running
         let daemon = self.daemon
         try? await cancelWhenGracefulShutdown { await daemon.start() }
+        if let problem = await daemon.fatalProblem {
+            await daemon.shutdown()
+            state = .stopped
+            throw SpeakerdServiceError.cannotServe(problem)
+        }
         // Wait for SIGTERM/SIGINT; cancellation of the group ends the wait too.
         try? await gracefulShutdown()
         await daemon.shutdown()
@@ -39,10 +44,12 @@ public actor SpeakerdService: Service {
 /// Misuse of the service's lifecycle.
 public enum SpeakerdServiceError: Error, Equatable, Sendable, CustomStringConvertible {
     case alreadyStarted
+    case cannotServe(String)
 
     public var description: String {
         switch self {
         case .alreadyStarted: "the speakerd service was started twice"
+        case .cannotServe(let problem): problem
         }
     }
 }
