@@ -1,0 +1,34 @@
+/// Where the set of BlueALSA PCMs comes from: BlueALSA's D-Bus object manager in the daemon, a
+/// scripted fake in tests. Keeping this boundary small is what makes audio-path readiness
+/// testable without a bus.
+public protocol BlueALSAPCMSource: Sendable {
+    /// Every PCM BlueALSA offers now, then the whole set again after each change (a PCM added or
+    /// removed, BlueALSA restarting: an empty set while it is gone). The stream ends when the
+    /// consumer stops iterating, and throws if the source itself fails (the bus is lost).
+    func pcmSets() -> AsyncThrowingStream<[BlueALSAPCM], any Error>
+}
+
+/// Why the audio path to a speaker is not ready.
+public enum BlueALSAError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// BlueALSA offered no A2DP playback PCM for the speaker within the time allowed.
+    case noPCM(address: String, after: Duration)
+    /// The wait was cancelled (the request that needed it went away).
+    case cancelled(address: String)
+    /// The PCM list could not be read (BlueALSA or the bus failed); `reason` is one line.
+    case unavailable(reason: String)
+    /// The PCM list ended (the source shut down) before the speaker's PCM appeared.
+    case sourceEnded(address: String)
+
+    public var description: String {
+        switch self {
+        case let .noPCM(address, after):
+            "BlueALSA has no A2DP output for speaker \(address) after \(after.spokenSeconds); is bluealsa running with the a2dp-source profile?"
+        case let .cancelled(address):
+            "stopped waiting for BlueALSA's output for speaker \(address)"
+        case let .unavailable(reason):
+            "cannot read BlueALSA's outputs: \(reason)"
+        case let .sourceEnded(address):
+            "BlueALSA's output list ended before speaker \(address) appeared"
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Synchronization
+import SystemPackage
+
+/// The daemon's `DaemonPlayback` served by a `PlaybackCoordinator`: the adapter the daemon puts in
+/// `DaemonDependencies.playback`.
+///
+/// It owns the pieces the daemon configures once (SoundFont, output setting, BlueALSA audio
+/// path) and builds each song's output for the speaker connected at that moment.
+/// `speakerLost`/`speakerBack` only re-check the gate: the coordinator already follows the
+/// gate's level, so the daemon's calls and the gate can never disagree.
+public final class CoordinatorDaemonPlayback: DaemonPlayback {
+    public let coordinator: PlaybackCoordinator
+    private let soundFonts: SoundFontCache
+    private let audioOutput: AudioOutputSetting
+    private let audioPath: BlueALSAAudioPath?
+    private let speaker: SelectedSpeaker
+
+    /// - Parameters:
+    ///   - gate: the daemon's readiness gate.
+    ///   - configuration: `audio_output`, `soundfont`, `play_timeout`, `on_speaker_lost`.
+    ///   - audioPath: BlueALSA's PCMs (`BlueALSAAudioPath(source: BlueALSADBusPCMSource(connection:))`);
+    ///     needed for `audio_output = auto`.
+    ///   - clock: paces file/null outputs and progress reports (the daemon's clock).
+    ///   - waitingFor: what the daemon is still doing, for the play-timeout message.
+    public init(
+        gate: ReadinessGate<DaemonReadiness>,
+        configuration: DaemonConfiguration,
+        audioPath: BlueALSAAudioPath?,
+        clock: any Clock<Duration> = ContinuousClock(),
+        waitingFor: @escaping @Sendable () async -> String
+    ) {
+        let soundFonts = SoundFontCache(defaultPath: configuration.soundfont)
+        let speaker = SelectedSpeaker()
+        let setting = configuration.audioOutput
+        self.soundFonts = soundFonts
+        self.audioOutput = setting
+        self.audioPath = audioPath
+        self.speaker = speaker
+        let components = PlaybackComponents.engines(
+            output: { () throws -> any AudioOutput in
+                try Self.output(for: setting, speaker: speaker.address, audioPath: audioPath, clock: clock)
+            },
+            clock: clock,
+            soundFont: { try await soundFonts.load() }
+        )
+        coordinator = PlaybackCoordinator(gate: gate, settings: PlaybackServiceSettings(configuration),
+                                          components: components, waitingFor: waitingFor)
+    }
+
+    /// The output one song plays to under `setting`.
+    static func output(for setting: AudioOutputSetting, speaker: BluetoothAddress?, audioPath: BlueALSAAudioPath?,
+                       clock: any Clock<Duration>) throws(PlaybackServiceError) -> any AudioOutput {
+        switch setting {
+        case .automatic:
+            guard let speaker, let audioPath else {
+                throw .startFailed(file: "the song", reason: "no speaker is connected for audio_output = auto")
+            }
+            return BlueALSAOutput(address: speaker, audioPath: audioPath)
+        case let .alsa(device): return DeviceOutput(.alsa(device: device))
+        case .pulseAudio: return DeviceOutput(.pulseAudio)
+        case let .file(path): return WAVFileOutput(path: path, pacing: .realTime(clock))
+        case .null: return NullOutput(pacing: .realTime(clock))
+        }
+    }
+
+    public func preloadSoundfont(_ path: String) async throws {
+        _ = try await soundFonts.load(path: path)
+    }
+
+    /// File outputs need a writable directory; devices are checked when a song opens them.
+    public func checkOutput() async throws {
+        guard case let .file(path) = audioOutput else { return }
+        let directory = FilePath(path).removingLastComponent().string
+        guard access(directory.isEmpty ? "." : directory, W_OK) == 0 else {
+            throw AudioOutputError.fileNotWritable(path: path, reason: "its directory \(directory) is not writable")
+        }
+    }
+
+    /// Remembers the speaker for `audio_output = auto`, and waits for its BlueALSA PCM.
+    public func waitForAudioPath(speaker address: String?) async throws {
+        let parsed = try address.map { raw throws(BluetoothAddressError) in try BluetoothAddress(raw) }
+        speaker.address = parsed
+        guard case .automatic = audioOutput, let parsed, let audioPath else { return }
+        _ = try await audioPath.waitUntilReady(for: parsed)
+    }
+
+    public func play(file: FileDescriptor, displayName: String, queue: Bool) async throws {
+        _ = try await coordinator.play(PlayRequest(file: file, displayName: displayName, queue: queue))
+    }
+
+    public func stop() async { await coordinator.stop() }
+    public func pause() async throws { try await coordinator.pause() }
+    public func resume() async throws { try await coordinator.resume() }
+    public func speakerLost() async { await coordinator.reconcileWithSpeaker() }
+    public func speakerBack() async { await coordinator.reconcileWithSpeaker() }
+    public func snapshot() async -> StatusReport.Playback { await coordinator.status().report }
+}
+
+/// The speaker `audio_output = auto` plays to: set by the daemon's audio-path step, read per song.
+final class SelectedSpeaker: Sendable {
+    private let current = Mutex<BluetoothAddress?>(nil)
+
+    var address: BluetoothAddress? {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
+    }
+}

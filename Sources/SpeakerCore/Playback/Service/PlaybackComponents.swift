@@ -1,0 +1,59 @@
+/// Where the playback service gets its output and engine from.
+///
+/// Injected so that the daemon wires BlueALSA (or the `--audio-output` it was given) and tests
+/// wire a WAV or null output paced by a `TestClock`. The coordinator builds one engine per song:
+/// each song then has its own event stream (no event of a replaced song is mistaken for the
+/// current one's), and the output is chosen for the speaker connected *now*, not at start-up.
+public struct PlaybackComponents: Sendable {
+    /// Builds the output one song plays to (called once per song, when it is about to start).
+    public var makeOutput: @Sendable () async throws -> any AudioOutput
+    /// Builds the engine over that output; pass one sharing the daemon's preloaded SoundFont.
+    public var makeEngine: @Sendable (any AudioOutput) -> PlaybackEngine
+
+    public init(
+        makeOutput: @escaping @Sendable () async throws -> any AudioOutput,
+        makeEngine: @escaping @Sendable (any AudioOutput) -> PlaybackEngine
+    ) {
+        self.makeOutput = makeOutput
+        self.makeEngine = makeEngine
+    }
+
+    /// The usual wiring: an output factory, and engines sharing one SoundFont provider and clock.
+    ///
+    /// - Parameters:
+    ///   - soundFont: the daemon's deferred SoundFont load; called on every song, so it must load
+    ///     once and answer at once afterwards.
+    ///   - clock: drives progress reports (and should pace real-time file/null outputs too).
+    public static func engines(
+        output makeOutput: @escaping @Sendable () async throws -> any AudioOutput,
+        clock: any Clock<Duration> = ContinuousClock(),
+        progressInterval: Duration = PlaybackEngine.defaultProgressInterval,
+        soundFont: @escaping @Sendable () async throws -> SoundFont
+    ) -> PlaybackComponents {
+        PlaybackComponents(makeOutput: makeOutput) { output in
+            PlaybackEngine(output: output, clock: clock, progressInterval: progressInterval, soundFont: soundFont)
+        }
+    }
+}
+
+/// The coordinator's settings, from the daemon's configuration (`play_timeout`, `on_speaker_lost`).
+public struct PlaybackServiceSettings: Sendable, Equatable {
+    /// How long a `play` request waits for `.playbackReady` before failing.
+    public var playTimeout: Duration
+    /// Pause (and resume when the speaker is back) or stop when the speaker drops mid-song.
+    public var onSpeakerLost: SpeakerLostBehaviour
+    /// Limits applied to every song read from a client.
+    public var readLimits: MIDIReadLimits
+
+    public init(playTimeout: Duration = .seconds(30), onSpeakerLost: SpeakerLostBehaviour = .pause,
+                readLimits: MIDIReadLimits = .default) {
+        self.playTimeout = playTimeout
+        self.onSpeakerLost = onSpeakerLost
+        self.readLimits = readLimits
+    }
+
+    /// The settings a daemon configuration asks for.
+    public init(_ configuration: DaemonConfiguration) {
+        self.init(playTimeout: configuration.playTimeout, onSpeakerLost: configuration.onSpeakerLost)
+    }
+}

@@ -1,0 +1,77 @@
+import ServiceLifecycle
+
+/// Speaker loss and return: the gate dropping below `.playbackReady` while a song plays, and
+/// rising again.
+extension PlaybackCoordinator {
+    /// Starts following the gate's level (once, on the first request: before it nothing plays).
+    ///
+    /// Levels are handled one at a time, in order, so a quick drop-and-rise pauses and then
+    /// resumes rather than racing. Each level is compared with the state rather than treated as
+    /// an edge, so nothing is lost if the watcher starts late.
+    func watchSpeakerIfNeeded() {
+        guard speakerWatcher == nil else { return }
+        let levels = gate.levels()
+        speakerWatcher = Task { [weak self] in
+            for await _ in levels {
+                guard let self else { return }
+                await self.reconcileWithSpeaker()
+            }
+        }
+    }
+
+    /// Brings the current song in line with the gate: pause or stop it when the speaker is not
+    /// ready, resume it when it is back (only if the speaker's loss paused it, never a user's pause).
+    func reconcileWithSpeaker() async {
+        let ready = gate.isReached(.playbackReady)
+        switch state {
+        case let .playing(current) where !ready:
+            switch settings.onSpeakerLost {
+            case .pause:
+                state = .paused(current, .speakerLost)
+                try? await current.engine.pause()
+                await notePosition(of: current)
+                logger.notice("speaker lost: \(current.file) paused at \(lastPosition) s; it resumes when the speaker is back")
+                publish(.paused(reason: .speakerLost))
+            case .stop:
+                await stopForSpeakerLoss()
+            }
+        case .paused(_, .user) where !ready && settings.onSpeakerLost == .stop:
+            await stopForSpeakerLoss()
+        case let .paused(current, .speakerLost) where ready:
+            state = .playing(current)
+            logger.notice("speaker back: \(current.file) resumed")
+            publish(.resumed)
+            // Returns once the output renders again; a stop meanwhile releases it.
+            try? await current.engine.resume()
+        default:
+            break
+        }
+    }
+
+    /// `on_speaker_lost = stop`: the song ends and the queue is emptied.
+    private func stopForSpeakerLoss() async {
+        let ended = await endCurrentSong(abandoningWith: { .stoppedBeforeStart(file: $0) }, reportAsStopped: true)
+        if case let .started(file, position, _) = ended {
+            logger.notice("speaker lost: \(file) stopped at \(position) s (on_speaker_lost = stop)")
+        }
+    }
+
+    /// Stops playback for good: the current song ends, waiting requests fail with
+    /// `.shuttingDown`, later requests are refused, and every change stream ends.
+    public func shutdown() async {
+        await endCurrentSong(abandoningWith: { _ in .shuttingDown }, reportAsStopped: true)
+        state = .shutDown
+        speakerWatcher?.cancel()
+        speakerWatcher = nil
+        changeFeed.finish()
+    }
+}
+
+/// Runs in the daemon's `ServiceGroup`: idle until graceful shutdown (SIGTERM), then stops
+/// playback so a WAV output is closed complete and a device released before the process exits.
+extension PlaybackCoordinator: Service {
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
+    }
+}

@@ -1,0 +1,190 @@
+/// Starting, ending and chaining songs: the parts of the coordinator that suspend while the
+/// state may change under them, so each step re-checks that its song is still the current one.
+extension PlaybackCoordinator {
+    /// What `endCurrentSong` ended.
+    enum EndedSong {
+        case nothing
+        case pending(file: String)
+        case started(file: String, position: Double, duration: Double)
+    }
+
+    /// Takes `item` (already claimed as `.starting`) through the gate and into the engine.
+    ///
+    /// - Parameter timeout: the play timeout for a client's request; nil for a queued song, whose
+    ///   client has already had its answer (it waits as long as the speaker is away).
+    func start(_ item: PendingSong, timeout: Duration?) async throws(PlaybackServiceError) {
+        if !gate.isReached(.playbackReady) {
+            try await waitForPlaybackReady(item, timeout: timeout)
+        }
+        guard currentTicket == item.ticket else { throw abandonment(of: item) }
+
+        let output: any AudioOutput
+        do {
+            output = try await components.makeOutput()
+        } catch {
+            throw failStart(item, reason: "\(error)")
+        }
+        guard currentTicket == item.ticket else { throw abandonment(of: item) }
+        let engine = components.makeEngine(output)
+        // Subscribed before play, so an end or failure right after the start is never missed.
+        let events = await engine.events()
+        guard currentTicket == item.ticket else { throw abandonment(of: item) }
+
+        let playing = Task { try await engine.play(item.song, title: item.file) }
+        state = .starting(item, engine: engine, task: playing)
+        let outcome = await withTaskCancellationHandler { await playing.result } onCancel: { playing.cancel() }
+        guard currentTicket == item.ticket else {
+            await engine.stop()
+            throw abandonment(of: item)
+        }
+        if case let .failure(error) = outcome {
+            if error is CancellationError {
+                state = .idle
+                publish(.failed(file: item.file, reason: "cancelled"))
+                throw .cancelled(file: item.file)
+            }
+            throw failStart(item, reason: "\(error)")
+        }
+
+        let forwarder = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                if await !self.engineReported(event, ticket: item.ticket) { return }
+            }
+        }
+        let current = CurrentSong(ticket: item.ticket, file: item.file, durationSeconds: item.song.durationSeconds,
+                                  engine: engine, engineEvents: forwarder)
+        state = .playing(current)
+        lastPosition = 0
+        publish(.started(file: item.file, durationSeconds: item.song.durationSeconds))
+        // The speaker may have dropped while the song was starting.
+        await reconcileWithSpeaker()
+    }
+
+    /// Parks `item` in the readiness gate until `.playbackReady`, or throws on timeout,
+    /// replacement, stop or the caller's cancellation.
+    private func waitForPlaybackReady(_ item: PendingSong, timeout: Duration?) async throws(PlaybackServiceError) {
+        let gate = gate
+        let waiter = Task { try await gate.wait(for: .playbackReady, timeout: timeout) }
+        state = .waiting(item, waiter: waiter)
+        publish(.waiting(file: item.file))
+        let outcome = await withTaskCancellationHandler { await waiter.result } onCancel: { waiter.cancel() }
+        guard currentTicket == item.ticket else { throw abandonment(of: item) }
+        switch outcome {
+        case .success:
+            state = .starting(item, engine: nil, task: nil)
+        case let .failure(error):
+            let failure: PlaybackServiceError
+            if case ReadinessError.timedOut = error, let timeout {
+                failure = .notReady(file: item.file, after: timeout, waitingFor: await waitingFor())
+            } else {
+                failure = .cancelled(file: item.file)
+            }
+            // Everything queued behind it would wait for the same absent speaker: give up on it too.
+            if currentTicket == item.ticket {
+                state = .idle
+                queue.removeAll()
+                publish(.failed(file: item.file, reason: failure.description))
+            }
+            throw failure
+        }
+    }
+
+    /// Ends the current song, or abandons the one waiting to start (its `play` call then throws
+    /// `reason(file)`), and empties the queue. Returns once the engine has stopped, so the next
+    /// song never finds the SoundFont's synthesiser still taken.
+    @discardableResult
+    func endCurrentSong(
+        abandoningWith reason: (String) -> PlaybackServiceError,
+        reportAsStopped: Bool
+    ) async -> EndedSong {
+        queue.removeAll()
+        switch state {
+        case .idle, .stopped, .shutDown:
+            return .nothing
+        case let .waiting(item, waiter):
+            abandoned[item.ticket] = reason(item.file)
+            state = .idle
+            waiter.cancel()
+            if reportAsStopped { publish(.stopped(file: item.file)) }
+            return .pending(file: item.file)
+        case let .starting(item, engine, task):
+            abandoned[item.ticket] = reason(item.file)
+            state = .idle
+            task?.cancel()
+            await engine?.stop()
+            if reportAsStopped { publish(.stopped(file: item.file)) }
+            return .pending(file: item.file)
+        case let .playing(current), let .paused(current, _):
+            state = .idle
+            current.engineEvents.cancel()
+            let position = await current.engine.positionSeconds
+            await current.engine.stop()
+            if case .idle = state {
+                state = .stopped(file: current.file, position: position, duration: current.durationSeconds)
+                lastPosition = position
+                if reportAsStopped { publish(.stopped(file: current.file)) }
+            }
+            return .started(file: current.file, position: position, duration: current.durationSeconds)
+        }
+    }
+
+    /// Handles one event of the current song's engine; returns false once the song is over.
+    func engineReported(_ event: PlaybackEvent, ticket: Int) async -> Bool {
+        guard currentTicket == ticket else { return false }
+        switch event {
+        case let .progress(position, _):
+            lastPosition = position
+            publish(.progress(positionSeconds: position))
+            return true
+        case .finished:
+            guard case let .playing(current) = state else { return true }
+            lastPosition = current.durationSeconds
+            state = .idle
+            publish(.finished(file: current.file))
+            startNextQueuedSong()
+            return false
+        case let .failed(reason):
+            let file = switch state {
+            case let .playing(current), let .paused(current, _): current.file
+            default: ""
+            }
+            logger.error("playback of \(file) failed: \(reason)")
+            state = .idle
+            publish(.failed(file: file, reason: reason))
+            startNextQueuedSong()
+            return false
+        case .started, .paused, .resumed, .stopped:
+            return true // Our own requests: already reported by the coordinator.
+        }
+    }
+
+    /// Starts the next queued song, if any; it waits for the speaker without a timeout.
+    func startNextQueuedSong() {
+        guard currentTicket == nil, let next = queue.popFirst() else { return }
+        state = .starting(next, engine: nil, task: nil)
+        Task { [weak self] in
+            do {
+                try await self?.start(next, timeout: nil)
+            } catch {
+                self?.logger.info("queued song \(next.file) did not play: \(error)")
+            }
+        }
+    }
+
+    /// The error a request gets when its song was abandoned (replaced, stopped) before starting.
+    func abandonment(of item: PendingSong) -> PlaybackServiceError {
+        abandoned.removeValue(forKey: item.ticket) ?? .replaced(file: item.file, by: "a newer request")
+    }
+
+    /// Records a start that failed (output or engine) and moves on to the queue.
+    private func failStart(_ item: PendingSong, reason: String) -> PlaybackServiceError {
+        let failure = PlaybackServiceError.startFailed(file: item.file, reason: reason)
+        if currentTicket == item.ticket {
+            state = .idle
+            publish(.failed(file: item.file, reason: reason))
+            startNextQueuedSong()
+        }
+        return failure
+    }
+}

@@ -1,0 +1,72 @@
+import Clocks
+import Foundation
+import SpeakerCore
+import Synchronization
+import TestSupport
+
+/// A coordinator wired as the daemon wires it, but with a test clock for every timeout and for
+/// the pace of the audio, and a real WAV output per song (`song-0.wav`, `song-1.wav`, … in a
+/// directory of its own), so tests judge what a listener would have heard.
+struct CoordinatorHarness {
+    let clock = TestClock()
+    let gate: ReadinessGate<DaemonReadiness>
+    let coordinator: PlaybackCoordinator
+    let directory: URL
+
+    init(initial: DaemonReadiness = .speakerConnected, settings: PlaybackServiceSettings = PlaybackServiceSettings()) async throws {
+        let clock = clock
+        gate = ReadinessGate(initial: initial, clock: clock)
+        directory = try Fixtures.temporaryDirectory()
+        let soundFont = try await Fixtures.soundFont()
+        let songs = Mutex(0)
+        let directory = directory
+        let components = PlaybackComponents.engines(
+            output: {
+                let index = songs.withLock { count in
+                    defer { count += 1 }
+                    return count
+                }
+                return WAVFileOutput(path: directory.appendingPathComponent("song-\(index).wav").path, pacing: .realTime(clock))
+            },
+            clock: clock,
+            soundFont: { soundFont }
+        )
+        coordinator = PlaybackCoordinator(gate: gate, settings: settings, components: components,
+                                          waitingFor: { "connecting to JBL Flip 5" })
+    }
+
+    func request(_ bytes: [UInt8], named name: String, queue: Bool = false) throws -> (PlayRequest, OpenedFile) {
+        try ClientSongs.request(bytes, named: name, in: directory, queue: queue)
+    }
+
+    /// The WAV of the `index`-th song (complete once that song ended or was stopped).
+    func wav(_ index: Int) throws -> WAVFile {
+        try WAVFile(path: directory.appendingPathComponent("song-\(index).wav").path)
+    }
+
+    func cleanUp() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Waits, without sleeping (yielding to the coordinator's tasks), until `condition` holds.
+    func eventually(_ condition: () async -> Bool) async -> Bool {
+        for _ in 0..<100_000 {
+            if await condition() { return true }
+            await Task.yield()
+        }
+        return await condition()
+    }
+
+    /// Advances the clock in steps of 100 ms, letting the render loops keep up between steps.
+    func play(for duration: Duration) async {
+        var left = duration
+        while left > .zero {
+            let step = min(left, .milliseconds(100))
+            await clock.advance(by: step)
+            left -= step
+        }
+    }
+
+    func activity() async -> PlaybackActivity { await coordinator.status().activity }
+    func position() async -> Double { await coordinator.status().positionSeconds ?? -1 }
+}
