@@ -109,6 +109,37 @@ struct DaemonIntegrationTests {
         _ = world
     }
 
+    @Test("logind's PrepareForSleep holds reconnects while asleep and schedules one shortly after resume")
+    func suspendAndResume() async throws {
+        let world = try await FakeBusWorld.start()
+        try await addSpeaker(world)
+        let state = TemporaryDirectory()
+        knownState(state)
+        let daemon = makeDaemon(world, state: state)
+        await daemon.start()
+        try await daemon.gate.wait(for: .speakerConnected, timeout: .seconds(10))
+        let logind = try await world.connect()
+        defer { logind.close() }
+        try await logind.requestName("org.freedesktop.login1")
+        func emit(_ starting: Bool) throws {
+            try logind.emitSignal(path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
+                                  member: "PrepareForSleep", arguments: [.bool(starting)])
+        }
+        func reconnectState(matches predicate: (ReconnectPolicy<ErasedClock>.State?) -> Bool) async throws -> Bool {
+            for _ in 0..<200 {  // bounded: the signal crosses a real bus
+                if predicate(await daemon.reconnectState) { return true }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return false
+        }
+        try emit(true)
+        #expect(try await reconnectState { $0 == .asleep(.reconnect) })
+        try emit(false)
+        #expect(try await reconnectState { if case .waiting(.eager, attempt: 0, _)? = $0 { true } else { false } })
+        await daemon.shutdown()
+        _ = world
+    }
+
     @Test("a malformed address or an unknown device gets a clear error from the real API")
     func connectErrors() async throws {
         let world = try await FakeBusWorld.start()

@@ -57,7 +57,13 @@ extension SpeakerdDaemon {
 
     /// logind's `PrepareForSleep(start)`: hold still while asleep, reconnect shortly after.
     public func systemSleep(starting: Bool) async {
+        logger.info(starting ? "system is going to sleep" : "system resumed; reconnecting shortly")
         await reconnect?.handle(starting ? .preparingForSleep : .resumedFromSleep)
+    }
+
+    /// The reconnect policy's state for the current speaker (for tests and diagnostics).
+    public var reconnectState: ReconnectPolicy<ErasedClock>.State? {
+        get async { await reconnect?.state }
     }
 
     static func linkLossReason(_ reason: DisconnectReason) -> ReconnectPolicy<ErasedClock>.LinkLossReason {

@@ -39,6 +39,7 @@ public actor SpeakerdDaemon {
     var reconnect: ReconnectController<ErasedClock>?
     var eventTask: Task<Void, Never>?
     var reconnectWatcher: Task<Void, Never>?
+    var sleepTask: Task<Void, Never>?
     var readySent = false
     var lastPublished: StatusReport?
 
@@ -70,6 +71,7 @@ public actor SpeakerdDaemon {
         notify([.stopping, .status(phase.statusLine)])
         eventTask?.cancel()
         reconnectWatcher?.cancel()
+        sleepTask?.cancel()
         await reconnect?.shutdown()
         await dependencies.playback?.stop()
         if let bluez, let adapter, adapter.discovering, let address = adapter.address {

@@ -1,3 +1,4 @@
+import CBlueZ
 import Glibc
 
 /// Tells systemd how the service is doing, over the `NOTIFY_SOCKET` datagram socket.
