@@ -1,0 +1,55 @@
+import CBlueZ
+import Foundation
+import Glibc
+
+/// The real-machine probes behind `LocalDoctor`.
+public enum LocalProbes {
+    @Sendable public static func fileHeader(_ path: String) -> [UInt8]? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 12)).map(Array.init) ?? []
+    }
+
+    /// Asks the kernel: an `AF_BLUETOOTH` socket exists only with Bluetooth support, and
+    /// `/sys/class/bluetooth` lists the controllers it knows.
+    @Sendable public static func kernelBluetooth() -> KernelBluetoothFinding {
+        let afBluetooth: Int32 = 31, btprotoHCI: Int32 = 1
+        let fd = socket(afBluetooth, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), btprotoHCI)
+        if fd < 0 && (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT) { return .unsupported }
+        if fd >= 0 { close(fd) }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/bluetooth")) ?? [])
+            .filter { $0.hasPrefix("hci") && !$0.contains(":") }.sorted()
+        return names.isEmpty ? .noControllers : .controllers(names)
+    }
+
+    /// Connects a stream socket to the first `unix:path=` or `unix:abstract=` in a D-Bus
+    /// address; enough to tell "no bus there" from "bus there" without speaking D-Bus.
+    @Sendable public static func reachBus(_ address: String) -> String? {
+        for entry in address.split(separator: ";") where entry.hasPrefix("unix:") {
+            for pair in entry.dropFirst(5).split(separator: ",") {
+                let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2, parts[0] == "path" || parts[0] == "abstract" else { continue }
+                return connectUnix(name: parts[1].removingPercentEncoding ?? parts[1], abstract: parts[0] == "abstract")
+            }
+        }
+        return "no unix:path= or unix:abstract= transport in the address"
+    }
+
+    private static func connectUnix(name: String, abstract: Bool) -> String? {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return String(cString: strerror(errno)) }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(name.utf8), offset = abstract ? 1 : 0
+        guard bytes.count + offset < MemoryLayout.size(ofValue: address.sun_path) else { return "socket name too long" }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[offset + index] = byte }
+        }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + offset + bytes.count)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) }
+        }
+        return result == 0 ? nil : String(cString: strerror(errno))
+    }
+}

@@ -1,0 +1,60 @@
+import SystemPackage
+
+/// speakerd's API as one Swift protocol: implemented by the daemon itself (served on D-Bus)
+/// and by the D-Bus client `composer-cli` uses, so both sides agree by construction and the
+/// CLI can be tested against an in-process daemon.
+public protocol SpeakerdControl: Sendable {
+    func status() async throws(SpeakerdError) -> StatusReport
+    /// The last start-up's timeline.
+    func startup() async throws(SpeakerdError) -> StartupReport
+    /// Runs one discovery (the configured `scan_seconds`) and lists the audio devices found.
+    func scan() async throws(SpeakerdError) -> ScanReport
+    func speakers() async throws(SpeakerdError) -> SpeakersReport
+    /// Connects `address`, or with nil the last known speaker; also lifts a user's disconnect.
+    func connect(_ address: BluetoothAddress?) async throws(SpeakerdError) -> StatusReport
+    /// Disconnects and keeps the speaker disconnected until `connect` is asked for.
+    func disconnect() async throws(SpeakerdError) -> StatusReport
+    func forget(_ address: BluetoothAddress) async throws(SpeakerdError) -> SpeakersReport
+    /// Plays a file the client opened; the daemon never opens client paths.
+    func play(_ request: PlayRequest) async throws(SpeakerdError) -> StatusReport
+    func stop() async throws(SpeakerdError) -> StatusReport
+    func pause() async throws(SpeakerdError) -> StatusReport
+    func resume() async throws(SpeakerdError) -> StatusReport
+}
+
+/// A song handed to the daemon: an open file descriptor plus what to call it.
+public struct PlayRequest: Sendable {
+    /// Opened read-only by the client; the receiver owns (and closes) its copy.
+    public var file: FileDescriptor
+    /// Shown in status and progress (usually the file's base name).
+    public var displayName: String
+    /// Append to the queue instead of replacing the current song.
+    public var queue: Bool
+
+    public init(file: FileDescriptor, displayName: String, queue: Bool) {
+        self.file = file
+        self.displayName = displayName
+        self.queue = queue
+    }
+}
+
+/// Why a request to speakerd failed, as one sentence for the CLI's stderr line.
+public enum SpeakerdError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The daemon could not be reached at all (not running, no permission on the bus).
+    case unreachable(bus: String, reason: String)
+    /// The daemon answered with an error: `name` is the D-Bus error name.
+    case rejected(name: String, message: String)
+    /// The daemon's reply did not have the expected shape (version mismatch).
+    case badReply(String)
+    /// A local problem before anything was sent (e.g. the song cannot be opened).
+    case local(String)
+
+    public var description: String {
+        switch self {
+        case let .unreachable(bus, reason): "cannot reach speakerd on the \(bus) bus: \(reason)"
+        case let .rejected(_, message): message
+        case let .badReply(detail): "speakerd sent an unexpected reply (\(detail)); are composer-cli and speakerd the same version?"
+        case let .local(detail): detail
+        }
+    }
+}

@@ -1,0 +1,110 @@
+/// `composer-cli`'s side of the API: each `SpeakerdControl` call is one D-Bus method call.
+public final class SpeakerdDBusClient: SpeakerdControl {
+    private let connection: DBusConnection
+    private let busName: String
+    /// How the bus is named in messages ("system", "session" or its address).
+    private let busDescription: String
+
+    public init(connection: DBusConnection, busName: String = SpeakerdBus.name, busDescription: String = "system") {
+        self.connection = connection
+        self.busName = busName
+        self.busDescription = busDescription
+    }
+
+    public static func connect(_ bus: BusSelection) async throws(SpeakerdError) -> SpeakerdDBusClient {
+        do {
+            return SpeakerdDBusClient(connection: try await DBusConnection.connect(bus.busAddress), busDescription: bus.description)
+        } catch {
+            throw .unreachable(bus: bus.description, reason: error.description)
+        }
+    }
+
+    public func status() async throws(SpeakerdError) -> StatusReport {
+        try await decode("Status") { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.status(from: value) }
+    }
+
+    public func startup() async throws(SpeakerdError) -> StartupReport {
+        try await decode("StartupTimeline") { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.startup(from: value) }
+    }
+
+    public func scan() async throws(SpeakerdError) -> ScanReport {
+        try await decode("Scan", timeout: .seconds(120)) { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.scan(from: value) }
+    }
+
+    public func speakers() async throws(SpeakerdError) -> SpeakersReport {
+        try await decode("Speakers") { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.speakers(from: value) }
+    }
+
+    public func connect(_ address: BluetoothAddress?) async throws(SpeakerdError) -> StatusReport {
+        try await decode("Connect", [.string(address?.description ?? "")], timeout: .seconds(60)) { (value: DBusValue) throws(DBusError) in
+            try SpeakerdDBusRecords.status(from: value)
+        }
+    }
+
+    public func disconnect() async throws(SpeakerdError) -> StatusReport {
+        try await decode("Disconnect") { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.status(from: value) }
+    }
+
+    public func forget(_ address: BluetoothAddress) async throws(SpeakerdError) -> SpeakersReport {
+        try await decode("Forget", [.string(address.description)]) { (value: DBusValue) throws(DBusError) in
+            try SpeakerdDBusRecords.speakers(from: value)
+        }
+    }
+
+    public func play(_ request: PlayRequest) async throws(SpeakerdError) -> StatusReport {
+        let fd: DBusUnixFD
+        do { fd = try DBusUnixFD(duplicating: request.file.rawValue) } catch {
+            throw .local("cannot pass the file to speakerd: \(error.description)")
+        }
+        // The daemon may hold the request until the speaker is ready (play_timeout_seconds).
+        return try await decode("Play", [.unixFD(fd), .string(request.displayName), .bool(request.queue)],
+                                timeout: .seconds(3600)) { (value: DBusValue) throws(DBusError) in
+            try SpeakerdDBusRecords.status(from: value)
+        }
+    }
+
+    public func stop() async throws(SpeakerdError) -> StatusReport { try await simple("Stop") }
+    public func pause() async throws(SpeakerdError) -> StatusReport { try await simple("Pause") }
+    public func resume() async throws(SpeakerdError) -> StatusReport { try await simple("Resume") }
+
+    private func simple(_ method: String) async throws(SpeakerdError) -> StatusReport {
+        try await decode(method) { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.status(from: value) }
+    }
+
+    private func decode<T>(_ method: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(30),
+                           _ convert: (DBusValue) throws(DBusError) -> T) async throws(SpeakerdError) -> T {
+        let reply: [DBusValue]
+        do {
+            reply = try await connection.call(destination: busName, path: SpeakerdBus.path, interface: SpeakerdBus.interface,
+                                              method: method, arguments: arguments, timeout: timeout)
+        } catch {
+            throw translate(error)
+        }
+        guard let first = reply.first else { throw .badReply("\(method) returned nothing") }
+        do { return try convert(first) } catch { throw .badReply("\(method): \(error.description)") }
+    }
+
+    func translate(_ error: DBusError) -> SpeakerdError {
+        switch error {
+        case .remote(let name, _) where name == DBusError.Name.serviceUnknown || name == DBusError.Name.nameHasNoOwner:
+            return .unreachable(bus: busDescription, reason: "speakerd is not running (and could not be started)")
+        case .remote(let name, let message) where name == "org.freedesktop.DBus.Error.AccessDenied":
+            return .rejected(name: name, message: "not allowed to talk to speakerd (join the speakerd group): \(message)")
+        case .remote(let name, let message):
+            return .rejected(name: name, message: message)
+        default:
+            return .rejected(name: SpeakerdBus.ErrorName.failed, message: error.description)
+        }
+    }
+}
+
+extension BusSelection {
+    /// The D-Bus layer's address for this selection (`.system` honours DBUS_SYSTEM_BUS_ADDRESS).
+    public var busAddress: BusAddress {
+        switch self {
+        case .system: .system
+        case .session: .session
+        case .address(let address): .address(address)
+        }
+    }
+}

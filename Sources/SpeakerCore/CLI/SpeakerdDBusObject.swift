@@ -1,0 +1,90 @@
+import SystemPackage
+
+/// Builds the exported `io.speakerd.Daemon1` object over any `SpeakerdControl` (the daemon).
+///
+/// Methods return the same records `composer-cli` prints; properties `Readiness`, `Status`,
+/// `Speaker` and `Playback` carry the current state, and every change is announced with
+/// PropertiesChanged plus the explicit `ReadinessChanged`, `SpeakerChanged` and
+/// `PlaybackChanged` signals. Input is checked here, at the edge: a malformed address is an
+/// `InvalidAddress` error naming the text; wrong argument types are refused by the D-Bus
+/// layer against the declared signatures before a handler runs.
+public enum SpeakerdDBusObject {
+    public static func make(serving control: any SpeakerdControl, initial: StatusReport) throws(DBusError) -> DBusObject {
+        let record = SpeakerdDBusRecords.self
+        func method(_ name: String, inputs: [DBusArgument] = [], output: DBusArgument,
+                    _ body: @escaping @Sendable (DBusMethodCallContext) async throws -> DBusValue) -> DBusMethod {
+            DBusMethod(name, inputs: inputs, outputs: [output]) { context in
+                do { return [try await body(context)] } catch let error as SpeakerdError { throw error.dbusError }
+            }
+        }
+        let status = DBusArgument("status", "a{sv}")
+        let interface = DBusInterface(SpeakerdBus.interface, methods: [
+            method("Status", output: status) { _ in record.encode(try await control.status()) },
+            method("StartupTimeline", output: DBusArgument("timeline", "a{sv}")) { _ in record.encode(try await control.startup()) },
+            method("Scan", output: DBusArgument("candidates", "aa{sv}")) { _ in record.encode(try await control.scan()) },
+            method("Speakers", output: DBusArgument("speakers", "aa{sv}")) { _ in record.encode(try await control.speakers()) },
+            method("Connect", inputs: [DBusArgument("address", "s")], output: status) { context in
+                let text = try Self.string(context, 0)
+                return record.encode(try await control.connect(text.isEmpty ? nil : try Self.address(text)))
+            },
+            method("Disconnect", output: status) { _ in record.encode(try await control.disconnect()) },
+            method("Forget", inputs: [DBusArgument("address", "s")], output: DBusArgument("speakers", "aa{sv}")) { context in
+                record.encode(try await control.forget(try Self.address(try Self.string(context, 0))))
+            },
+            method("Play", inputs: [DBusArgument("file", "h"), DBusArgument("name", "s"), DBusArgument("queue", "b")],
+                   output: status) { context in
+                let request = try Self.playRequest(context)
+                return record.encode(try await control.play(request))
+            },
+            method("Stop", output: status) { _ in record.encode(try await control.stop()) },
+            method("Pause", output: status) { _ in record.encode(try await control.pause()) },
+            method("Resume", output: status) { _ in record.encode(try await control.resume()) },
+        ], properties: [
+            DBusProperty("Version", value: .string(SpeakerCore.version)),
+            DBusProperty("Readiness", value: .string(initial.readiness)),
+            DBusProperty("Status", value: .string(initial.message)),
+            DBusProperty("Speaker", value: initial.speaker.map(record.encode) ?? .properties([:])),
+            DBusProperty("Playback", value: record.encode(initial.playback)),
+        ], signals: [
+            DBusSignalDeclaration("ReadinessChanged", arguments: [DBusArgument("readiness", "s")]),
+            DBusSignalDeclaration("SpeakerChanged", arguments: [DBusArgument("speaker", "a{sv}")]),
+            DBusSignalDeclaration("PlaybackChanged", arguments: [DBusArgument("playback", "a{sv}")]),
+        ])
+        return try DBusObject(interfaces: [interface])
+    }
+
+    private static func string(_ context: DBusMethodCallContext, _ index: Int) throws(SpeakerdError) -> String {
+        do { return try context.argument(index, as: String.self) } catch {
+            throw .rejected(name: DBusError.Name.invalidArgs, message: error.description)
+        }
+    }
+
+    private static func address(_ text: String) throws(SpeakerdError) -> BluetoothAddress {
+        do { return try BluetoothAddress(text) } catch {
+            throw .rejected(name: SpeakerdBus.ErrorName.invalidAddress, message: error.description)
+        }
+    }
+
+    private static func playRequest(_ context: DBusMethodCallContext) throws(SpeakerdError) -> PlayRequest {
+        do {
+            let fd = try context.argument(0, as: DBusUnixFD.self)
+            let name = try context.argument(1, as: String.self)
+            let queue = try context.argument(2, as: Bool.self)
+            let owned = FileDescriptor(rawValue: try fd.duplicateRawDescriptor())
+            return PlayRequest(file: owned, displayName: name.isEmpty ? "song" : name, queue: queue)
+        } catch {
+            throw .rejected(name: DBusError.Name.invalidArgs, message: error.description)
+        }
+    }
+}
+
+extension SpeakerdError {
+    /// The reply a failed API call gets on the bus.
+    var dbusError: DBusError {
+        switch self {
+        case let .rejected(name, message): .remote(name: name, message: message)
+        case let .local(detail), let .badReply(detail): .remote(name: SpeakerdBus.ErrorName.failed, message: detail)
+        case .unreachable: .remote(name: SpeakerdBus.ErrorName.failed, message: description)
+        }
+    }
+}

@@ -1,0 +1,134 @@
+/// The reports as D-Bus property bags (`a{sv}`), the idiomatic record shape on the bus:
+/// extensible (new keys do not break old clients) and readable in `busctl introspect`.
+/// Keys are the JSON keys capitalised, as D-Bus convention has it.
+enum SpeakerdDBusRecords {
+    // MARK: - Status
+
+    static func encode(_ report: StatusReport) -> DBusValue {
+        var bag: [String: DBusValue] = [
+            "Readiness": .string(report.readiness),
+            "Message": .string(report.message),
+            "Playback": encode(report.playback),
+        ]
+        if let speaker = report.speaker { bag["Speaker"] = encode(speaker) }
+        return .properties(bag)
+    }
+
+    static func encode(_ speaker: StatusReport.Speaker) -> DBusValue {
+        .properties(["Address": .string(speaker.address), "Name": .string(speaker.name), "Connected": .bool(speaker.connected)])
+    }
+
+    static func encode(_ playback: StatusReport.Playback) -> DBusValue {
+        var bag: [String: DBusValue] = ["State": .string(playback.state)]
+        if let file = playback.file { bag["File"] = .string(file) }
+        if let position = playback.positionSeconds { bag["PositionSeconds"] = .double(position) }
+        if let duration = playback.durationSeconds { bag["DurationSeconds"] = .double(duration) }
+        return .properties(bag)
+    }
+
+    static func status(from value: DBusValue) throws(DBusError) -> StatusReport {
+        let bag = try value.as([String: DBusValue].self, at: "status")
+        return StatusReport(
+            readiness: try require(bag, "Readiness", String.self),
+            message: try bag.decode("Message", as: String.self) ?? "",
+            speaker: try bag["Speaker"].map { (v: DBusValue) throws(DBusError) in try speaker(from: v) },
+            playback: try bag["Playback"].map { (v: DBusValue) throws(DBusError) in try playback(from: v) } ?? .idle)
+    }
+
+    static func speaker(from value: DBusValue) throws(DBusError) -> StatusReport.Speaker {
+        let bag = try value.as([String: DBusValue].self, at: "speaker")
+        return .init(address: try require(bag, "Address", String.self), name: try bag.decode("Name", as: String.self) ?? "",
+                     connected: try bag.decode("Connected", as: Bool.self) ?? false)
+    }
+
+    static func playback(from value: DBusValue) throws(DBusError) -> StatusReport.Playback {
+        let bag = try value.as([String: DBusValue].self, at: "playback")
+        return .init(state: try require(bag, "State", String.self), file: try bag.decode("File", as: String.self),
+                     positionSeconds: try bag.decode("PositionSeconds", as: Double.self),
+                     durationSeconds: try bag.decode("DurationSeconds", as: Double.self))
+    }
+
+    // MARK: - Start-up timeline
+
+    static func encode(_ report: StartupReport) -> DBusValue {
+        .properties([
+            "Scenario": .string(report.scenario),
+            "CriticalPath": .strings(report.criticalPath),
+            "Operations": array(report.operations.map { operation in
+                var bag: [String: DBusValue] = [
+                    "Name": .string(operation.name), "StartMs": .double(operation.startMs), "Outcome": .string(operation.outcome),
+                ]
+                if let end = operation.endMs { bag["EndMs"] = .double(end) }
+                return .properties(bag)
+            }),
+        ])
+    }
+
+    static func startup(from value: DBusValue) throws(DBusError) -> StartupReport {
+        let bag = try value.as([String: DBusValue].self, at: "startup")
+        var operations: [StartupReport.Operation] = []
+        for entry in try bag.decode("Operations", as: [[String: DBusValue]].self) ?? [] {
+            operations.append(.init(name: try require(entry, "Name", String.self),
+                                    startMs: try require(entry, "StartMs", Double.self),
+                                    endMs: try entry.decode("EndMs", as: Double.self),
+                                    outcome: try require(entry, "Outcome", String.self)))
+        }
+        return StartupReport(scenario: try bag.decode("Scenario", as: String.self) ?? "",
+                             operations: operations,
+                             criticalPath: try bag.decode("CriticalPath", as: [String].self) ?? [])
+    }
+
+    // MARK: - Scan and speakers
+
+    static func encode(_ report: ScanReport) -> DBusValue {
+        array(report.candidates.map { candidate in
+            var bag: [String: DBusValue] = [
+                "Address": .string(candidate.address), "Name": .string(candidate.name),
+                "Known": .bool(candidate.known), "AudioSink": .bool(candidate.audioSink),
+            ]
+            if let rssi = candidate.rssi { bag["RSSI"] = .int16(Int16(clamping: rssi)) }
+            return .properties(bag)
+        })
+    }
+
+    static func scan(from value: DBusValue) throws(DBusError) -> ScanReport {
+        var candidates: [ScanReport.Candidate] = []
+        for bag in try value.as([[String: DBusValue]].self, at: "scan") {
+            candidates.append(.init(address: try require(bag, "Address", String.self),
+                                    name: try bag.decode("Name", as: String.self) ?? "",
+                                    rssi: try bag.decode("RSSI", as: Int16.self).map(Int.init),
+                                    known: try bag.decode("Known", as: Bool.self) ?? false,
+                                    audioSink: try bag.decode("AudioSink", as: Bool.self) ?? false))
+        }
+        return ScanReport(candidates: candidates)
+    }
+
+    static func encode(_ report: SpeakersReport) -> DBusValue {
+        array(report.speakers.map { speaker in
+            .properties(["Address": .string(speaker.address), "Name": .string(speaker.name),
+                         "Connected": .bool(speaker.connected), "LastConnected": .string(speaker.lastConnected)])
+        })
+    }
+
+    static func speakers(from value: DBusValue) throws(DBusError) -> SpeakersReport {
+        var speakers: [SpeakersReport.Speaker] = []
+        for bag in try value.as([[String: DBusValue]].self, at: "speakers") {
+            speakers.append(.init(address: try require(bag, "Address", String.self),
+                                  name: try bag.decode("Name", as: String.self) ?? "",
+                                  connected: try bag.decode("Connected", as: Bool.self) ?? false,
+                                  lastConnected: try bag.decode("LastConnected", as: String.self) ?? ""))
+        }
+        return SpeakersReport(speakers: speakers)
+    }
+
+    // MARK: - Helpers
+
+    static func array(_ bags: [DBusValue]) -> DBusValue { .array(element: "a{sv}", bags) }
+
+    private static func require<T: DBusDecodable>(_ bag: [String: DBusValue], _ key: String, _ type: T.Type) throws(DBusError) -> T {
+        guard let value = try bag.decode(key, as: T.self) else {
+            throw .typeMismatch(expected: T.dbusSignature.rawValue, actual: "nothing", location: "key '\(key)'")
+        }
+        return value
+    }
+}

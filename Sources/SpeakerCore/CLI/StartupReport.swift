@@ -1,0 +1,68 @@
+/// What `composer-cli startup` shows: the last start-up's timeline.
+///
+/// JSON keys are a public contract: `operations` [{`name`, `startMs`, `endMs`, `outcome`}],
+/// with times in milliseconds since the daemon started. `scenario` and `criticalPath` say
+/// which graph ran and which chain of operations decided how long it took.
+public struct StartupReport: Codable, Equatable, Sendable {
+    public var scenario: String
+    public var operations: [Operation]
+    public var criticalPath: [String]
+
+    public init(scenario: String, operations: [Operation], criticalPath: [String]) {
+        self.scenario = scenario
+        self.operations = operations
+        self.criticalPath = criticalPath
+    }
+
+    enum CodingKeys: String, CodingKey { case scenario, operations, criticalPath }
+
+    public struct Operation: Codable, Equatable, Sendable {
+        public var name: String
+        public var startMs: Double
+        /// Nil (JSON null) while the operation is still running.
+        public var endMs: Double?
+        /// `succeeded`, `failed`, `cancelled`, `timedOut`, `skipped` or `running`.
+        public var outcome: String
+
+        public init(name: String, startMs: Double, endMs: Double?, outcome: String) {
+            self.name = name
+            self.startMs = startMs
+            self.endMs = endMs
+            self.outcome = outcome
+        }
+
+        enum CodingKeys: String, CodingKey { case name, startMs, endMs, outcome }
+
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(name, forKey: .name)
+            try container.encode(startMs, forKey: .startMs)
+            try container.encode(endMs, forKey: .endMs)
+            try container.encode(outcome, forKey: .outcome)
+        }
+    }
+
+    /// A table, one operation per line in start order, then the critical path.
+    public var humanReadable: String {
+        let nameWidth = max(9, operations.map(\.name.count).max() ?? 0)
+        let total = operations.compactMap(\.endMs).max() ?? 0
+        var lines = ["Start-up (\(scenario)), \(Self.milliseconds(total))"]
+        lines.append(padded("Operation", to: nameWidth) + "   start      end  outcome")
+        for operation in operations.sorted(by: { ($0.startMs, $0.name) < ($1.startMs, $1.name) }) {
+            let end = operation.endMs.map(Self.milliseconds) ?? "…"
+            lines.append(padded(operation.name, to: nameWidth) + "  "
+                + leftPadded(Self.milliseconds(operation.startMs), to: 6) + "  "
+                + leftPadded(end, to: 7) + "  " + operation.outcome)
+        }
+        if !criticalPath.isEmpty { lines.append("Critical path: " + criticalPath.joined(separator: " → ")) }
+        return lines.joined(separator: "\n")
+    }
+
+    static func milliseconds(_ value: Double) -> String {
+        value < 10 ? "\((value * 10).rounded() / 10) ms" : "\(Int(value.rounded())) ms"
+    }
+}
+
+func leftPadded(_ text: String, to width: Int) -> String {
+    text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
+}

@@ -1,0 +1,87 @@
+/// What `composer-cli status` shows: how far the daemon is, which speaker, what is playing.
+///
+/// JSON keys are a public contract (DEVELOPERS.md): `readiness`, `speaker` {`address`,
+/// `name`, `connected`}, `playback` {`state`, `file`, `positionSeconds`, `durationSeconds`}.
+/// `message` is the same sentence systemd shows as STATUS=.
+public struct StatusReport: Codable, Equatable, Sendable {
+    public var readiness: String
+    public var message: String
+    public var speaker: Speaker?
+    public var playback: Playback
+
+    public init(readiness: String, message: String, speaker: Speaker?, playback: Playback) {
+        self.readiness = readiness
+        self.message = message
+        self.speaker = speaker
+        self.playback = playback
+    }
+
+    enum CodingKeys: String, CodingKey { case readiness, message, speaker, playback }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(readiness, forKey: .readiness)
+        try container.encode(message, forKey: .message)
+        try container.encode(speaker, forKey: .speaker)  // null when no speaker, never absent
+        try container.encode(playback, forKey: .playback)
+    }
+
+    public struct Speaker: Codable, Equatable, Sendable {
+        public var address: String
+        public var name: String
+        public var connected: Bool
+
+        public init(address: String, name: String, connected: Bool) {
+            self.address = address
+            self.name = name
+            self.connected = connected
+        }
+
+        enum CodingKeys: String, CodingKey { case address, name, connected }
+    }
+
+    public struct Playback: Codable, Equatable, Sendable {
+        /// `idle`, `waiting` (for readiness), `playing` or `paused`.
+        public var state: String
+        public var file: String?
+        public var positionSeconds: Double?
+        public var durationSeconds: Double?
+
+        public init(state: String, file: String? = nil, positionSeconds: Double? = nil, durationSeconds: Double? = nil) {
+            self.state = state
+            self.file = file
+            self.positionSeconds = positionSeconds
+            self.durationSeconds = durationSeconds
+        }
+
+        public static let idle = Playback(state: "idle")
+
+        enum CodingKeys: String, CodingKey { case state, file, positionSeconds, durationSeconds }
+
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(state, forKey: .state)
+            try container.encode(file, forKey: .file)
+            try container.encode(positionSeconds, forKey: .positionSeconds)
+            try container.encode(durationSeconds, forKey: .durationSeconds)
+        }
+    }
+
+    /// Three aligned lines for a terminal.
+    public var humanReadable: String {
+        let speakerLine = speaker.map { "\($0.name) (\($0.address)), \($0.connected ? "connected" : "not connected")" }
+            ?? "none"
+        var playbackLine = playback.state
+        if let file = playback.file { playbackLine += " \(file)" }
+        if let position = playback.positionSeconds {
+            playbackLine += " " + formatClock(position)
+            if let duration = playback.durationSeconds { playbackLine += " / " + formatClock(duration) }
+        }
+        return """
+            Status:    \(message)
+            Readiness: \(readiness)
+            Speaker:   \(speakerLine)
+            Playback:  \(playbackLine)
+            """
+    }
+}

@@ -1,0 +1,144 @@
+/// Reads speakerd's config file: one `key = value` per line.
+///
+/// The format is deliberately tiny so it can be documented in the file itself:
+///
+///     # comments start with '#' or ';' and run to the end of the line
+///     adapter = hci0
+///     auto_pick = yes
+///     soundfont = "/usr/share/sounds/sf2/TimGM6mb.sf2"
+///
+/// Values may be wrapped in double quotes (to keep a '#' or leading spaces). Unknown keys,
+/// repeated keys and bad values are errors with `file:line`, because a typo silently ignored
+/// is a speaker that silently does not connect.
+public struct ConfigFileParser: Sendable {
+    /// Every key the file may set, with the text shown when its value is wrong.
+    public static let knownKeys: [String] = [
+        "adapter", "auto_pick", "play_timeout_seconds", "audio_output", "soundfont",
+        "on_speaker_lost", "reconnect_max_seconds", "scan_seconds", "state_dir", "bus",
+    ]
+
+    /// The path used in error messages.
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    /// Applies every setting in `text` on top of `base`.
+    public func parse(_ text: String, over base: DaemonConfiguration = .defaults)
+        throws(ConfigurationError) -> DaemonConfiguration
+    {
+        var configuration = base
+        var seen: [String: Int] = [:]
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let lineNumber = index + 1
+            let line = rawLine.strippingBlanks()
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw .invalidLine(path: path, line: lineNumber, problem: "expected 'key = value', found '\(line)'")
+            }
+            let key = line[..<equals].strippingBlanks()
+            let value = try unquote(stripComment(String(line[line.index(after: equals)...])), line: lineNumber)
+            guard Self.knownKeys.contains(key) else {
+                throw .invalidLine(path: path, line: lineNumber,
+                                   problem: "unknown key '\(key)' (known keys: \(Self.knownKeys.joined(separator: ", ")))")
+            }
+            if let first = seen[key] {
+                throw .invalidLine(path: path, line: lineNumber, problem: "'\(key)' is already set on line \(first)")
+            }
+            seen[key] = lineNumber
+            do {
+                try Self.apply(key: key, value: value, to: &configuration)
+            } catch {
+                throw .invalidLine(path: path, line: lineNumber, problem: error.description)
+            }
+        }
+        return configuration
+    }
+
+    /// Sets one key; shared with the command-line overrides so both accept the same values.
+    static func apply(key: String, value: String, to configuration: inout DaemonConfiguration)
+        throws(DaemonSettingError)
+    {
+        switch key {
+        case "adapter":
+            guard value.hasPrefix("hci"), value.count > 3, value.dropFirst(3).allSatisfy(\.isNumber) else {
+                throw DaemonSettingError(setting: key, value: value, expected: "an adapter name such as hci0")
+            }
+            configuration.adapter = value
+        case "auto_pick":
+            configuration.autoPick = try parseBool(value, key: key)
+        case "play_timeout_seconds":
+            configuration.playTimeout = try parseSeconds(value, key: key, range: 1...3600)
+        case "audio_output":
+            configuration.audioOutput = try AudioOutputSetting(parsing: value)
+        case "soundfont":
+            configuration.soundfont = try parseAbsolutePath(value, key: key)
+        case "on_speaker_lost":
+            guard let behaviour = SpeakerLostBehaviour(rawValue: value) else {
+                throw DaemonSettingError(setting: key, value: value, expected: "pause or stop")
+            }
+            configuration.onSpeakerLost = behaviour
+        case "reconnect_max_seconds":
+            configuration.reconnectMax = try parseSeconds(value, key: key, range: 1...3600)
+        case "scan_seconds":
+            configuration.scanDuration = try parseSeconds(value, key: key, range: 1...300)
+        case "state_dir":
+            configuration.stateDirectory = try parseAbsolutePath(value, key: key)
+        case "bus":
+            configuration.bus = try BusSelection(parsing: value)
+        default:
+            throw DaemonSettingError(setting: key, value: value, expected: "a known key")
+        }
+    }
+
+    private func stripComment(_ value: String) -> String {
+        // A comment after a value needs whitespace before it, so "alsa:x#1" keeps its '#'.
+        guard !value.strippingBlanks().hasPrefix("\"") else { return value }
+        var result = ""
+        var previous: Character = " "
+        for character in value {
+            if (character == "#" || character == ";") && (previous == " " || previous == "\t") { break }
+            result.append(character)
+            previous = character
+        }
+        return result
+    }
+
+    private func unquote(_ value: String, line: Int) throws(ConfigurationError) -> String {
+        let trimmed = value.strippingBlanks()
+        guard trimmed.hasPrefix("\"") else { return trimmed }
+        let body = trimmed.dropFirst()
+        guard let close = body.firstIndex(of: "\"") else {
+            throw .invalidLine(path: path, line: line, problem: "unterminated quoted value")
+        }
+        let rest = body[body.index(after: close)...].strippingBlanks()
+        guard rest.isEmpty || rest.hasPrefix("#") || rest.hasPrefix(";") else {
+            throw .invalidLine(path: path, line: line, problem: "unexpected text after quoted value: '\(rest)'")
+        }
+        return String(body[..<close])
+    }
+
+    private static func parseBool(_ value: String, key: String) throws(DaemonSettingError) -> Bool {
+        switch value.lowercased() {
+        case "yes", "true", "on", "1": return true
+        case "no", "false", "off", "0": return false
+        default: throw DaemonSettingError(setting: key, value: value, expected: "yes or no")
+        }
+    }
+
+    private static func parseSeconds(_ value: String, key: String, range: ClosedRange<Double>)
+        throws(DaemonSettingError) -> Duration
+    {
+        guard let seconds = Double(value), seconds.isFinite, range.contains(seconds) else {
+            throw DaemonSettingError(setting: key, value: value,
+                                     expected: "a number of seconds from \(Int(range.lowerBound)) to \(Int(range.upperBound))")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    private static func parseAbsolutePath(_ value: String, key: String) throws(DaemonSettingError) -> String {
+        guard value.hasPrefix("/") else {
+            throw DaemonSettingError(setting: key, value: value, expected: "an absolute path")
+        }
+        return value
+    }
+}

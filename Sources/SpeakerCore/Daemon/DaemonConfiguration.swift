@@ -1,0 +1,60 @@
+/// Everything speakerd is told by its operator: the config file, then environment, then flags.
+///
+/// A plain value so each start-up operation can be handed exactly what it needs and tests can
+/// build one in a line. `DaemonOptions.resolve` is the one place that merges the sources.
+public struct DaemonConfiguration: Equatable, Sendable {
+    /// Where the config file is looked for when `--config` is not given.
+    public static let defaultConfigPath = "/etc/speakerd/speakerd.conf"
+    /// Where state lives when neither `--state-dir` nor systemd's `STATE_DIRECTORY` says.
+    public static let defaultStateDirectory = "/var/lib/speakerd"
+    /// Debian's General MIDI soundfont (a symlink to the installed one).
+    public static let defaultSoundfont = "/usr/share/sounds/sf2/default-GM.sf2"
+
+    /// The HCI adapter to use (`hci0`); nil means the first one BlueZ reports.
+    public var adapter: String?
+    /// Pick the best scan candidate without waiting for the user.
+    public var autoPick: Bool
+    /// How long a play request waits for readiness before failing.
+    public var playTimeout: Duration
+    /// Where audio goes.
+    public var audioOutput: AudioOutputSetting
+    /// The soundfont preloaded after start-up.
+    public var soundfont: String
+    /// What a song does when the speaker drops.
+    public var onSpeakerLost: SpeakerLostBehaviour
+    /// The longest pause between reconnect attempts.
+    public var reconnectMax: Duration
+    /// How long one scan-and-pick discovery runs.
+    public var scanDuration: Duration
+    /// Where `state.json` lives.
+    public var stateDirectory: String
+    /// The bus speakerd serves on and reaches BlueZ through.
+    public var bus: BusSelection
+
+    public init(
+        adapter: String? = nil,
+        autoPick: Bool = false,
+        playTimeout: Duration = .seconds(30),
+        audioOutput: AudioOutputSetting = .automatic,
+        soundfont: String = DaemonConfiguration.defaultSoundfont,
+        onSpeakerLost: SpeakerLostBehaviour = .pause,
+        reconnectMax: Duration = .seconds(60),
+        scanDuration: Duration = .seconds(10),
+        stateDirectory: String = DaemonConfiguration.defaultStateDirectory,
+        bus: BusSelection = .system
+    ) {
+        self.adapter = adapter
+        self.autoPick = autoPick
+        self.playTimeout = playTimeout
+        self.audioOutput = audioOutput
+        self.soundfont = soundfont
+        self.onSpeakerLost = onSpeakerLost
+        self.reconnectMax = reconnectMax
+        self.scanDuration = scanDuration
+        self.stateDirectory = stateDirectory
+        self.bus = bus
+    }
+
+    /// The built-in defaults, used for every key the config file leaves out.
+    public static let defaults = DaemonConfiguration()
+}

@@ -1,0 +1,40 @@
+import Foundation
+import Logging
+
+/// Everything the coordinator reaches outside itself, injected so tests can swap each part:
+/// an in-process fake BlueZ, a test clock, no bus at all, a fake playback engine.
+public struct DaemonDependencies: Sendable {
+    public var clock: any Clock<Duration>
+    /// Wall-clock time, for the state file's timestamps only.
+    public var now: @Sendable () -> Date
+    /// Connects the bus the API is served on; nil serves no API (in-process tests).
+    public var connectBus: (@Sendable (BusSelection) async throws -> DBusConnection)?
+    /// Makes the BlueZ client (over the daemon's connection when there is one).
+    public var makeBlueZ: @Sendable (DBusConnection?) async throws -> any BlueZClient
+    /// The playback engine; nil means this daemon cannot play (status says so).
+    public var playback: (any DaemonPlayback)?
+
+    public init(clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init,
+                connectBus: (@Sendable (BusSelection) async throws -> DBusConnection)?,
+                makeBlueZ: @escaping @Sendable (DBusConnection?) async throws -> any BlueZClient,
+                playback: (any DaemonPlayback)? = nil) {
+        self.clock = clock
+        self.now = now
+        self.connectBus = connectBus
+        self.makeBlueZ = makeBlueZ
+        self.playback = playback
+    }
+}
+
+extension DaemonDependencies {
+    /// The real world: the configured bus, BlueZ over D-Bus, the FluidSynth engine.
+    public static func live(configuration: DaemonConfiguration, logger: Logger) -> DaemonDependencies {
+        DaemonDependencies(
+            connectBus: { bus in try await DBusConnection.connect(bus.busAddress) },
+            makeBlueZ: { connection in
+                guard let connection else { throw BlueZClientError.bus("no D-Bus connection") }
+                return try await DBusBlueZClient.start(connection: connection, logger: logger)
+            },
+            playback: EnginePlayback(configuration: configuration, logger: logger))
+    }
+}

@@ -1,0 +1,63 @@
+import Glibc
+import Logging
+import ServiceLifecycle
+
+/// Builds and runs speakerd: configuration, systemd notification, the service group.
+///
+/// One `ServiceGroup` in dependency order with SIGTERM and SIGINT as graceful-shutdown
+/// signals; shutdown runs in reverse, so the watchdog pacer stops before the daemon winds
+/// down its discovery and playback.
+public enum DaemonLauncher {
+    public static func run(options: DaemonOptions, environment: [String: String]) async throws(DaemonLaunchError) {
+        let configuration: DaemonConfiguration
+        do { configuration = try options.resolve(environment: environment) } catch {
+            throw .configuration(error)
+        }
+        let logger = Logger(label: "speakerd")
+        let notifier: SystemdNotifier?
+        do { notifier = try SystemdNotifier(environment: environment) } catch { throw .notify(error) }
+        let dependencies = DaemonDependencies.live(configuration: configuration, logger: logger)
+        let coordinator = SpeakerdDaemon(configuration: configuration, dependencies: dependencies,
+                                         notifier: notifier, logger: logger)
+        let daemon = SpeakerdService(daemon: coordinator)
+
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: daemon)]
+        if let notifier, let settings = WatchdogSettings(environment: environment, processID: getpid()) {
+            let pacer = WatchdogPacer(settings: settings, clock: ContinuousClock(), notifier: notifier,
+                                      logger: logger) {
+                await daemon.heartbeat()
+            }
+            services.append(.init(service: pacer))
+        }
+        let group = ServiceGroup(configuration: .init(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do { try await group.run() } catch let error as ServiceGroupError {
+            throw .failed(String(describing: error))
+        } catch {
+            throw .failed("\(error)")
+        }
+    }
+}
+
+/// Why speakerd could not start or stopped with an error.
+public enum DaemonLaunchError: Error, Sendable, CustomStringConvertible {
+    case configuration(ConfigurationError)
+    case notify(SystemdNotifyError)
+    case failed(String)
+
+    public var description: String {
+        switch self {
+        case .configuration(let error): error.description
+        case .notify(let error): error.description
+        case .failed(let detail): detail
+        }
+    }
+
+    /// 78 (EX_CONFIG) for configuration mistakes, so systemd's status shows what kind of failure.
+    public var exitStatus: Int32 {
+        switch self {
+        case .configuration: 78
+        case .notify, .failed: 1
+        }
+    }
+}

@@ -1,0 +1,66 @@
+/// Where the daemon is, as one value: the source of `STATUS=` for systemd and of the
+/// `message` in `composer-cli status`, so both always say the same thing.
+public enum DaemonPhase: Equatable, Sendable {
+    case starting
+    /// The compatibility gate is closed; the daemon waits for the condition to clear.
+    case blocked(CompatibilityProblem)
+    case connecting(speakerName: String)
+    /// The reconnect policy is waiting before the next attempt.
+    case reconnecting(speakerName: String, retryIn: Duration)
+    /// No known speaker answered: scan-and-pick is waiting for the user.
+    case waitingForPick
+    /// The user disconnected; nothing happens until they connect again.
+    case heldByUser(speakerName: String)
+    case ready(speakerName: String)
+    case playing(file: String, speakerName: String)
+    case stopping
+
+    /// The sentence a person reads in `systemctl status` and `composer-cli status`.
+    public var statusLine: String {
+        switch self {
+        case .starting: "Starting…"
+        case .blocked(let problem): problem.description
+        case .connecting(let name): "Connecting to \(name)…"
+        case .reconnecting(let name, let delay):
+            "\(name) is out of reach; retrying in \(Self.roundedSeconds(delay)) s"
+        case .waitingForPick:
+            "Waiting for a speaker: run 'composer-cli scan', then 'composer-cli connect ADDRESS'"
+        case .heldByUser(let name): "Disconnected from \(name) as asked; 'composer-cli connect' reconnects"
+        case .ready(let name): "Ready: \(name)"
+        case .playing(let file, let name): "Playing \(file) on \(name)"
+        case .stopping: "Stopping…"
+        }
+    }
+
+    private static func roundedSeconds(_ duration: Duration) -> Int {
+        max(1, Int(secondsOf(duration).rounded()))
+    }
+}
+
+/// Why the compatibility gate is closed: the rest of start-up is cancelled until it clears,
+/// and the daemon resumes on its own when it does (no restart needed).
+public enum CompatibilityProblem: Equatable, Sendable, CustomStringConvertible {
+    /// Nobody owns `org.bluez` on the bus.
+    case noBlueZ
+    /// BlueZ runs but has no adapter (or not the configured one).
+    case noAdapter(configured: String?)
+    /// The adapter is soft- or hard-blocked by rfkill.
+    case adapterBlocked(adapter: String)
+    /// BlueZ lacks what speakerd needs (e.g. `Device1.Disconnected`, BlueZ < 5.50 ).
+    case blueZTooOld(found: String, needed: String)
+
+    public var description: String {
+        switch self {
+        case .noBlueZ:
+            "Waiting for bluetoothd (org.bluez is not on the bus; is bluetooth.service running?)"
+        case .noAdapter(let configured?):
+            "Waiting for Bluetooth adapter \(configured) to be plugged in"
+        case .noAdapter(nil):
+            "Waiting for a Bluetooth adapter to be plugged in"
+        case .adapterBlocked(let adapter):
+            "Bluetooth adapter \(adapter) is blocked by rfkill; run 'rfkill unblock bluetooth'"
+        case .blueZTooOld(let found, let needed):
+            "BlueZ \(found) is too old; speakerd needs \(needed) or newer"
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+
+/// Start-up: the sequencer runs one scenario's graph; each step's work is a method here.
+extension SpeakerdDaemon {
+    typealias Step = StartupScenarios.Step
+
+    func runStartup(requestWaiting: Bool = false) async {
+        lifecycle = .starting
+        let known = await stateStore.knownSpeakers
+        let scenario = StartupScenarios.scenario(for: .init(
+            hasKnownSpeakers: !known.isEmpty, autoPick: configuration.autoPick, requestWaiting: requestWaiting))
+        let operations: [String: StartupOperation.Body] = [
+            Step.config: { _ in try await self.checkConfiguration() },
+            Step.bus: { _ in try await self.startBus() },
+            Step.bluez: { context in try await self.reachBlueZ(context) },
+            Step.adapter: { context in try await self.prepareAdapter(context) },
+            Step.connectKnown: { _ in try await self.connectKnownSpeakers() },
+            Step.scanAndPick: { _ in try await self.scanAndPick() },
+            Step.soundfont: { _ in try await self.preloadSoundfont() },
+            Step.audioBackend: { _ in try await self.checkAudioBackend() },
+            Step.playbackReady: { _ in try await self.becomePlaybackReady() },
+        ]
+        let timeline: StartupTimeline
+        do {
+            let sequencer = try StartupSequencer(
+                scenario: scenario, operations: operations, budget: StartupScenarios.budget(for: scenario),
+                clock: dependencies.clock, logger: logger)
+            timeline = await sequencer.run()
+        } catch {
+            logger.critical("start-up graph \(scenario.name) is invalid: \(error)")
+            return
+        }
+        lastTimeline = timeline
+        logger.info("start-up (\(timeline.scenario)) took \(Int(timeline.totalMs)) ms; critical path: \(timeline.criticalPath.joined(separator: " → "))")
+        if case .blocked = lifecycle { return }  // the compatibility gate closed; events reopen it
+        lifecycle = .running
+    }
+
+    /// The configuration was parsed before the daemon started; this checks what it points to.
+    func checkConfiguration() async throws {
+        if access(configuration.soundfont, R_OK) != 0 {
+            logger.warning("soundfont \(configuration.soundfont) is not readable; playback will fail until it is")
+        }
+    }
+
+    func startBus() async throws {
+        defer { sendReadyOnce() }
+        guard connection == nil, let connect = dependencies.connectBus else {
+            await raise(.bus)
+            return
+        }
+        let connection = try await connect(configuration.bus)
+        let object = try SpeakerdDBusObject.make(serving: self, initial: await currentStatus())
+        try connection.export(object, at: SpeakerdBus.path)
+        try await connection.requestName(SpeakerdBus.name)
+        self.connection = connection
+        self.apiObject = object
+        await raise(.bus)
+    }
+
+    /// READY=1 once the API answers: requests can be made from then on (they wait in the gate).
+    func sendReadyOnce() {
+        guard !readySent else { return }
+        readySent = true
+        notify([.ready, .status(phase.statusLine)])
+    }
+
+    func reachBlueZ(_ context: StartupContext) async throws {
+        if bluez == nil {
+            bluez = try await dependencies.makeBlueZ(connection)
+            startEventLoop()
+        }
+        do {
+            _ = try await bluez!.adapters()
+        } catch let error as BlueZClientError where error == .bluetoothdNotRunning {
+            throw await block(.noBlueZ, context)
+        }
+    }
+
+    func prepareAdapter(_ context: StartupContext) async throws {
+        guard let bluez else { throw await block(.noBlueZ, context) }
+        let all = try await bluez.adapters()
+        let chosen = configuration.adapter.map { name in all.first { $0.name == name } } ?? (all.first(where: \.powered) ?? all.first)
+        guard var adapter = chosen else { throw await block(.noAdapter(configured: configuration.adapter), context) }
+        if adapter.isBlocked { throw await block(.adapterBlocked(adapter: adapter.name), context) }
+        if !adapter.powered, let address = adapter.address {
+            do { try await bluez.powerOn(address) } catch let error as BlueZClientError {
+                if case .adapterBlocked = error { throw await block(.adapterBlocked(adapter: adapter.name), context) }
+                throw error
+            }
+            adapter.powered = true
+        }
+        self.adapter = adapter
+        await raise(.adapter)
+    }
+
+    /// Closes the compatibility gate: says why, and returns the abort that cancels the rest.
+    func block(_ problem: CompatibilityProblem, _ context: StartupContext) async -> StartupAbort {
+        lifecycle = .blocked(problem)
+        await setPhase(.blocked(problem))
+        return context.abort(problem.description)
+    }
+
+    /// Tries the known speakers, most recent first; if none answers, scan-and-pick takes over
+    /// while the reconnect policy keeps trying the most recent one in the background.
+    func connectKnownSpeakers() async throws {
+        let known = await stateStore.knownSpeakers
+        for speaker in known {
+            let address = speaker.address
+            await setTarget(address, name: speaker.name)
+            await setPhase(.connecting(speakerName: speaker.name))
+            if await connectTarget() == .connected { return }
+        }
+        guard let first = known.first else { return }
+        await setTarget(first.address, name: first.name)
+        await reconnect?.handle(.unreachableAtBoot)
+        logger.notice("no known speaker answered; scanning for others")
+        try await scanAndPick()
+    }
+
+    func scanAndPick() async throws {
+        let candidates = try await discover()
+        lastScan = candidates
+        if configuration.autoPick, let best = CandidateRanking.autoPick(from: candidates) {
+            await setTarget(best.address, name: best.name)
+            await setPhase(.connecting(speakerName: best.name))
+            guard await connectTarget() == .connected else {
+                throw DaemonOperationError.connectFailed(name: best.name)
+            }
+            return
+        }
+        if !gate.isReached(.speakerConnected) { await setPhase(.waitingForPick) }
+        if configuration.autoPick { throw DaemonOperationError.noSpeakerFound }
+    }
+
+    func preloadSoundfont() async throws {
+        guard let playback = dependencies.playback else { throw DaemonOperationError.noPlaybackEngine }
+        try await playback.preloadSoundfont(configuration.soundfont)
+    }
+
+    func checkAudioBackend() async throws {
+        guard let playback = dependencies.playback else { throw DaemonOperationError.noPlaybackEngine }
+        try await playback.checkOutput()
+    }
+
+    func becomePlaybackReady() async throws {
+        guard let playback = dependencies.playback else { throw DaemonOperationError.noPlaybackEngine }
+        try await playback.waitForAudioPath(speaker: target?.address.description)
+        await raise(.playbackReady)
+        if let name = target?.name { await setPhase(.ready(speakerName: name)) }
+    }
+}
+
+/// Why a start-up operation or API call about the speaker failed.
+enum DaemonOperationError: Error, CustomStringConvertible {
+    case connectFailed(name: String)
+    case noSpeakerFound
+    case noPlaybackEngine
+
+    var description: String {
+        switch self {
+        case .connectFailed(let name): "\(name) did not accept the connection"
+        case .noSpeakerFound: "no Bluetooth speaker (audio sink) was found nearby"
+        case .noPlaybackEngine: "this speakerd has no playback engine"
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import Logging
+
+/// The daemon's coordinator: owns the readiness gate, the BlueZ client, the target speaker,
+/// the reconnect controller and the published status; implements `SpeakerdControl`.
+///
+/// This is the one large type of speakerd; its parts live in extensions by concern:
+/// start-up (`+Startup`), BlueZ events (`+Events`), the API (`+Control`).
+public actor SpeakerdDaemon {
+    enum Lifecycle: Equatable {
+        case idle
+        case starting
+        /// Start-up finished (or is waiting for the user's pick).
+        case running
+        /// The compatibility gate closed; waiting for the condition to clear.
+        case blocked(CompatibilityProblem)
+        case stopping
+        case stopped
+    }
+
+    var lifecycle: Lifecycle = .idle
+    public nonisolated let configuration: DaemonConfiguration
+    let dependencies: DaemonDependencies
+    let logger: Logger
+    let notifier: SystemdNotifier?
+    public nonisolated let gate: ReadinessGate<DaemonReadiness>
+    let stateStore: StateStore
+    let clock: ErasedClock
+
+    var connection: DBusConnection?
+    var apiObject: DBusObject?
+    var bluez: (any BlueZClient)?
+    var adapter: Adapter?
+    /// The speaker speakerd keeps connected.
+    var target: (address: BluetoothAddress, name: String)?
+    var phase: DaemonPhase = .starting
+    var lastTimeline: StartupTimeline?
+    var lastScan: [RankedCandidate] = []
+    var reconnect: ReconnectController<ErasedClock>?
+    var eventTask: Task<Void, Never>?
+    var reconnectWatcher: Task<Void, Never>?
+    var readySent = false
+    var lastPublished: StatusReport?
+
+    public init(configuration: DaemonConfiguration, dependencies: DaemonDependencies,
+                notifier: SystemdNotifier?, logger: Logger) {
+        self.configuration = configuration
+        self.dependencies = dependencies
+        self.notifier = notifier
+        self.logger = logger
+        self.clock = ErasedClock(dependencies.clock)
+        self.gate = ReadinessGate(initial: .started, clock: dependencies.clock, logger: logger)
+        self.stateStore = StateStore(directory: configuration.stateDirectory, logger: logger)
+    }
+
+    /// Runs start-up; returns once it finished (the daemon then keeps running on events).
+    public func start() async {
+        guard lifecycle == .idle else { return }
+        lifecycle = .starting
+        let outcome = await stateStore.load(now: dependencies.now())
+        logger.info("state: \(outcome)")
+        await runStartup()
+    }
+
+    /// Winds down: stops discovery and playback, cancels timers, says STOPPING=1.
+    public func shutdown() async {
+        guard lifecycle != .stopped else { return }
+        lifecycle = .stopping
+        phase = .stopping
+        notify([.stopping, .status(phase.statusLine)])
+        eventTask?.cancel()
+        reconnectWatcher?.cancel()
+        await reconnect?.shutdown()
+        await dependencies.playback?.stop()
+        if let bluez, let adapter, adapter.discovering, let address = adapter.address {
+            try? await bluez.stopDiscovery(on: address)
+        }
+        if let connection {
+            connection.unexport(at: SpeakerdBus.path)
+            _ = try? await connection.releaseName(SpeakerdBus.name)
+            connection.close()
+        }
+        lifecycle = .stopped
+    }
+
+    /// Why the daemon cannot serve at all (its bus could not be reached), if so: then it should
+    /// exit and let systemd restart it, rather than run without an API.
+    public var fatalProblem: String? {
+        guard dependencies.connectBus != nil, connection == nil,
+              let entry = lastTimeline?.entry(StartupScenarios.Step.bus), entry.outcome != .ok else { return nil }
+        return "cannot serve the API: \(entry.outcome)"
+    }
+
+    /// Proves to the watchdog that this actor is not stalled.
+    public func heartbeat() {}
+
+    /// The last start-up's timeline, if one ran.
+    public var startupTimeline: StartupTimeline? { lastTimeline }
+
+    // MARK: - Status publishing
+
+    func setPhase(_ new: DaemonPhase) async {
+        phase = new
+        await publish()
+    }
+
+    func currentStatus() async -> StatusReport {
+        let playback = await dependencies.playback?.snapshot() ?? .idle
+        let speaker = target.map {
+            StatusReport.Speaker(address: $0.address.description, name: $0.name,
+                                 connected: gate.isReached(.speakerConnected))
+        }
+        return StatusReport(readiness: gate.level.description, message: phase.statusLine,
+                            speaker: speaker, playback: playback)
+    }
+
+    /// Tells systemd and the bus what changed (only what changed).
+    func publish() async {
+        let status = await currentStatus()
+        let previous = lastPublished
+        lastPublished = status
+        if previous?.message != status.message { notify([.status(status.message)]) }
+        guard let apiObject, let connection else { return }
+        let records = SpeakerdDBusRecords.self
+        let interface = SpeakerdBus.interface
+        try? apiObject.setProperty("Status", of: interface, to: .string(status.message))
+        if previous?.readiness != status.readiness {
+            try? apiObject.setProperty("Readiness", of: interface, to: .string(status.readiness))
+            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "ReadinessChanged",
+                                       arguments: [.string(status.readiness)])
+        }
+        if previous?.speaker != status.speaker {
+            let value = status.speaker.map(records.encode) ?? .properties([:])
+            try? apiObject.setProperty("Speaker", of: interface, to: value)
+            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "SpeakerChanged", arguments: [value])
+        }
+        if previous?.playback != status.playback {
+            let value = records.encode(status.playback)
+            try? apiObject.setProperty("Playback", of: interface, to: value)
+            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "PlaybackChanged", arguments: [value])
+        }
+    }
+
+    func notify(_ messages: [NotifyMessage]) {
+        guard let notifier else { return }
+        do { try notifier.send(messages) } catch { logger.warning("\(error.description)") }
+    }
+
+    func raise(_ level: DaemonReadiness) async {
+        if gate.raise(to: level) { await publish() }
+    }
+
+    func drop(_ level: DaemonReadiness) async {
+        if gate.drop(to: level) { await publish() }
+    }
+}

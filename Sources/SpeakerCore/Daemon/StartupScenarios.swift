@@ -1,0 +1,114 @@
+/// speakerd's start-up graphs, one per situation, as data the sequencer runs and tests assert.
+///
+/// The state file is read before the sequence starts, because it decides the scenario (known
+/// speakers or not); it is a single small file read. Every graph then starts the same way: the
+/// configuration check, then the bus (so the API answers, and
+/// READY=1 goes out, as early as possible) and BlueZ → adapter, which form the compatibility
+/// gate: if either aborts, the rest is cancelled and the daemon waits for the condition to clear.
+/// The soundfont preload and the audio-backend check run in parallel with the Bluetooth chain.
+public enum StartupScenarios {
+    /// Operation names: stable, they appear in `composer-cli startup`.
+    public enum Step {
+        public static let config = "config"
+        public static let bus = "bus"
+        public static let bluez = "bluez"
+        public static let adapter = "adapter"
+        public static let connectKnown = "connectKnownSpeaker"
+        public static let scanAndPick = "scanAndPick"
+        public static let soundfont = "soundfont"
+        public static let audioBackend = "audioBackend"
+        public static let playbackReady = "playbackReady"
+    }
+
+    /// What decides the graph.
+    public struct Situation: Equatable, Sendable {
+        /// The state file lists at least one speaker.
+        public var hasKnownSpeakers: Bool
+        /// `auto_pick = yes`: scan-and-pick needs no user.
+        public var autoPick: Bool
+        /// A request (D-Bus activation by `composer-cli play`) is already waiting.
+        public var requestWaiting: Bool
+
+        public init(hasKnownSpeakers: Bool, autoPick: Bool, requestWaiting: Bool) {
+            self.hasKnownSpeakers = hasKnownSpeakers
+            self.autoPick = autoPick
+            self.requestWaiting = requestWaiting
+        }
+    }
+
+    /// Scenario names as shown in the timeline.
+    public enum Name {
+        public static let regular = "regular"
+        public static let firstRun = "first run"
+        public static let launchedByRequest = "launched by request"
+    }
+
+    public static func scenario(for situation: Situation) -> StartupScenario {
+        if situation.requestWaiting { return launchedByRequest(hasKnownSpeakers: situation.hasKnownSpeakers) }
+        return situation.hasKnownSpeakers ? regular : firstRun(autoPick: situation.autoPick)
+    }
+
+    /// Known speaker: connect it while the soundfont loads; playback ready when both are done.
+    public static var regular: StartupScenario {
+        StartupScenario(Name.regular, steps: common + [
+            StartupStep(Step.connectKnown, after: [Step.adapter], .optional, timeout: .seconds(8)),
+            StartupStep(Step.soundfont, after: [Step.config], .optional, timeout: .seconds(10)),
+            StartupStep(Step.playbackReady, after: [Step.connectKnown, Step.soundfont, Step.audioBackend], .optional),
+        ])
+    }
+
+    /// No known speaker: scan-and-pick. With auto-pick the picked speaker is connected and
+    /// playback becomes ready; without, start-up ends waiting for the user (no budget applies:
+    /// a person is involved), while the API keeps answering.
+    public static func firstRun(autoPick: Bool) -> StartupScenario {
+        var steps = common + [
+            StartupStep(Step.scanAndPick, after: [Step.adapter], .optional, timeout: .seconds(30)),
+            StartupStep(Step.soundfont, after: [Step.config], .optional, timeout: .seconds(10)),
+        ]
+        if autoPick {
+            steps.append(StartupStep(Step.playbackReady, after: [Step.scanAndPick, Step.soundfont, Step.audioBackend], .optional))
+        }
+        return StartupScenario(Name.firstRun, steps: steps)
+    }
+
+    /// A play request is waiting in the readiness gate: the soundfont is on the critical path
+    /// (required, not a polite background task), everything else as in the regular or first run.
+    public static func launchedByRequest(hasKnownSpeakers: Bool) -> StartupScenario {
+        let speakerStep = hasKnownSpeakers
+            ? StartupStep(Step.connectKnown, after: [Step.adapter], .optional, timeout: .seconds(8))
+            : StartupStep(Step.scanAndPick, after: [Step.adapter], .optional, timeout: .seconds(30))
+        return StartupScenario(Name.launchedByRequest, steps: common + [
+            speakerStep,
+            StartupStep(Step.soundfont, after: [Step.config], .required, timeout: .seconds(10)),
+            StartupStep(Step.playbackReady, after: [speakerStep.name, Step.soundfont, Step.audioBackend], .optional),
+        ])
+    }
+
+    /// The steps every scenario shares; `bluez` and `adapter` abort the sequence when missing.
+    static var common: [StartupStep] {
+        [
+            StartupStep(Step.config),
+            StartupStep(Step.bus, after: [Step.config], timeout: .seconds(5)),
+            StartupStep(Step.bluez, after: [Step.bus], timeout: .seconds(5)),
+            StartupStep(Step.adapter, after: [Step.bluez], timeout: .seconds(5)),
+            StartupStep(Step.audioBackend, after: [Step.config], .optional, timeout: .seconds(5)),
+        ]
+    }
+
+    /// Whether a scenario runs without user input, so the 3 s budget applies.
+    public static func budget(for scenario: StartupScenario) -> Duration? {
+        scenario.steps.contains { $0.name == Step.playbackReady } ? .seconds(3) : nil
+    }
+}
+
+extension StartupReport {
+    /// The `composer-cli startup` form of a sequencer's timeline.
+    public init(_ timeline: StartupTimeline) {
+        self.init(
+            scenario: timeline.scenario,
+            operations: timeline.operations.map {
+                .init(name: $0.name, startMs: $0.startMs, endMs: $0.endMs, outcome: $0.outcome.kind)
+            },
+            criticalPath: timeline.criticalPath)
+    }
+}

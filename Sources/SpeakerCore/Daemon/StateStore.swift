@@ -1,0 +1,194 @@
+import Foundation
+import Logging
+
+/// The known speakers, persisted in `<state dir>/state.json`.
+///
+/// Every change is written atomically at once, so the file never holds half a list. A file
+/// that cannot be trusted (corrupt, or written by a newer speakerd) is never overwritten:
+/// it is moved aside to `state.json.corrupt-<timestamp>` and the daemon starts as on a first
+/// run, because a speaker box that refuses to start is worse than one that forgot a speaker.
+public actor StateStore {
+    /// What `load` found, for the start-up timeline and `composer-cli doctor`.
+    public enum LoadOutcome: Equatable, Sendable {
+        /// No state file: first run.
+        case firstRun
+        /// The file was read; it lists this many speakers.
+        case loaded(speakerCount: Int)
+        /// The file could not be used; it was moved to `movedTo` and the store starts empty.
+        case setAside(reason: String, movedTo: String)
+    }
+
+    private enum State {
+        case unloaded
+        case loaded(StateFile)
+    }
+
+    public let directory: String
+    public nonisolated var path: String { directory + "/state.json" }
+    private var state: State = .unloaded
+    private let logger: Logger
+
+    public init(directory: String, logger: Logger = Logger(label: "speakerd.state")) {
+        self.directory = directory
+        self.logger = logger
+    }
+
+    /// Reads the file once; later calls return the same list without touching the disk.
+    @discardableResult
+    public func load(now: Date = Date()) -> LoadOutcome {
+        if case .loaded(let file) = state { return .loaded(speakerCount: file.speakers.count) }
+        removeLeftoverTempFiles()
+        let outcome: LoadOutcome
+        let file: StateFile
+        do {
+            guard let text = try TextFile.read(path) else {
+                state = .loaded(.empty)
+                return .firstRun
+            }
+            file = try Self.decode(text)
+            outcome = .loaded(speakerCount: file.speakers.count)
+        } catch {
+            let aside = setAside(now: now)
+            let reason = String(describing: error)
+            logger.error("state file \(path) set aside as \(aside): \(reason); starting as on a first run")
+            state = .loaded(.empty)
+            return .setAside(reason: reason, movedTo: aside)
+        }
+        state = .loaded(file)
+        return outcome
+    }
+
+    /// The known speakers, last connected first.
+    public var knownSpeakers: [KnownSpeaker] {
+        guard case .loaded(let file) = state else { return [] }
+        return file.speakers
+    }
+
+    /// Remembers a successful connection and moves the speaker to the front.
+    public func recordConnection(to address: BluetoothAddress, name: String, at date: Date) throws(StateStoreError) {
+        var file = try loadedFile()
+        var speaker = KnownSpeaker(address: address, name: name, firstConnected: date, lastConnected: date)
+        if let index = file.speakers.firstIndex(where: { $0.address == address }) {
+            speaker.firstConnected = file.speakers[index].firstConnected
+            file.speakers.remove(at: index)
+        }
+        file.speakers.insert(speaker, at: 0)
+        try save(file)
+    }
+
+    /// Drops a speaker; returns false when it was not known.
+    @discardableResult
+    public func forget(_ address: BluetoothAddress) throws(StateStoreError) -> Bool {
+        var file = try loadedFile()
+        guard let index = file.speakers.firstIndex(where: { $0.address == address }) else { return false }
+        file.speakers.remove(at: index)
+        try save(file)
+        return true
+    }
+
+    // MARK: - Disk
+
+    private func loadedFile() throws(StateStoreError) -> StateFile {
+        guard case .loaded(let file) = state else { throw .notLoaded }
+        return file
+    }
+
+    private func save(_ file: StateFile) throws(StateStoreError) {
+        let bytes: [UInt8]
+        do { bytes = Array(try StateFile.encoder().encode(file)) + [0x0A] } catch {
+            throw .encoding(String(describing: error))
+        }
+        if mkdir(directory, 0o750) != 0 && errno != EEXIST {
+            throw .write(FileWriteError(path: path, step: "create directory \(directory)", errno: errno))
+        }
+        do { try TextFile.writeAtomically(bytes, to: path) } catch { throw .write(error) }
+        state = .loaded(file)
+    }
+
+    static func decode(_ text: String) throws(StateFileProblem) -> StateFile {
+        struct VersionOnly: Decodable { var version: Int }
+        let data = Data(text.utf8)
+        let version: Int
+        do { version = try StateFile.decoder().decode(VersionOnly.self, from: data).version } catch {
+            throw .unreadable("not a speakerd state file (no version field or not JSON)")
+        }
+        guard version <= StateFile.currentVersion else {
+            throw .newerVersion(version)
+        }
+        guard version >= 1 else { throw .unreadable("unknown version \(version)") }
+        do { return try StateFile.decoder().decode(StateFile.self, from: data) } catch {
+            throw .unreadable("malformed contents (\(Self.summary(of: error)))")
+        }
+    }
+
+    private static func summary(of error: Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context), DecodingError.typeMismatch(_, let context),
+             DecodingError.valueNotFound(_, let context):
+            let where_ = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            return where_.isEmpty ? context.debugDescription : "\(where_): \(context.debugDescription)"
+        case DecodingError.keyNotFound(let key, _):
+            return "missing '\(key.stringValue)'"
+        default:
+            return String(describing: error)
+        }
+    }
+
+    private func setAside(now: Date) -> String {
+        let stamp = Self.timestamp(now)
+        var target = "\(path).corrupt-\(stamp)"
+        var suffix = 1
+        while access(target, F_OK) == 0 {
+            suffix += 1
+            target = "\(path).corrupt-\(stamp)-\(suffix)"
+        }
+        if rename(path, target) != 0 {
+            logger.error("cannot move \(path) aside: \(String(cString: strerror(errno)))")
+        }
+        return target
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withYear, .withMonth, .withDay, .withTime, .withTimeZone]
+        return formatter.string(from: date).replacingOccurrences(of: ":", with: "")
+    }
+
+    /// A crash between create and rename leaves a temp file; it never holds the truth.
+    private func removeLeftoverTempFiles() {
+        let prefix = TextFile.tempPrefix(for: path)
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for entry in entries where entry.hasPrefix(prefix) {
+            unlink(directory + "/" + entry)
+        }
+    }
+}
+
+/// Why a state file was not used.
+enum StateFileProblem: Error, CustomStringConvertible {
+    case unreadable(String)
+    case newerVersion(Int)
+
+    var description: String {
+        switch self {
+        case .unreadable(let detail): detail
+        case .newerVersion(let version):
+            "written by a newer speakerd (state version \(version), this one reads up to \(StateFile.currentVersion))"
+        }
+    }
+}
+
+/// A state change that could not be saved; the list in memory is left as it was.
+public enum StateStoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    case notLoaded
+    case encoding(String)
+    case write(FileWriteError)
+
+    public var description: String {
+        switch self {
+        case .notLoaded: "the state store was used before it was loaded"
+        case .encoding(let detail): "cannot encode state: \(detail)"
+        case .write(let error): error.description
+        }
+    }
+}

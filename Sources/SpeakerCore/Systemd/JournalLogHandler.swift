@@ -1,0 +1,69 @@
+import Glibc
+import Logging
+import Synchronization
+
+/// A swift-log handler that writes one line per message to stderr with a `<N>` prefix.
+///
+/// Under systemd, stderr goes to the journal, which reads the sd-daemon(3) prefix as the
+/// syslog priority: errors show red in `journalctl`, debug lines can be filtered with `-p`.
+/// No timestamps: the journal adds its own.
+public struct JournalLogHandler: LogHandler {
+    public var logLevel: Logger.Level = .info
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
+    private let label: String
+    private let sink: @Sendable (String) -> Void
+
+    /// Writes to stderr.
+    public init(label: String) {
+        self.init(label: label, sink: JournalLogHandler.writeToStandardError)
+    }
+
+    /// Writes each finished line (newline included) to `sink`; for tests.
+    public init(label: String, sink: @escaping @Sendable (String) -> Void) {
+        self.label = label
+        self.sink = sink
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    /// The syslog priority the journal files a message under.
+    public static func priority(of level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
+    }
+
+    public func log(event: LogEvent) {
+        var merged = metadata
+        if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
+        if let extra = event.metadata { merged.merge(extra) { $1 } }
+        let fields = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }
+            .map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        // One message is one journal entry: embedded newlines would split it.
+        let text = "\(event.message)\(fields)".map { $0.isNewline ? " " : $0 }
+        sink("<\(Self.priority(of: event.level))>\(label): \(String(text))\n")
+    }
+
+    private static let stderrLock = Mutex(())
+
+    @Sendable private static func writeToStandardError(_ line: String) {
+        stderrLock.withLock { _ in
+            var bytes = Array(line.utf8)
+            var offset = 0
+            while offset < bytes.count {
+                let written = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress! + offset, $0.count - offset) }
+                if written <= 0 { if errno == EINTR { continue } else { return } }
+                offset += written
+            }
+        }
+    }
+}

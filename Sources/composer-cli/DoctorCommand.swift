@@ -1,0 +1,28 @@
+import ArgumentParser
+import Foundation
+import SpeakerCore
+
+struct DoctorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doctor",
+        abstract: "Checks this machine for what speakerd needs: config, state, soundfont, Bluetooth and the bus.",
+        discussion: "Works without the daemon. Exits non-zero when a check finds a problem.")
+
+    @Option(help: ArgumentHelp("The config file speakerd reads.", valueName: "file"))
+    var config: String?
+
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp("The directory speakerd keeps its state in.", valueName: "dir"))
+    var stateDirectory: String?
+
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        let options = DaemonOptions(configPath: config, stateDirectory: stateDirectory, bus: common.bus)
+        let report = LocalDoctor(options: options, environment: ProcessInfo.processInfo.environment).run()
+        common.show(json: ReportJSON.encode(report), human: report.humanReadable)
+        let problems = report.checks.filter { $0.outcome == .problem }.count
+        if problems > 0 {
+            throw SpeakerdError.local("doctor found \(problems) problem\(problems == 1 ? "" : "s")")
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SpeakerCore
+
+/// speakerd's entry point: parse flags, set up logging, hand over to `DaemonLauncher`.
+@main
+struct SpeakerdCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "speakerd",
+        abstract: "Keeps your Bluetooth speaker connected and plays MIDI on it.",
+        discussion: "Normally started by systemd (speakerd.service). Flags override the config file.",
+        version: SpeakerCore.version)
+
+    @Option(help: ArgumentHelp("Read the configuration from this file instead of /etc/speakerd/speakerd.conf.",
+                               valueName: "file"))
+    var config: String?
+
+    @Option(name: .customLong("state-dir"),
+            help: ArgumentHelp("Keep the known speakers in this directory.", valueName: "dir"))
+    var stateDirectory: String?
+
+    @Option(help: ArgumentHelp("Serve and reach BlueZ on this bus: system, session or a D-Bus address.",
+                               valueName: "bus"))
+    var bus: String?
+
+    @Option(name: .customLong("audio-output"),
+            help: ArgumentHelp("Send audio here: auto, alsa:DEVICE, pulseaudio, file:PATH or null.",
+                               valueName: "spec"))
+    var audioOutput: String?
+
+    @Option(help: ArgumentHelp("Use this General MIDI soundfont.", valueName: "file"))
+    var soundfont: String?
+
+    var options: DaemonOptions {
+        DaemonOptions(configPath: config, stateDirectory: stateDirectory, bus: bus,
+                      audioOutput: audioOutput, soundfont: soundfont)
+    }
+
+    func validate() throws {
+        do { try options.validate() } catch { throw ValidationError(error.description) }
+    }
+
+    func run() async throws {
+        LoggingSystem.bootstrap { JournalLogHandler(label: $0) }
+        try await DaemonLauncher.run(options: options, environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// Every failure ends as one line on stderr and a non-zero exit.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            var text = (error as? DaemonLaunchError).map { "\($0)" } ?? message(for: error)
+            text = text.split(separator: "\n").first.map(String.init) ?? text
+            if text.hasPrefix("Error: ") { text.removeFirst(7) }
+            if text.isEmpty { text = "failed (exit status \(code.rawValue))" }
+            FileHandle.standardError.write(Data("speakerd: \(text)\n".utf8))
+            Foundation.exit((error as? DaemonLaunchError)?.exitStatus ?? code.rawValue)
+        }
+    }
+}

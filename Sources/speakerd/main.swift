@@ -1,2 +1,0 @@
-import SpeakerCore
-print("speakerd \(SpeakerCore.version)")

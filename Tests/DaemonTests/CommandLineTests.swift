@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+
+@Suite("composer-cli and speakerd command lines")
+struct CommandLineTests {
+    static let composerHelps: [[String]] = [
+        ["--help"], ["play", "--help"], ["status", "--help"], ["scan", "--help"], ["connect", "--help"],
+        ["forget", "--help"], ["startup", "--help"], ["doctor", "--help"], ["stop", "--help"],
+    ]
+
+    @Test("composer-cli help output matches its snapshot", arguments: composerHelps)
+    func composerHelp(arguments: [String]) async throws {
+        let run = try await ExecutableRun.run("composer-cli", arguments)
+        #expect(run.status == 0)
+        #expect(run.standardError.isEmpty)
+        let name = "composer-cli-" + (arguments.count == 1 ? "root" : arguments[0]) + ".txt"
+        if let mismatch = snapshotMismatch(run.standardOutput, named: name) { Issue.record(Comment(rawValue: mismatch)) }
+    }
+
+    @Test("speakerd help output matches its snapshot and --version prints the version")
+    func speakerdHelp() async throws {
+        let help = try await ExecutableRun.run("speakerd", ["--help"])
+        #expect(help.status == 0)
+        if let mismatch = snapshotMismatch(help.standardOutput, named: "speakerd.txt") { Issue.record(Comment(rawValue: mismatch)) }
+        let version = try await ExecutableRun.run("speakerd", ["--version"])
+        #expect(version.standardOutput == "0.1.0\n")
+    }
+
+    @Test("every help sentence is capitalised and ends with a period")
+    func helpSentences() async throws {
+        for arguments in Self.composerHelps + [["speakerd-help"]] {
+            let run = arguments == ["speakerd-help"]
+                ? try await ExecutableRun.run("speakerd", ["--help"]) : try await ExecutableRun.run("composer-cli", arguments)
+            // Option and subcommand descriptions start at column 26 in ArgumentParser's layout.
+            var sentence = ""
+            var sentences: [String] = []
+            for line in run.standardOutput.split(separator: "\n", omittingEmptySubsequences: false) {
+                let isEntryStart = line.hasPrefix("  ") && line.count > 26 && !line.hasPrefix("                        ")
+                    && !line.hasPrefix("  See '")  // ArgumentParser's own footer
+                let isContinuation = line.hasPrefix(String(repeating: " ", count: 26))
+                if isEntryStart {
+                    if !sentence.isEmpty { sentences.append(sentence) }
+                    sentence = String(line.dropFirst(26))
+                } else if isContinuation {
+                    sentence += " " + line.drop(while: { $0 == " " })
+                } else {
+                    if !sentence.isEmpty { sentences.append(sentence) }
+                    sentence = ""
+                }
+            }
+            for text in sentences {
+                let withoutDefault = text.replacingOccurrences(of: #" \(default: [^)]*\)"#, with: "", options: .regularExpression)
+                #expect(withoutDefault.first?.isUppercase == true, "\(arguments): '\(text)'")
+                #expect(withoutDefault.hasSuffix("."), "\(arguments): '\(text)'")
+            }
+        }
+    }
+
+    @Test("failures exit non-zero with exactly one clear line on stderr", arguments: [
+        (["connect", "11:22:33"], "composer-cli: '11:22:33' is not a Bluetooth address (it has 8 characters, an address has 17); expected the form 11:22:33:44:55:66"),
+        (["forget", "zz:zz:zz:zz:zz:zz"], "composer-cli: 'zz:zz:zz:zz:zz:zz' is not a Bluetooth address (character 1 is not a hexadecimal digit); expected the form 11:22:33:44:55:66"),
+        (["status", "--bus", "nowhere"], "composer-cli: bad value 'nowhere' for --bus (expected system, session or a D-Bus address such as unix:path=/run/bus)"),
+        (["frobnicate"], "composer-cli: Unexpected argument 'frobnicate'"),
+        (["play"], "composer-cli: Missing expected argument '<file>'"),
+    ])
+    func composerFailures(arguments: [String], expected: String) async throws {
+        let run = try await ExecutableRun.run("composer-cli", arguments)
+        #expect(run.status != 0)
+        #expect(run.standardError == expected + "\n")
+    }
+
+    @Test("play of a file that cannot be opened says so in one line")
+    func playMissingFile() async throws {
+        let directory = TemporaryDirectory()
+        let run = try await ExecutableRun.run("composer-cli", ["play", directory.path + "/missing.mid"])
+        #expect(run.status == 1)
+        #expect(run.standardError.hasPrefix("composer-cli: cannot open \(directory.path)/missing.mid: "))
+        #expect(run.standardError.filter { $0 == "\n" }.count == 1)
+    }
+
+    @Test("speakerd refuses bad flags and config with one line and the right exit status")
+    func speakerdFailures() async throws {
+        let badFlag = try await ExecutableRun.run("speakerd", ["--audio-output", "speaker"])
+        #expect(badFlag.status == 64)
+        #expect(badFlag.standardError == "speakerd: --audio-output: bad value 'speaker' (expected auto, alsa:DEVICE, pulseaudio, file:PATH or null)\n")
+        let directory = TemporaryDirectory()
+        directory.write("auto_pick = yes\nvolume = 11\n", to: "speakerd.conf")
+        let badConfig = try await ExecutableRun.run("speakerd", ["--config", directory.path + "/speakerd.conf"])
+        #expect(badConfig.status == 78)
+        #expect(badConfig.standardError.hasPrefix("speakerd: \(directory.path)/speakerd.conf:2: unknown key 'volume'"))
+        #expect(badConfig.standardError.filter { $0 == "\n" }.count == 1)
+    }
+
+    @Test("doctor reports local facts as JSON and exits non-zero on a problem")
+    func doctorJSON() async throws {
+        let directory = TemporaryDirectory()
+        let run = try await ExecutableRun.run("composer-cli", ["doctor", "--json", "--state-dir", directory.path,
+                                                         "--bus", "unix:path=\(directory.path)/no-bus"])
+        #expect(run.status == 1)
+        #expect(run.standardOutput.contains("\"name\" : \"bus\""))
+        #expect(run.standardOutput.contains("\"healthy\" : false"))
+        #expect(run.standardError.hasPrefix("composer-cli: doctor found "))
+    }
+}

@@ -1,0 +1,141 @@
+import Testing
+@testable import SpeakerCore
+
+@Suite("Configuration file and overrides")
+struct ConfigurationTests {
+    let parser = ConfigFileParser(path: "/etc/speakerd/speakerd.conf")
+
+    @Test("an empty file gives the documented defaults")
+    func emptyFileGivesDefaults() throws {
+        let configuration = try parser.parse("")
+        #expect(configuration == .defaults)
+        #expect(configuration.playTimeout == .seconds(30))
+        #expect(configuration.reconnectMax == .seconds(60))
+        #expect(configuration.onSpeakerLost == .pause)
+        #expect(configuration.audioOutput == .automatic)
+    }
+
+    @Test("every key is read, with comments, quotes and blank lines around")
+    func everyKeyIsRead() throws {
+        let text = """
+            # speakerd configuration
+            adapter = hci1
+            auto_pick = yes   # pick the strongest sink
+            ; an ini-style comment
+            play_timeout_seconds = 12.5
+
+            audio_output = alsa:bluealsa:DEV=11:22:33:AA:BB:CC,PROFILE=a2dp
+            soundfont = "/opt/sf2/My Font #2.sf2"
+            on_speaker_lost = stop
+            reconnect_max_seconds = 30
+            scan_seconds = 8
+            state_dir = /srv/speakerd
+            bus = session
+            """
+        let configuration = try parser.parse(text)
+        #expect(configuration.adapter == "hci1")
+        #expect(configuration.autoPick)
+        #expect(configuration.playTimeout == .milliseconds(12_500))
+        #expect(configuration.audioOutput == .alsa(device: "bluealsa:DEV=11:22:33:AA:BB:CC,PROFILE=a2dp"))
+        #expect(configuration.soundfont == "/opt/sf2/My Font #2.sf2")
+        #expect(configuration.onSpeakerLost == .stop)
+        #expect(configuration.reconnectMax == .seconds(30))
+        #expect(configuration.scanDuration == .seconds(8))
+        #expect(configuration.stateDirectory == "/srv/speakerd")
+        #expect(configuration.bus == .session)
+    }
+
+    @Test("an unknown key names the file, the line and the known keys")
+    func unknownKey() {
+        let error = #expect(throws: ConfigurationError.self) {
+            try parser.parse("adapter = hci0\nauto_pik = yes\n")
+        }
+        let text = error?.description ?? ""
+        #expect(text.hasPrefix("/etc/speakerd/speakerd.conf:2: unknown key 'auto_pik'"))
+        #expect(text.contains("auto_pick"))
+        #expect(!text.contains("\n"))
+    }
+
+    @Test("bad values are rejected with file:line and what was expected", arguments: [
+        ("on_speaker_lost = maybe", "expected pause or stop"),
+        ("play_timeout_seconds = -3", "a number of seconds from 1 to 3600"),
+        ("play_timeout_seconds = nan", "a number of seconds from 1 to 3600"),
+        ("auto_pick = perhaps", "expected yes or no"),
+        ("adapter = wlan0", "an adapter name such as hci0"),
+        ("soundfont = relative.sf2", "an absolute path"),
+        ("audio_output = speakers", "auto, alsa:DEVICE, pulseaudio, file:PATH or null"),
+        ("bus = nowhere", "system, session or a D-Bus address"),
+    ])
+    func badValues(line: String, expected: String) {
+        let error = #expect(throws: ConfigurationError.self) { try parser.parse("\n\(line)\n") }
+        #expect(error?.description.hasPrefix("/etc/speakerd/speakerd.conf:2: bad value") == true)
+        #expect(error?.description.contains(expected) == true)
+    }
+
+    @Test("a line without '=', an unterminated quote and a repeated key are errors")
+    func syntaxErrors() {
+        #expect(throws: ConfigurationError.invalidLine(
+            path: "/etc/speakerd/speakerd.conf", line: 1, problem: "expected 'key = value', found 'auto_pick'")) {
+            try parser.parse("auto_pick")
+        }
+        let quote = #expect(throws: ConfigurationError.self) { try parser.parse("soundfont = \"/a.sf2") }
+        #expect(quote?.description == "/etc/speakerd/speakerd.conf:1: unterminated quoted value")
+        let repeated = #expect(throws: ConfigurationError.self) { try parser.parse("scan_seconds = 5\nscan_seconds = 6") }
+        #expect(repeated?.description == "/etc/speakerd/speakerd.conf:2: 'scan_seconds' is already set on line 1")
+    }
+
+    @Test("flags override the environment, which overrides the file")
+    func precedence() throws {
+        let file = "state_dir = /from/file\nsoundfont = /from/file.sf2\nbus = session\n"
+        let options = DaemonOptions(configPath: "/c.conf", bus: "unix:path=/tmp/test-bus", soundfont: "/flag.sf2")
+        let configuration = try options.resolve(environment: ["STATE_DIRECTORY": "/var/lib/speakerd:/other"]) {
+            (path: String) throws(FileReadError) -> String? in path == "/c.conf" ? file : nil
+        }
+        #expect(configuration.stateDirectory == "/var/lib/speakerd")
+        #expect(configuration.soundfont == "/flag.sf2")
+        #expect(configuration.bus == .address("unix:path=/tmp/test-bus"))
+        let flagged = try DaemonOptions(configPath: "/c.conf", stateDirectory: "/flag/state")
+            .resolve(environment: ["STATE_DIRECTORY": "/env"]) { (_: String) throws(FileReadError) -> String? in file }
+        #expect(flagged.stateDirectory == "/flag/state")
+    }
+
+    @Test("a missing default config file is fine; a missing --config file is an error")
+    func missingFiles() throws {
+        let noFile: (String) throws(FileReadError) -> String? = { _ in nil }
+        #expect(try DaemonOptions().resolve(environment: [:], readFile: noFile) == .defaults)
+        #expect(throws: ConfigurationError.unreadable(path: "/nope.conf", reason: "no such file")) {
+            try DaemonOptions(configPath: "/nope.conf").resolve(environment: [:], readFile: noFile)
+        }
+    }
+
+    @Test("a real file on disk is read, and an unreadable one is reported")
+    func realFile() throws {
+        let directory = TemporaryDirectory()
+        directory.write("scan_seconds = 4\n", to: "speakerd.conf")
+        let configuration = try DaemonOptions(configPath: directory.path + "/speakerd.conf").resolve(environment: [:])
+        #expect(configuration.scanDuration == .seconds(4))
+        let error = #expect(throws: ConfigurationError.self) {
+            try DaemonOptions(configPath: directory.path).resolve(environment: [:])
+        }
+        #expect(error?.description.hasPrefix("cannot read config file \(directory.path): ") == true)
+    }
+
+    @Test("bad flags are caught by validate() with the flag's name")
+    func badFlags() {
+        let error = #expect(throws: ConfigurationError.self) {
+            try DaemonOptions(audioOutput: "speaker").validate()
+        }
+        #expect(error?.description == "--audio-output: bad value 'speaker' (expected auto, alsa:DEVICE, pulseaudio, file:PATH or null)")
+        #expect(throws: ConfigurationError.self) { try DaemonOptions(stateDirectory: "relative").validate() }
+        #expect(throws: Never.self) { try DaemonOptions(bus: "system", audioOutput: "file:/tmp/x.wav").validate() }
+    }
+
+    @Test("addresses from users are parsed in either case and nonsense is refused with a sentence")
+    func addresses() throws {
+        #expect(try BluetoothAddress("11:22:33:aa:bb:cc").description == "11:22:33:AA:BB:CC")
+        for bad in ["", "11:22:33:AA:BB", "11:22:33:AA:BB:CG", "11-22-33-AA-BB-CC"] {
+            let error = #expect(throws: BluetoothAddressError.self) { try BluetoothAddress(bad) }
+            #expect(error?.description.hasPrefix("'\(bad)' is not a Bluetooth address") == true)
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Logging
+import Testing
+import TestSupport
+@testable import SpeakerCore
+
+/// The coordinator in-process against python-dbusmock's stock bluez5 template on a private bus.
+///
+/// Serialized, and worlds are left to their deinit: concurrent harness teardown has crashed the
+/// runner (see SpeakerdAPITests). Waits are bounded by the readiness gate's timeout: they end as
+/// soon as the daemon gets there, and the bound only turns a hang into a failure.
+@Suite("speakerd against the fake BlueZ", .serialized)
+struct DaemonIntegrationTests {
+    static let flip = "11:22:33:AA:BB:CC"
+
+    func addSpeaker(_ world: FakeBusWorld, adapter: Bool = true) async throws {
+        let bus = try await world.connect()
+        defer { bus.close() }
+        if adapter { _ = try await world.mock("AddAdapter", path: "/org/bluez", arguments: [.string("hci0"), .string("box")], using: bus) }
+        _ = try await world.mock("AddDevice", path: "/org/bluez",
+                                 arguments: [.string("hci0"), .string(Self.flip), .string("JBL Flip 5")], using: bus)
+    }
+
+    func knownState(_ directory: TemporaryDirectory) {
+        directory.write("""
+            {"version":1,"speakers":[{"address":"\(Self.flip)","name":"JBL Flip 5",\
+            "firstConnected":"2027-01-15T08:00:00Z","lastConnected":"2027-01-15T08:00:00Z"}]}
+            """, to: "state.json")
+    }
+
+    func makeDaemon(_ world: FakeBusWorld, state: TemporaryDirectory, notifier: SystemdNotifier? = nil) -> SpeakerdDaemon {
+        // A first run scans for scan_seconds before waiting for a pick: keep it short here.
+        let configuration = DaemonConfiguration(scanDuration: .seconds(1), stateDirectory: state.path,
+                                                bus: .address(world.address))
+        let logger = Logger(label: "test.speakerd")
+        let dependencies = DaemonDependencies(
+            connectBus: { _ in try await DBusConnection.connect(world.bus) },
+            makeBlueZ: { connection in try await DBusBlueZClient.start(connection: connection!, logger: logger) })
+        return SpeakerdDaemon(configuration: configuration, dependencies: dependencies, notifier: notifier, logger: logger)
+    }
+
+    @Test("regular start connects the last speaker, says READY=1 once the API is up, and answers status")
+    func regularStart() async throws {
+        let world = try await FakeBusWorld.start()
+        try await addSpeaker(world)
+        let state = TemporaryDirectory()
+        knownState(state)
+        let listener = NotifySocketListener(path: state.path + "/notify")
+        let daemon = makeDaemon(world, state: state, notifier: try SystemdNotifier(destination: .path(listener.notifySocket)))
+        await daemon.start()
+        try await daemon.gate.wait(for: .speakerConnected, timeout: .seconds(10))
+
+        let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "test")
+        let status = try await client.status()
+        #expect(status.speaker == .init(address: Self.flip, name: "JBL Flip 5", connected: true))
+        #expect(status.readiness == "speakerConnected")
+        let timeline = try await client.startup()
+        #expect(timeline.scenario == "regular")
+        #expect(timeline.operations.first { $0.name == "connectKnownSpeaker" }?.outcome == "ok")
+        #expect(timeline.criticalPath.last == "connectKnownSpeaker")
+        let messages = listener.receiveAll()
+        #expect(messages.filter { $0.contains("READY=1") }.count == 1)
+        #expect(messages.contains { $0.contains("STATUS=Connecting to JBL Flip 5…") })
+        await daemon.shutdown()
+        #expect(listener.receiveAll().contains { $0.hasPrefix("STOPPING=1") })
+        _ = world
+    }
+
+    @Test("no BlueZ closes the compatibility gate; the daemon resumes by itself when bluetoothd and an adapter appear")
+    func compatibilityGate() async throws {
+        let world = try await FakeBusWorld.start(bluez: false)
+        let state = TemporaryDirectory()
+        knownState(state)
+        let daemon = makeDaemon(world, state: state)
+        await daemon.start()
+        var status = try await daemon.status()
+        #expect(status.message == "Waiting for bluetoothd (org.bluez is not on the bus; is bluetooth.service running?)")
+        #expect(await daemon.startupTimeline?.abortReason != nil)
+        #expect(status.readiness == "bus")  // the API answers while blocked
+
+        try await world.startBlueZ()
+        try await daemon.gate.wait(for: .bus, timeout: .seconds(10))
+        try await addSpeaker(world)
+        try await daemon.gate.wait(for: .speakerConnected, timeout: .seconds(10))
+        status = try await daemon.status()
+        #expect(status.speaker?.connected == true)
+        await daemon.shutdown()
+        _ = world
+    }
+
+    @Test("a user's disconnect is respected: the speaker stays disconnected until asked")
+    func userDisconnect() async throws {
+        let world = try await FakeBusWorld.start()
+        try await addSpeaker(world)
+        let state = TemporaryDirectory()
+        knownState(state)
+        let daemon = makeDaemon(world, state: state)
+        await daemon.start()
+        try await daemon.gate.wait(for: .speakerConnected, timeout: .seconds(10))
+        let afterDisconnect = try await daemon.disconnect()
+        #expect(afterDisconnect.message == "Disconnected from JBL Flip 5 as asked; 'composer-cli connect' reconnects")
+        #expect(afterDisconnect.speaker?.connected == false)
+        // The speaker is seen again (advertising): still no reconnect.
+        await daemon.handle(.deviceChanged(Device(address: try BluetoothAddress(Self.flip), connected: false, rssi: -40)))
+        #expect(await daemon.gate.level < .speakerConnected)
+        let reconnected = try await daemon.connect(nil)
+        #expect(reconnected.speaker?.connected == true)
+        await daemon.shutdown()
+        _ = world
+    }
+
+    @Test("a malformed address or an unknown device gets a clear error from the real API")
+    func connectErrors() async throws {
+        let world = try await FakeBusWorld.start()
+        try await addSpeaker(world)
+        let state = TemporaryDirectory()
+        let daemon = makeDaemon(world, state: state)
+        await daemon.start()
+        let error = await #expect(throws: SpeakerdError.self) {
+            _ = try await daemon.connect(try BluetoothAddress("22:33:44:BB:CC:DD"))
+        }
+        #expect(error?.description.hasPrefix("BlueZ does not know 22:33:44:BB:CC:DD") == true)
+        let forgetUnknown = await #expect(throws: SpeakerdError.self) {
+            _ = try await daemon.forget(try BluetoothAddress("22:33:44:BB:CC:DD"))
+        }
+        #expect(forgetUnknown?.description == "22:33:44:BB:CC:DD is not a known speaker")
+        await daemon.shutdown()
+        _ = world
+    }
+}

@@ -1,0 +1,111 @@
+import Clocks
+import Synchronization
+import Testing
+@testable import SpeakerCore
+
+@Suite("Reconnect controller carrying out the policy")
+struct ReconnectControllerTests {
+    /// Attempts that fail `failures` times, then connect; counts calls.
+    final class ScriptedSpeaker: Sendable {
+        let calls = Mutex(0)
+        let failures: Int
+        init(failures: Int) { self.failures = failures }
+        func attempt() -> ReconnectController<TestClock<Duration>>.AttemptResult {
+            let call = calls.withLock { $0 += 1; return $0 }
+            return call <= failures ? .failed(reason: "org.bluez.Error.Failed: Page Timeout") : .connected
+        }
+    }
+
+    @Test("a speaker unreachable at boot is retried on the clock until it answers")
+    func retriesUntilConnected() async {
+        let clock = TestClock()
+        let speaker = ScriptedSpeaker(failures: 2)
+        let controller = ReconnectController(
+            policy: ReconnectPolicy(clock: clock, random: SplitMix64(state: 7)), clock: clock) { speaker.attempt() }
+        var changes = controller.changes.makeAsyncIterator()
+        await controller.handle(.unreachableAtBoot)
+        guard case .retryScheduled(let first) = await changes.next() else { Issue.record("no retry"); return }
+        #expect(speaker.calls.withLock { $0 } == 0)
+        await clock.advance(by: first)
+        #expect(await changes.next() == .attempting)
+        #expect(await changes.next() == .attemptFailed(reason: "org.bluez.Error.Failed: Page Timeout"))
+        guard case .retryScheduled(let second) = await changes.next() else { Issue.record("no retry"); return }
+        #expect(second > first)
+        await clock.advance(by: second)
+        #expect(await changes.next() == .attempting)
+        #expect(await changes.next() == .attemptFailed(reason: "org.bluez.Error.Failed: Page Timeout"))
+        guard case .retryScheduled(let third) = await changes.next() else { Issue.record("no retry"); return }
+        await clock.advance(by: third)
+        #expect(await changes.next() == .attempting)
+        #expect(await changes.next() == .connected)
+        #expect(await controller.state == .connected)
+        #expect(speaker.calls.withLock { $0 } == 3)
+    }
+
+    @Test("a user's disconnect cancels the pending retry: no attempt happens later")
+    func userDisconnectCancelsTimer() async {
+        let clock = TestClock()
+        let speaker = ScriptedSpeaker(failures: 0)
+        let controller = ReconnectController(
+            policy: ReconnectPolicy(clock: clock, random: SplitMix64(state: 7)), clock: clock) { speaker.attempt() }
+        var changes = controller.changes.makeAsyncIterator()
+        await controller.handle(.unreachableAtBoot)
+        _ = await changes.next()
+        await controller.handle(.userDisconnected)
+        #expect(await changes.next() == .holding)
+        await clock.advance(by: .seconds(120))
+        #expect(speaker.calls.withLock { $0 } == 0)
+        #expect(await controller.state == .heldByUser)
+        await controller.handle(.userAskedToConnect)
+        #expect(await changes.next() == .attempting)
+        #expect(await changes.next() == .connected)
+    }
+
+    @Test("an awaited attempt returns its result and a failure hands over to the backoff")
+    func awaitedAttempt() async {
+        let clock = TestClock()
+        let speaker = ScriptedSpeaker(failures: 1)
+        let controller = ReconnectController(
+            policy: ReconnectPolicy(clock: clock, random: SplitMix64(state: 3)), clock: clock) { speaker.attempt() }
+        #expect(await controller.connectNow() == .failed(reason: "org.bluez.Error.Failed: Page Timeout"))
+        guard case .waiting(.eager, attempt: 1, _) = await controller.state else {
+            Issue.record("expected the eager backoff to take over, got \(await controller.state)"); return
+        }
+        #expect(await controller.connectNow() == .connected)
+        #expect(await controller.state == .connected)
+    }
+}
+
+@Suite("Scan-and-pick ranking")
+struct CandidateRankingTests {
+    func candidate(_ last: String, rssi: Int?, known: Int? = nil, trusted: Bool = false, sink: Bool = true) -> RankedCandidate {
+        RankedCandidate(address: try! BluetoothAddress("11:22:33:44:55:\(last)"), name: "dev \(last)",
+                        rssi: rssi, knownRank: known, trusted: trusted, audioSink: sink)
+    }
+
+    @Test("known beats trusted beats strongest signal, and non-sinks come last")
+    func ordering() {
+        let ranked = CandidateRanking.ranked([
+            candidate("01", rssi: -30),
+            candidate("02", rssi: -80, trusted: true),
+            candidate("03", rssi: -90, known: 1),
+            candidate("04", rssi: -95, known: 0),
+            candidate("05", rssi: -10, sink: false),
+            candidate("06", rssi: nil),
+        ])
+        #expect(ranked.map(\.name) == ["dev 04", "dev 03", "dev 02", "dev 01", "dev 06", "dev 05"])
+    }
+
+    @Test("auto-pick never picks something that is not a speaker")
+    func autoPickOnlySinks() {
+        #expect(CandidateRanking.autoPick(from: [candidate("05", rssi: -10, sink: false)]) == nil)
+        #expect(CandidateRanking.autoPick(from: [candidate("05", rssi: -10, sink: false), candidate("01", rssi: -70)])?.name == "dev 01")
+    }
+
+    @Test("the scan report marks known speakers, best first")
+    func report() {
+        let report = CandidateRanking.report([candidate("01", rssi: -30), candidate("04", rssi: -95, known: 0)])
+        #expect(report.candidates.map(\.address) == ["11:22:33:44:55:04", "11:22:33:44:55:01"])
+        #expect(report.candidates.map(\.known) == [true, false])
+    }
+}

@@ -1,0 +1,207 @@
+import Clocks
+import Testing
+@testable import SpeakerCore
+
+/// A seeded generator so jitter is reproducible in tests.
+struct SplitMix64: RandomNumberGenerator, Sendable {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite("Reconnect policy scenarios")
+struct ReconnectPolicyTests {
+    typealias Policy = ReconnectPolicy<TestClock<Duration>>
+    let clock = TestClock()
+
+    func makePolicy(seed: UInt64 = 1) -> Policy { Policy(clock: clock, random: SplitMix64(state: seed)) }
+
+    /// Drives failed attempts and collects the delays the policy asked for.
+    func failedAttemptDelays(_ policy: inout Policy, count: Int) async -> [Duration] {
+        var delays: [Duration] = []
+        for _ in 0..<count {
+            guard case .retry(let delay) = policy.handle(.connectFailed) else { break }
+            delays.append(delay)
+            await clock.advance(by: delay)
+            #expect(policy.handle(.retryDue) == .connectNow)
+        }
+        return delays
+    }
+
+    @Test("a timed-out link is retried after about a second, doubling with jitter up to the 60 s cap")
+    func timeoutBacksOffToCap() async {
+        var policy = makePolicy()
+        _ = policy.handle(.connected)
+        guard case .retry(let first) = policy.handle(.linkLost(.timeout)) else {
+            Issue.record("expected a retry"); return
+        }
+        #expect(first >= .milliseconds(800) && first <= .milliseconds(1200))
+        await clock.advance(by: first)
+        #expect(policy.handle(.retryDue) == .connectNow)
+        let delays = await failedAttemptDelays(&policy, count: 9)
+        #expect(delays.count == 9)
+        for (index, delay) in delays.enumerated() {
+            let nominal = min(Double(1 << (index + 1)), 60)
+            #expect(secondsOf(delay) >= nominal * 0.8 - 0.001, "attempt \(index + 1): \(delay)")
+            #expect(secondsOf(delay) <= min(nominal * 1.2, 60) + 0.001, "attempt \(index + 1): \(delay)")
+        }
+        #expect(delays.last! <= .seconds(60))
+        #expect(delays.suffix(3).allSatisfy { $0 >= .seconds(48) })
+    }
+
+    @Test("jitter differs between two boxes that lost their speaker together")
+    func jitterSpreadsBoxes() {
+        var one = makePolicy(seed: 1), two = makePolicy(seed: 99)
+        _ = one.handle(.connected); _ = two.handle(.connected)
+        #expect(one.handle(.linkLost(.unspecified)) != two.handle(.linkLost(.unspecified)))
+    }
+
+    @Test("Connected going false with no reason is treated like a timeout")
+    func noReasonIsEager() {
+        var policy = makePolicy()
+        _ = policy.handle(.connected)
+        _ = policy.handle(.linkLost(.unspecified))
+        guard case .waiting(.eager, attempt: 0, _) = policy.state else {
+            Issue.record("expected eager waiting, got \(policy.state)"); return
+        }
+    }
+
+    @Test("a speaker that reappears is retried at once instead of waiting out the backoff")
+    func reappearanceRetriesAtOnce() async {
+        var policy = makePolicy()
+        _ = policy.handle(.unreachableAtBoot)
+        await clock.advance(by: .seconds(2))
+        #expect(policy.handle(.retryDue) == .connectNow)
+        _ = await failedAttemptDelays(&policy, count: 3)
+        guard case .retry(let long) = policy.handle(.connectFailed) else { Issue.record("no retry"); return }
+        #expect(long > .seconds(10))
+        await clock.advance(by: .seconds(3))
+        #expect(policy.handle(.deviceSeen) == .connectNow)
+        // A burst of RSSI updates while that attempt runs does not start more attempts.
+        #expect(policy.handle(.deviceSeen) == .none)
+        #expect(policy.handle(.connected) == .cancelRetry)
+        #expect(policy.state == .connected)
+    }
+
+    @Test("a speaker that is unreachable at boot is retried on the eager schedule")
+    func unreachableAtBoot() {
+        var policy = makePolicy()
+        guard case .retry(let delay) = policy.handle(.unreachableAtBoot) else { Issue.record("no retry"); return }
+        #expect(delay <= .milliseconds(1200))
+    }
+
+    @Test("when the speaker ends the link it is retried gently and never stolen back in a tight loop")
+    func remoteEndIsGentle() async {
+        var policy = makePolicy()
+        _ = policy.handle(.connected)
+        guard case .retry(let first) = policy.handle(.linkLost(.remote)) else { Issue.record("no retry"); return }
+        #expect(first >= .seconds(4))
+        await clock.advance(by: first)
+        #expect(policy.handle(.retryDue) == .connectNow)
+        // The phone that took it still holds it: the attempt fails and the speaker keeps advertising.
+        guard case .retry = policy.handle(.connectFailed) else { Issue.record("no retry"); return }
+        var attemptsInAMinute = 1
+        for _ in 0..<60 {
+            await clock.advance(by: .seconds(1))
+            switch policy.handle(.deviceSeen) {
+            case .connectNow:
+                attemptsInAMinute += 1
+                _ = policy.handle(.connectFailed)
+            case .retry(let delay):
+                #expect(delay <= .seconds(15))
+            case .none, .cancelRetry:
+                break
+            }
+            if policy.handle(.retryDue) == .connectNow {
+                attemptsInAMinute += 1
+                _ = policy.handle(.connectFailed)
+            }
+        }
+        #expect(attemptsInAMinute >= 2, "it must keep trying")
+        #expect(attemptsInAMinute <= 5, "at most one attempt per 15 s, got \(attemptsInAMinute)")
+    }
+
+    @Test("after the speaker ended the link, its reappearance re-arms an attempt once the spacing allows")
+    func remoteReappearanceRearms() async {
+        var policy = makePolicy()
+        _ = policy.handle(.connected)
+        _ = policy.handle(.linkLost(.remote))
+        await clock.advance(by: .seconds(7))
+        #expect(policy.handle(.retryDue) == .connectNow)
+        guard case .retry(let next) = policy.handle(.connectFailed) else { Issue.record("no retry"); return }
+        #expect(next > .seconds(5))
+        await clock.advance(by: .seconds(2))
+        // Seen 2 s after the last attempt: not yet, but sooner than the schedule if that is later.
+        let early = policy.handle(.deviceSeen)
+        if next > .seconds(15) { #expect(early == .retry(after: .seconds(13))) } else { #expect(early == .none) }
+        await clock.advance(by: .seconds(13))
+        #expect(policy.handle(.deviceSeen) == .connectNow)
+    }
+
+    @Test("after the user disconnects nothing reconnects until they ask")
+    func userDisconnectIsRespected() async {
+        var policy = makePolicy()
+        _ = policy.handle(.connected)
+        #expect(policy.handle(.userDisconnected) == .cancelRetry)
+        #expect(policy.handle(.linkLost(.unspecified)) == .none)
+        #expect(policy.handle(.deviceSeen) == .none)
+        await clock.advance(by: .seconds(600))
+        #expect(policy.handle(.retryDue) == .none)
+        #expect(policy.state == .heldByUser)
+        #expect(policy.handle(.userAskedToConnect) == .connectNow)
+    }
+
+    @Test("a local disconnect (bluetoothctl on this machine) counts as the user's")
+    func localDisconnectIsRespected() {
+        var policy = makePolicy()
+        _ = policy.handle(.connected)
+        #expect(policy.handle(.linkLost(.local)) == .cancelRetry)
+        #expect(policy.handle(.deviceSeen) == .none)
+        #expect(policy.state == .heldByUser)
+    }
+
+    @Test("on resume from suspend the speaker is reconnected after a short delay")
+    func resumeFromSuspend() async {
+        var policy = makePolicy()
+        _ = policy.handle(.connected)
+        #expect(policy.handle(.preparingForSleep) == .cancelRetry)
+        #expect(policy.handle(.linkLost(.timeout)) == .none)
+        #expect(policy.handle(.resumedFromSleep) == .retry(after: .seconds(2)))
+        await clock.advance(by: .seconds(1))
+        #expect(policy.handle(.retryDue) == .none)
+        await clock.advance(by: .seconds(1))
+        #expect(policy.handle(.retryDue) == .connectNow)
+    }
+
+    @Test("a user's disconnect survives a suspend")
+    func heldSurvivesSuspend() {
+        var policy = makePolicy()
+        _ = policy.handle(.userDisconnected)
+        _ = policy.handle(.preparingForSleep)
+        #expect(policy.handle(.resumedFromSleep) == .none)
+        #expect(policy.state == .heldByUser)
+    }
+
+    @Test("a stale timer from an earlier schedule does not start an attempt early")
+    func staleTimerIgnored() async {
+        var policy = makePolicy()
+        _ = policy.handle(.connected)
+        _ = policy.handle(.linkLost(.remote))
+        await clock.advance(by: .seconds(1))
+        #expect(policy.handle(.retryDue) == .none)
+    }
+
+    @Test("forgetting the speaker stops all attempts")
+    func forgetStops() {
+        var policy = makePolicy()
+        _ = policy.handle(.unreachableAtBoot)
+        #expect(policy.handle(.targetCleared) == .cancelRetry)
+        #expect(policy.handle(.deviceSeen) == .none)
+        #expect(policy.state == .idle)
+    }
+}

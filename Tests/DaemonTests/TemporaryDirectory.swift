@@ -1,0 +1,28 @@
+import Foundation
+
+/// A fresh directory per test, removed when the test ends, so tests can run in parallel.
+final class TemporaryDirectory {
+    let path: String
+
+    init() {
+        var template = Array((NSTemporaryDirectory().trimmingCharacters(in: ["/"]).isEmpty ? "/tmp/speakerd-test-XXXXXX" : "/" + NSTemporaryDirectory().trimmingCharacters(in: ["/"]) + "/speakerd-test-XXXXXX").utf8CString)
+        path = template.withUnsafeMutableBufferPointer { buffer in
+            guard let created = mkdtemp(buffer.baseAddress!) else { fatalError("mkdtemp failed") }
+            return String(cString: created)
+        }
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func write(_ text: String, to name: String) {
+        _ = FileManager.default.createFile(atPath: path + "/" + name, contents: Data(text.utf8))
+    }
+
+    func read(_ name: String) -> String? {
+        FileManager.default.contents(atPath: path + "/" + name).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func entries() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
+    }
+}
