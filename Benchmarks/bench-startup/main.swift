@@ -1,2 +1,28 @@
+// bench-startup's RSS probe: the memory floor under speakerd's idle RSS.
+//
+// The start-up benchmark itself is `scripts/bench-startup` (it drives speakerd, the peers and the
+// fake BlueZ as separate processes, which is what is measured). This executable is the control
+// it compares speakerd's idle RSS against: a process that links SpeakerCore exactly as speakerd
+// does (Swift runtime, Foundation, libdbus, libfluidsynth...) but does no work, so
+// "speakerd idle RSS - this" is what the daemon's own state costs.
+import Foundation
 import SpeakerCore
-print("not yet written")
+
+/// VmRSS of this process in KiB, from /proc/self/status.
+func residentKiB() -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+    }
+    return nil
+}
+
+// Touch SpeakerCore so that it is initialised as in speakerd, without doing any of its work.
+let bus = BusAddress.system
+withExtendedLifetime(bus) {}
+
+guard let kib = residentKiB() else {
+    FileHandle.standardError.write(Data("bench-startup: cannot read VmRSS from /proc/self/status\n".utf8))
+    exit(1)
+}
+print("\(kib) KiB VmRSS: idle Swift process linking SpeakerCore")
