@@ -49,17 +49,18 @@ SPEAKER_CLASS = 0x240414  # audio/video loudspeaker, audio + rendering services
 def _error(name, message): return dbus.exceptions.DBusException(message, name=ERROR + name)
 
 
-def _fresh(function):
+def _fresh(function, name=None):
     '''A copy of the function: the dbus decorator marks its argument, and AddTemplate would
-    otherwise mistake a marked module-level helper for a method of `/`.'''
-    return types.FunctionType(function.__code__, function.__globals__, function.__name__,
+    otherwise mistake a marked module-level helper for a method of `/`. The copy carries the D-Bus
+    method's name, because introspection (and so every proxy-based client) reads it from there.'''
+    return types.FunctionType(function.__code__, function.__globals__, name or function.__name__,
                               function.__defaults__, function.__closure__)
 
 
 def _install(obj, interface, name, in_sig, out_sig, function, **options):
     '''Puts a dbus-python method on one object only. With async_callbacks=('ok', 'err') it can
     answer later or never, without blocking the mock.'''
-    decorated = dbus.service.method(interface, in_signature=in_sig, out_signature=out_sig, **options)(_fresh(function))
+    decorated = dbus.service.method(interface, in_signature=in_sig, out_signature=out_sig, **options)(_fresh(function, name))
     obj.methods.setdefault(interface, {})[name] = (in_sig, out_sig, '', decorated)
 
 
