@@ -74,7 +74,7 @@ extension SpeakerdDaemon {
         }
         await raise(.speakerConnected)
         await setPhase(.connecting(speakerName: target.name))
-        if lifecycle == .running, let playback = dependencies.playback {
+        if lifecycle == .running, let playback = playback {
             do {
                 // The output moves to the (re)connected speaker first, then a song the loss
                 // paused goes on where it stopped.
@@ -85,7 +85,7 @@ extension SpeakerdDaemon {
             } catch {
                 logger.warning("audio path to \(target.name) is not ready: \(error)")
             }
-        } else if dependencies.playback == nil {
+        } else if playback == nil {
             await setPhase(.ready(speakerName: target.name))
         }
     }

@@ -135,17 +135,17 @@ extension SpeakerdDaemon {
     }
 
     func preloadSoundfont() async throws {
-        guard let playback = dependencies.playback else { throw DaemonOperationError.noPlaybackEngine }
+        guard let playback = playback else { throw DaemonOperationError.noPlaybackEngine }
         try await playback.preloadSoundfont(configuration.soundfont)
     }
 
     func checkAudioBackend() async throws {
-        guard let playback = dependencies.playback else { throw DaemonOperationError.noPlaybackEngine }
+        guard let playback = playback else { throw DaemonOperationError.noPlaybackEngine }
         try await playback.checkOutput()
     }
 
     func becomePlaybackReady() async throws {
-        guard let playback = dependencies.playback else { throw DaemonOperationError.noPlaybackEngine }
+        guard let playback = playback else { throw DaemonOperationError.noPlaybackEngine }
         try await playback.waitForAudioPath(speaker: target?.address.description)
         await raise(.playbackReady)
         if let name = target?.name { await setPhase(.ready(speakerName: name)) }
