@@ -56,6 +56,7 @@ extension SpeakerdDaemon {
         self.connection = connection
         self.apiObject = object
         await watchSleep(on: connection)
+        await startSleepInhibitor(on: connection)
         await raise(.bus)
     }
 

@@ -50,6 +50,10 @@ public actor SpeakerdDaemon {
     var reconnectWatcher: Task<Void, Never>?
     var sleepTask: Task<Void, Never>?
     var playbackWatcher: Task<Void, Never>?
+    /// logind's sleep delay lock while connects and scans run (see `+Inhibitor`).
+    var sleepInhibitor: SleepInhibitor?
+    var inhibitorTask: Task<Void, Never>?
+    var speakerWorkInFlight = 0
     var readySent = false
     var lastPublished: StatusReport?
 
@@ -95,6 +99,7 @@ public actor SpeakerdDaemon {
         sleepTask?.cancel()
         playbackWatcher?.cancel()
         await reconnect?.shutdown()
+        await stopSleepInhibitor()
         await playback?.stop()
         if let bluez, let adapter, adapter.discovering, let address = adapter.address {
             try? await bluez.stopDiscovery(on: address)
