@@ -45,4 +45,42 @@ extension DaemonIntegrationTests {
         await daemon.shutdown()
         _ = world
     }
+
+    /// A format-0 Standard MIDI File: one piano note for 0.3 s (480 ticks a beat at 120 bpm).
+    static let shortSong: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0]
+        + Array("MTrk".utf8) + [0, 0, 0, 16]
+        + [0x00, 0xC0, 0x00, 0x00, 0x90, 0x3C, 0x64, 0x82, 0x20, 0x80, 0x3C, 0x00, 0x00, 0xFF, 0x2F, 0x00]
+
+    @Test("a song played through the API ends by itself: play --wait's waiter sees it finish and status says Ready again")
+    func songEndsAndStatusFollows() async throws {
+        let world = try await FakeBusWorld.start()
+        try await addSpeaker(world)
+        let state = TemporaryDirectory()
+        knownState(state)
+        let songPath = state.path + "/short.mid"
+        try Data(Self.shortSong).write(to: URL(fileURLWithPath: songPath))
+        let daemon = makePlayingDaemon(world, state: state, playTimeout: .seconds(10))
+        await daemon.start()
+        try await daemon.gate.wait(for: .playbackReady, timeout: .seconds(10))
+
+        let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "test")
+        let wakeUps = try await client.playbackChanges()
+        let file = try FileDescriptor.open(songPath, .readOnly)
+        defer { try? file.close() }
+        let started = try await client.play(PlayRequest(file: file, displayName: "short.mid", queue: false))
+        #expect(started.message == "Playing short.mid on JBL Flip 5")
+        #expect(started.playback.file == "short.mid")
+
+        var states: [String] = []
+        let outcome = try await PlaybackWaiter(control: client).wait(for: "short.mid", wakeUps: wakeUps) {
+            states.append($0.playback.state)
+        }
+        #expect(outcome.playedToEnd)
+        #expect(states.first == "playing")
+        let after = try await client.status()
+        #expect(after.message == "Ready: JBL Flip 5")
+        #expect(after.playback.state == "idle")
+        await daemon.shutdown()
+        _ = world
+    }
 }
