@@ -103,7 +103,8 @@ extension SpeakerdDaemon: SpeakerdControl {
         } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.invalidFile, message: "\(request.displayName): \(error)")
         }
-        if let target { await setPhase(.playing(file: request.displayName, speakerName: target.name)) }
+        // A queued song leaves the status line on the one playing now.
+        await playbackChanged(await playback.snapshot())
         return await currentStatus()
     }
 
