@@ -84,3 +84,15 @@ extension DaemonIntegrationTests {
         _ = world
     }
 }
+
+@Suite("speakerd's D-Bus error names for playback failures")
+struct PlaybackErrorNameTests {
+    @Test("a broken song is InvalidFile, a speaker that never got ready is NotReady, the rest Failed")
+    func names() {
+        #expect(SpeakerdDaemon.errorName(for: .invalidSong(file: "a.mid", reason: "no MThd")) == SpeakerdBus.ErrorName.invalidFile)
+        #expect(SpeakerdDaemon.errorName(for: .notReady(file: "a.mid", after: .seconds(30), waitingFor: "connecting"))
+                == SpeakerdBus.ErrorName.notReady)
+        #expect(SpeakerdDaemon.errorName(for: .replaced(file: "a.mid", by: "b.mid")) == SpeakerdBus.ErrorName.failed)
+        #expect(SpeakerdDaemon.errorName(for: .shuttingDown) == SpeakerdBus.ErrorName.failed)
+    }
+}
