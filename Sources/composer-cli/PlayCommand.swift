@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Glibc
 import SpeakerCore
 import SystemPackage
 
@@ -15,6 +16,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(help: "Add the song to the queue instead of replacing the current one.")
     var queue = false
 
+    @Flag(help: "Wait until the song has finished, showing its progress on a terminal.")
+    var wait = false
+
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
@@ -25,6 +29,33 @@ struct PlayCommand: AsyncParsableCommand {
         defer { try? descriptor.close() }
         let name = URL(fileURLWithPath: file).lastPathComponent
         let request = PlayRequest(file: descriptor, displayName: name, queue: queue)
-        common.show(try await common.daemon().play(request))
+        let daemon = try await common.daemon()
+        // Subscribed before the song is sent, so no change is missed; without it, poll.
+        let wakeUps = wait ? try? await (daemon as? SpeakerdDBusClient)?.playbackChanges() : nil
+        let started = try await daemon.play(request)
+        guard wait else {
+            common.show(started)
+            return
+        }
+        let terminal = !common.json && isatty(STDOUT_FILENO) == 1
+        if !terminal && !common.json { print(started.humanReadable) }
+        let outcome = try await PlaybackWaiter(control: daemon).wait(for: name, wakeUps: wakeUps) { status in
+            guard terminal else { return }
+            let line = ProgressLine(title: name, speaker: status.speaker?.name,
+                                    elapsedSeconds: status.playback.positionSeconds ?? 0,
+                                    totalSeconds: status.playback.durationSeconds, state: status.playback.state)
+            print("\r" + line.rendered(width: terminalWidth() - 1), terminator: "")
+            fflush(nil)  // the line has no newline to flush it
+        }
+        if terminal { print("") }
+        common.show(json: ReportJSON.encode(outcome.status), human: outcome.sentence(for: name))
+        if !outcome.playedToEnd { throw ExitCode(1) }
+    }
+
+    /// The terminal's width in columns (80 when it cannot be asked).
+    private func terminalWidth() -> Int {
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
     }
 }

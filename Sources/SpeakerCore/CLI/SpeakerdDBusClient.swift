@@ -63,6 +63,28 @@ public final class SpeakerdDBusClient: SpeakerdControl {
         }
     }
 
+    /// One element per PlaybackChanged signal from speakerd, for `play --wait`; the match rule
+    /// is on the bus before this returns and lives as long as the stream is iterated.
+    public func playbackChanges() async throws(SpeakerdError) -> AsyncStream<Void> {
+        let signals: DBusSignalStream
+        do {
+            signals = try await connection.signals(matching: DBusMatchRule(
+                sender: busName, path: SpeakerdBus.path, interface: SpeakerdBus.interface, member: "PlaybackChanged"))
+        } catch {
+            throw .unreachable(bus: busDescription, reason: error.description)
+        }
+        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let task = Task {
+                for await _ in signals { continuation.yield() }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in
+                task.cancel()
+                signals.cancel()
+            }
+        }
+    }
+
     public func stop() async throws(SpeakerdError) -> StatusReport { try await simple("Stop") }
     public func pause() async throws(SpeakerdError) -> StatusReport { try await simple("Pause") }
     public func resume() async throws(SpeakerdError) -> StatusReport { try await simple("Resume") }

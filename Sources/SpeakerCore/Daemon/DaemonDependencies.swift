@@ -11,23 +11,28 @@ public struct DaemonDependencies: Sendable {
     public var connectBus: (@Sendable (BusSelection) async throws -> DBusConnection)?
     /// Makes the BlueZ client (over the daemon's connection when there is one).
     public var makeBlueZ: @Sendable (DBusConnection?) async throws -> any BlueZClient
-    /// The playback engine; nil means this daemon cannot play (status says so).
+    /// The playback engine; nil (with no `makePlayback`) means this daemon cannot play (status says so).
     public var playback: (any DaemonPlayback)?
+    /// Builds the playback side from the daemon's gate, clock and bus; used when `playback` is nil.
+    public var makePlayback: (@Sendable (PlaybackWiring) -> any DaemonPlayback)?
 
     public init(clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init,
                 connectBus: (@Sendable (BusSelection) async throws -> DBusConnection)?,
                 makeBlueZ: @escaping @Sendable (DBusConnection?) async throws -> any BlueZClient,
-                playback: (any DaemonPlayback)? = nil) {
+                playback: (any DaemonPlayback)? = nil,
+                makePlayback: (@Sendable (PlaybackWiring) -> any DaemonPlayback)? = nil) {
         self.clock = clock
         self.now = now
         self.connectBus = connectBus
         self.makeBlueZ = makeBlueZ
         self.playback = playback
+        self.makePlayback = makePlayback
     }
 }
 
 extension DaemonDependencies {
-    /// The real world: the configured bus, BlueZ over D-Bus, the FluidSynth engine.
+    /// The real world: the configured bus, BlueZ over D-Bus, the playback coordinator (readiness-
+    /// gated songs on the FluidSynth engine, BlueALSA's PCM for `audio_output = auto`).
     public static func live(configuration: DaemonConfiguration, logger: Logger) -> DaemonDependencies {
         DaemonDependencies(
             connectBus: { bus in try await DBusConnection.connect(bus.busAddress) },
@@ -35,6 +40,14 @@ extension DaemonDependencies {
                 guard let connection else { throw BlueZClientError.bus("no D-Bus connection") }
                 return try await DBusBlueZClient.start(connection: connection, logger: logger)
             },
-            playback: EnginePlayback(configuration: configuration, logger: logger))
+            makePlayback: { wiring in coordinatorPlayback(configuration: configuration, wiring: wiring) })
+    }
+
+    /// The coordinator-backed playback the live daemon uses, over `wiring`'s gate, clock and bus.
+    public static func coordinatorPlayback(configuration: DaemonConfiguration,
+                                           wiring: PlaybackWiring) -> CoordinatorDaemonPlayback {
+        let audioPath = BlueALSAAudioPath(source: DaemonBusPCMSource(bus: wiring.bus), clock: wiring.clock)
+        return CoordinatorDaemonPlayback(gate: wiring.gate, configuration: configuration, audioPath: audioPath,
+                                         clock: wiring.clock, waitingFor: wiring.waitingFor)
     }
 }

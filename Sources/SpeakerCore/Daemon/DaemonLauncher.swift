@@ -5,8 +5,8 @@ import ServiceLifecycle
 /// Builds and runs speakerd: configuration, systemd notification, the service group.
 ///
 /// One `ServiceGroup` in dependency order with SIGTERM and SIGINT as graceful-shutdown
-/// signals; shutdown runs in reverse, so the watchdog pacer stops before the daemon winds
-/// down its discovery and playback.
+/// signals; shutdown runs in reverse, so the watchdog pacer stops first, then the playback
+/// coordinator, then the daemon winds down its discovery.
 public enum DaemonLauncher {
     public static func run(options: DaemonOptions, environment: [String: String]) async throws(DaemonLaunchError) {
         let configuration: DaemonConfiguration
@@ -22,6 +22,11 @@ public enum DaemonLauncher {
         let daemon = SpeakerdService(daemon: coordinator)
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: daemon)]
+        // After the daemon, so it shuts down first: a song's output is closed complete while
+        // the daemon (and its bus) is still there.
+        if let playback = coordinator.playback as? CoordinatorDaemonPlayback {
+            services.append(.init(service: playback.coordinator))
+        }
         if let notifier, let settings = WatchdogSettings(environment: environment, processID: getpid()) {
             let pacer = WatchdogPacer(settings: settings, clock: ContinuousClock(), notifier: notifier,
                                       logger: logger) {

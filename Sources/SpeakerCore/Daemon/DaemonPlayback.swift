@@ -21,4 +21,14 @@ public protocol DaemonPlayback: Sendable {
     func speakerBack() async
     /// What is playing, for status.
     func snapshot() async -> StatusReport.Playback
+    /// Playback's status after each change it makes by itself (a song ends, the next one starts,
+    /// progress), so the daemon's status and PlaybackChanged signal follow it.
+    func changes() async -> AsyncStream<StatusReport.Playback>
+}
+
+extension DaemonPlayback {
+    /// A playback side that never changes by itself has nothing to report.
+    public func changes() async -> AsyncStream<StatusReport.Playback> {
+        AsyncStream { $0.finish() }
+    }
 }

@@ -59,7 +59,7 @@ extension SpeakerdDaemon: SpeakerdControl {
             throw .rejected(name: SpeakerdBus.ErrorName.noSpeaker, message: "no speaker is connected")
         }
         await reconnect?.handle(.userDisconnected)
-        await dependencies.playback?.stop()
+        await playback?.stop()
         do { try await bluez.disconnect(target.address) } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.bluetooth, message: "disconnecting \(target.name) failed: \(error)")
         }
@@ -90,34 +90,42 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func play(_ request: PlayRequest) async throws(SpeakerdError) -> StatusReport {
-        guard let playback = dependencies.playback else {
+        guard let playback = playback else {
             try? request.file.close()
             throw .rejected(name: SpeakerdBus.ErrorName.failed, message: DaemonOperationError.noPlaybackEngine.description)
         }
-        do {
-            try await gate.wait(for: .playbackReady, timeout: configuration.playTimeout)
-        } catch {
-            try? request.file.close()
-            throw .rejected(name: SpeakerdBus.ErrorName.notReady,
-                            message: "the speaker was not ready within \(Int(secondsOf(configuration.playTimeout))) s (\(phase.statusLine))")
-        }
+        // The playback side reads and checks the song first (a broken file fails at once), then
+        // waits in the readiness gate for at most the play timeout.
         do {
             try await playback.play(file: request.file, displayName: request.displayName, queue: request.queue)
+        } catch let error as PlaybackServiceError {
+            throw .rejected(name: Self.errorName(for: error), message: error.description)
         } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.invalidFile, message: "\(request.displayName): \(error)")
         }
-        if let target { await setPhase(.playing(file: request.displayName, speakerName: target.name)) }
+        // A queued song leaves the status line on the one playing now.
+        await playbackChanged(await playback.snapshot())
         return await currentStatus()
     }
 
+    /// The D-Bus error name a playback failure is reported under.
+    static func errorName(for error: PlaybackServiceError) -> String {
+        switch error {
+        case .invalidSong: SpeakerdBus.ErrorName.invalidFile
+        case .notReady, .notStartedYet: SpeakerdBus.ErrorName.notReady
+        case .replaced, .stoppedBeforeStart, .cancelled, .startFailed, .nothingPlaying, .shuttingDown:
+            SpeakerdBus.ErrorName.failed
+        }
+    }
+
     public func stop() async throws(SpeakerdError) -> StatusReport {
-        await dependencies.playback?.stop()
+        await playback?.stop()
         if let target, gate.isReached(.playbackReady) { await setPhase(.ready(speakerName: target.name)) }
         return await currentStatus()
     }
 
     public func pause() async throws(SpeakerdError) -> StatusReport {
-        do { try await dependencies.playback?.pause() } catch {
+        do { try await playback?.pause() } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.failed, message: "\(error)")
         }
         await publish()
@@ -125,7 +133,7 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func resume() async throws(SpeakerdError) -> StatusReport {
-        do { try await dependencies.playback?.resume() } catch {
+        do { try await playback?.resume() } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.failed, message: "\(error)")
         }
         await publish()

@@ -14,7 +14,7 @@ extension SpeakerdDaemon {
         switch event {
         case .disconnected(let address, let reason) where address == target?.address:
             await drop(.adapter)
-            await dependencies.playback?.speakerLost()
+            await playback?.speakerLost()
             await reconnect?.handle(.linkLost(Self.linkLossReason(reason)))
         case .connected(let address) where address == target?.address:
             await reconnect?.handle(.connected)
@@ -38,7 +38,7 @@ extension SpeakerdDaemon {
         case .bluetoothdVanished:
             adapter = nil
             await drop(.bus)
-            await dependencies.playback?.speakerLost()
+            await playback?.speakerLost()
             lifecycle = .blocked(.noBlueZ)
             await setPhase(.blocked(.noBlueZ))
         case .bluetoothdRestarted, .bluetoothdAppeared:

@@ -35,6 +35,10 @@ extension SpeakerdDaemon {
 
     /// The attempt itself: pair and trust a new speaker, then `Connect`.
     func attemptConnection(to address: BluetoothAddress) async -> ReconnectController<ErasedClock>.AttemptResult {
+        await holdingSleepDelay { await connectionAttempt(to: address) }
+    }
+
+    private func connectionAttempt(to address: BluetoothAddress) async -> ReconnectController<ErasedClock>.AttemptResult {
         guard let bluez else { return .failed(reason: "BlueZ is not reachable") }
         do {
             if let device = try await bluez.device(address) {
@@ -74,7 +78,7 @@ extension SpeakerdDaemon {
         }
         await raise(.speakerConnected)
         await setPhase(.connecting(speakerName: target.name))
-        if lifecycle == .running, let playback = dependencies.playback {
+        if lifecycle == .running, let playback = playback {
             do {
                 // The output moves to the (re)connected speaker first, then a song the loss
                 // paused goes on where it stopped.
@@ -85,7 +89,7 @@ extension SpeakerdDaemon {
             } catch {
                 logger.warning("audio path to \(target.name) is not ready: \(error)")
             }
-        } else if dependencies.playback == nil {
+        } else if playback == nil {
             await setPhase(.ready(speakerName: target.name))
         }
     }
@@ -102,6 +106,10 @@ extension SpeakerdDaemon {
 
     /// One discovery of `scan_seconds` on the injected clock; audio devices ranked best first.
     func discover() async throws -> [RankedCandidate] {
+        try await holdingSleepDelay { try await discovery() }
+    }
+
+    private func discovery() async throws -> [RankedCandidate] {
         guard let bluez, let adapterAddress = adapter?.address else {
             throw SpeakerdError.rejected(name: SpeakerdBus.ErrorName.notReady, message: phase.statusLine)
         }

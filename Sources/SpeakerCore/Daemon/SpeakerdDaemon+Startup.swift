@@ -56,6 +56,7 @@ extension SpeakerdDaemon {
         self.connection = connection
         self.apiObject = object
         await watchSleep(on: connection)
+        await startSleepInhibitor(on: connection)
         await raise(.bus)
     }
 
@@ -135,17 +136,17 @@ extension SpeakerdDaemon {
     }
 
     func preloadSoundfont() async throws {
-        guard let playback = dependencies.playback else { throw DaemonOperationError.noPlaybackEngine }
+        guard let playback = playback else { throw DaemonOperationError.noPlaybackEngine }
         try await playback.preloadSoundfont(configuration.soundfont)
     }
 
     func checkAudioBackend() async throws {
-        guard let playback = dependencies.playback else { throw DaemonOperationError.noPlaybackEngine }
+        guard let playback = playback else { throw DaemonOperationError.noPlaybackEngine }
         try await playback.checkOutput()
     }
 
     func becomePlaybackReady() async throws {
-        guard let playback = dependencies.playback else { throw DaemonOperationError.noPlaybackEngine }
+        guard let playback = playback else { throw DaemonOperationError.noPlaybackEngine }
         try await playback.waitForAudioPath(speaker: target?.address.description)
         await raise(.playbackReady)
         if let name = target?.name { await setPhase(.ready(speakerName: name)) }

@@ -27,19 +27,33 @@ public actor SpeakerdDaemon {
     let stateStore: StateStore
     let clock: ErasedClock
 
-    var connection: DBusConnection?
+    var connection: DBusConnection? {
+        didSet { connectionSlot.value = connection }
+    }
+    /// The bus and the status line as the playback side reads them (outside this actor).
+    let connectionSlot = LockedSlot<DBusConnection?>(nil)
+    let phaseSlot = LockedSlot(DaemonPhase.starting.statusLine)
+    /// Plays songs; nil when this daemon has no playback engine.
+    let playback: (any DaemonPlayback)?
     var apiObject: DBusObject?
     var bluez: (any BlueZClient)?
     var adapter: Adapter?
     /// The speaker speakerd keeps connected.
     var target: (address: BluetoothAddress, name: String)?
-    var phase: DaemonPhase = .starting
+    var phase: DaemonPhase = .starting {
+        didSet { phaseSlot.value = phase.statusLine }
+    }
     var lastTimeline: StartupTimeline?
     var lastScan: [RankedCandidate] = []
     var reconnect: ReconnectController<ErasedClock>?
     var eventTask: Task<Void, Never>?
     var reconnectWatcher: Task<Void, Never>?
     var sleepTask: Task<Void, Never>?
+    var playbackWatcher: Task<Void, Never>?
+    /// logind's sleep delay lock while connects and scans run (see `+Inhibitor`).
+    var sleepInhibitor: SleepInhibitor?
+    var inhibitorTask: Task<Void, Never>?
+    var speakerWorkInFlight = 0
     var readySent = false
     var lastPublished: StatusReport?
 
@@ -52,6 +66,16 @@ public actor SpeakerdDaemon {
         self.clock = ErasedClock(dependencies.clock)
         self.gate = ReadinessGate(initial: .started, clock: dependencies.clock, logger: logger)
         self.stateStore = StateStore(directory: configuration.stateDirectory, logger: logger)
+        if let playback = dependencies.playback {
+            self.playback = playback
+        } else if let makePlayback = dependencies.makePlayback {
+            let bus = connectionSlot, line = phaseSlot
+            self.playback = makePlayback(PlaybackWiring(
+                gate: gate, clock: dependencies.clock, bus: { bus.value },
+                waitingFor: { line.value.prefix(1).lowercased() + line.value.dropFirst() }))
+        } else {
+            self.playback = nil
+        }
     }
 
     /// Runs start-up; returns once it finished (the daemon then keeps running on events).
@@ -60,6 +84,7 @@ public actor SpeakerdDaemon {
         lifecycle = .starting
         let outcome = await stateStore.load(now: dependencies.now())
         logger.info("state: \(outcome)")
+        await watchPlayback()
         await runStartup()
     }
 
@@ -72,8 +97,10 @@ public actor SpeakerdDaemon {
         eventTask?.cancel()
         reconnectWatcher?.cancel()
         sleepTask?.cancel()
+        playbackWatcher?.cancel()
         await reconnect?.shutdown()
-        await dependencies.playback?.stop()
+        await stopSleepInhibitor()
+        await playback?.stop()
         if let bluez, let adapter, adapter.discovering, let address = adapter.address {
             try? await bluez.stopDiscovery(on: address)
         }
@@ -107,7 +134,7 @@ public actor SpeakerdDaemon {
     }
 
     func currentStatus() async -> StatusReport {
-        let playback = await dependencies.playback?.snapshot() ?? .idle
+        let playback = await playback?.snapshot() ?? .idle
         let speaker = target.map {
             StatusReport.Speaker(address: $0.address.description, name: $0.name,
                                  connected: gate.isReached(.speakerConnected))

@@ -95,6 +95,17 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
     public func speakerLost() async { await coordinator.reconcileWithSpeaker() }
     public func speakerBack() async { await coordinator.reconcileWithSpeaker() }
     public func snapshot() async -> StatusReport.Playback { await coordinator.status().report }
+
+    public func changes() async -> AsyncStream<StatusReport.Playback> {
+        let feed = await coordinator.changes()
+        return AsyncStream { continuation in
+            let task = Task {
+                for await change in feed { continuation.yield(change.status.report) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
 }
 
 /// The speaker `audio_output = auto` plays to: set by the daemon's audio-path step, read per song.
