@@ -63,7 +63,7 @@ let package = Package(
             ]
         ),
 
-        // Shared by the test targets: the private dbus-daemon + fake BlueZ harness, WAV analysis.
+        // Shared by the test targets: the private dbus-daemon + fake BlueZ harness, WAV analysis, a seeded RNG.
         .target(
             name: "TestSupport",
             dependencies: ["SpeakerCore"],
@@ -79,13 +79,13 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["SpeakerCore", "TestSupport"]),
         .testTarget(
             name: "ReadinessTests",
-            dependencies: ["SpeakerCore", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "BlueZTests",
             dependencies: ["SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
-        .testTarget(name: "MIDITests", dependencies: ["SpeakerCore"]),
+        .testTarget(name: "MIDITests", dependencies: ["SpeakerCore", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",
             dependencies: ["SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
