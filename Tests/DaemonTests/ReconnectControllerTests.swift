@@ -1,6 +1,7 @@
 import Clocks
 import Synchronization
 import Testing
+import TestSupport
 @testable import SpeakerCore
 
 @Suite("Reconnect controller carrying out the policy")
@@ -21,7 +22,7 @@ struct ReconnectControllerTests {
         let clock = TestClock()
         let speaker = ScriptedSpeaker(failures: 2)
         let controller = ReconnectController(
-            policy: ReconnectPolicy(clock: clock, random: SplitMix64(state: 7)), clock: clock) { speaker.attempt() }
+            policy: ReconnectPolicy(clock: clock, random: SplitMix64(seed: 7)), clock: clock) { speaker.attempt() }
         var changes = controller.changes.makeAsyncIterator()
         await controller.handle(.unreachableAtBoot)
         guard case .retryScheduled(let first) = await changes.next() else { Issue.record("no retry"); return }
@@ -47,7 +48,7 @@ struct ReconnectControllerTests {
         let clock = TestClock()
         let speaker = ScriptedSpeaker(failures: 0)
         let controller = ReconnectController(
-            policy: ReconnectPolicy(clock: clock, random: SplitMix64(state: 7)), clock: clock) { speaker.attempt() }
+            policy: ReconnectPolicy(clock: clock, random: SplitMix64(seed: 7)), clock: clock) { speaker.attempt() }
         var changes = controller.changes.makeAsyncIterator()
         await controller.handle(.unreachableAtBoot)
         _ = await changes.next()
@@ -66,7 +67,7 @@ struct ReconnectControllerTests {
         let clock = TestClock()
         let speaker = ScriptedSpeaker(failures: 1)
         let controller = ReconnectController(
-            policy: ReconnectPolicy(clock: clock, random: SplitMix64(state: 3)), clock: clock) { speaker.attempt() }
+            policy: ReconnectPolicy(clock: clock, random: SplitMix64(seed: 3)), clock: clock) { speaker.attempt() }
         #expect(await controller.connectNow() == .failed(reason: "org.bluez.Error.Failed: Page Timeout"))
         guard case .waiting(.eager, attempt: 1, _) = await controller.state else {
             Issue.record("expected the eager backoff to take over, got \(await controller.state)"); return

@@ -1,25 +1,14 @@
 import Clocks
 import Testing
+import TestSupport
 @testable import SpeakerCore
-
-/// A seeded generator so jitter is reproducible in tests.
-struct SplitMix64: RandomNumberGenerator, Sendable {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite("Reconnect policy scenarios")
 struct ReconnectPolicyTests {
     typealias Policy = ReconnectPolicy<TestClock<Duration>>
     let clock = TestClock()
 
-    func makePolicy(seed: UInt64 = 1) -> Policy { Policy(clock: clock, random: SplitMix64(state: seed)) }
+    func makePolicy(seed: UInt64 = 1) -> Policy { Policy(clock: clock, random: SplitMix64(seed: seed)) }
 
     /// Drives failed attempts and collects the delays the policy asked for.
     func failedAttemptDelays(_ policy: inout Policy, count: Int) async -> [Duration] {

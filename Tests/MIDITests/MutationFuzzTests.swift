@@ -1,20 +1,6 @@
 import Testing
+import TestSupport
 import SpeakerCore
-
-/// SplitMix64: a tiny seeded generator, so every fuzz case can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Mutations that hit what a reader trusts: lengths, status bytes, continuation bits, the end.
 enum Mutation: CaseIterable {
@@ -22,7 +8,7 @@ enum Mutation: CaseIterable {
 
     static let interesting: [UInt8] = [0x00, 0x01, 0x7F, 0x80, 0x81, 0x90, 0xC0, 0xF0, 0xF4, 0xF7, 0xF8, 0xFF, 0x2F, 0x51]
 
-    func apply(to input: [UInt8], using rng: inout SeededGenerator) -> [UInt8] {
+    func apply(to input: [UInt8], using rng: inout SplitMix64) -> [UInt8] {
         var bytes = input
         let position = bytes.isEmpty ? 0 : Int.random(in: 0..<bytes.count, using: &rng)
         switch self {
@@ -79,7 +65,7 @@ struct MutationFuzzTests {
     func mutationsAreSafe(shard: Int) throws {
         let seeds = Self.seeds()
         try #require(seeds.count > 3, "the corpus seeds are missing")
-        var rng = SeededGenerator(seed: 0x5EED_0000 + UInt64(shard))
+        var rng = SplitMix64(seed: 0x5EED_0000 + UInt64(shard))
         let clock = ContinuousClock()
         for caseNumber in 0..<Self.casesPerShard {
             var bytes = seeds.randomElement(using: &rng)!

@@ -1,3 +1,4 @@
+import TestSupport
 import SpeakerCore
 
 /// A random song description and its encoding as SMF bytes, for round-trip property tests.
@@ -18,7 +19,7 @@ struct RandomSong {
     /// Per track: (delta ticks, event); then the End of Track delta.
     var tracks: [(events: [(delta: Int, event: Event)], endDelta: Int)]
 
-    static func make(using rng: inout SeededGenerator) -> RandomSong {
+    static func make(using rng: inout SplitMix64) -> RandomSong {
         let format = UInt16.random(in: 0...2, using: &rng)
         let trackCount = format == 0 ? 1 : Int.random(in: 1...4, using: &rng)
         let tracks = (0..<trackCount).map { _ in
@@ -28,7 +29,7 @@ struct RandomSong {
         return RandomSong(format: format, ppq: Int.random(in: 1...960, using: &rng), tracks: tracks)
     }
 
-    private static func randomDelta(_ rng: inout SeededGenerator) -> Int {
+    private static func randomDelta(_ rng: inout SplitMix64) -> Int {
         switch Int.random(in: 0..<10, using: &rng) {
         case 0..<4: 0
         case 4..<9: Int.random(in: 1...500, using: &rng)
@@ -36,7 +37,7 @@ struct RandomSong {
         }
     }
 
-    private static func randomEvent(_ rng: inout SeededGenerator) -> Event {
+    private static func randomEvent(_ rng: inout SplitMix64) -> Event {
         let channel = UInt8.random(in: 0...15, using: &rng)
         func data() -> UInt8 { UInt8.random(in: 0...127, using: &rng) }
         switch Int.random(in: 0..<20, using: &rng) {
@@ -55,11 +56,11 @@ struct RandomSong {
 
     // MARK: - Encoding
 
-    func encode(using rng: inout SeededGenerator) -> [UInt8] {
+    func encode(using rng: inout SplitMix64) -> [UInt8] {
         SMF.file(format: format, division: UInt16(ppq), tracks: tracks.map { encodeTrack($0, using: &rng) })
     }
 
-    private func encodeTrack(_ track: (events: [(delta: Int, event: Event)], endDelta: Int), using rng: inout SeededGenerator) -> [UInt8] {
+    private func encodeTrack(_ track: (events: [(delta: Int, event: Event)], endDelta: Int), using rng: inout SplitMix64) -> [UInt8] {
         var bytes: [UInt8] = []
         var running: UInt8?
         for (delta, event) in track.events {

@@ -1,17 +1,6 @@
 import Testing
+import TestSupport
 @testable import SpeakerCore
-
-/// A reproducible random source (SplitMix64), so a failing sequence can be replayed by its seed.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// The gate's documented semantics, written as plainly as possible: what should have run, in
 /// which order, after each step.
@@ -45,7 +34,7 @@ struct ReadinessModelTests {
     @Test("500 random sequences of registrations, raises and drops match the model step by step")
     func matchesModel() {
         for seed in UInt64(1)...500 {
-            var random = SplitMix64(state: seed)
+            var random = SplitMix64(seed: seed)
             let gate = ReadinessGate(initial: DaemonReadiness.started)
             var model = GateModel(level: .started)
             let journal = Journal()
