@@ -17,6 +17,10 @@ template lacks and speakerd must be tested against:
 - SetPairingMode(path, mode): 'just-works' (default), 'confirm' (asks the default agent
   RequestConfirmation), 'authorize' (RequestAuthorization), 'reject', 'hang' (until CancelPairing).
 
+Template parameters (`--parameters` JSON) describe what bluetoothd knows when it (re)starts, so a
+restarted mock comes back like a real bluetoothd that re-reads its adapters and paired devices:
+  {"adapters": ["hci0"], "speakers": [{"adapter": "hci0", "address": "11:22:33:AA:BB:CC", "alias": "JBL Flip 5"}]}
+
 Unlike the stock template, Connect/Disconnect/Pair here keep the stored properties in step with the
 signals they emit. speakerd's code must work against both.
 '''
@@ -349,3 +353,10 @@ def load(mock, parameters):
     for name, signature, function in (('RegisterAgent', 'os', register_agent), ('UnregisterAgent', 'o', unregister_agent),
                                       ('RequestDefaultAgent', 'o', request_default_agent)):
         _install(manager, AGENT_MANAGER_IFACE, name, signature, '', function, sender_keyword='sender')
+    # dbusmock registers `/` only after load() returns; bluez5's helpers look it up there.
+    mockobject.objects.setdefault(mock.path, mock)
+    for adapter_name in (parameters or {}).get('adapters', []):
+        bluez5.AddAdapter(mock, adapter_name, 'speakerd-test')
+        _upgrade_adapter(adapter_name)
+    for speaker in (parameters or {}).get('speakers', []):
+        AddSpeaker(mock, speaker['adapter'], speaker['address'], speaker['alias'])
