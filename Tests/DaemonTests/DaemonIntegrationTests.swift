@@ -11,46 +11,26 @@ import TestSupport
 /// soon as the daemon gets there, and the bound only turns a hang into a failure.
 @Suite("speakerd against the fake BlueZ", .serialized)
 struct DaemonIntegrationTests {
-    static let flip = "11:22:33:AA:BB:CC"
+    static let flip = DaemonWorld.flip.address
 
-    func addSpeaker(_ world: FakeBusWorld, adapter: Bool = true) async throws {
-        let bus = try await world.connect()
-        defer { bus.close() }
-        if adapter { _ = try await world.mock("AddAdapter", path: "/org/bluez", arguments: [.string("hci0"), .string("box")], using: bus) }
-        _ = try await world.mock("AddDevice", path: "/org/bluez",
-                                 arguments: [.string("hci0"), .string(Self.flip), .string("JBL Flip 5")], using: bus)
-    }
-
-    func knownState(_ directory: TemporaryDirectory) {
-        directory.write("""
-            {"version":1,"speakers":[{"address":"\(Self.flip)","name":"JBL Flip 5",\
-            "firstConnected":"2027-01-15T08:00:00Z","lastConnected":"2027-01-15T08:00:00Z"}]}
-            """, to: "state.json")
-    }
-
-    func makeDaemon(_ world: FakeBusWorld, state: TemporaryDirectory, notifier: SystemdNotifier? = nil) -> SpeakerdDaemon {
-        // A first run scans for scan_seconds before waiting for a pick: keep it short here.
-        let configuration = DaemonConfiguration(scanDuration: .seconds(1), stateDirectory: state.path,
-                                                bus: .address(world.address))
-        let logger = Logger(label: "test.speakerd")
-        let dependencies = DaemonDependencies(
-            connectBus: { _ in try await DBusConnection.connect(world.bus) },
-            makeBlueZ: { connection in try await DBusBlueZClient.start(connection: connection!, logger: logger) })
-        return SpeakerdDaemon(configuration: configuration, dependencies: dependencies, notifier: notifier, logger: logger)
+    /// The stock template with adapter hci0 and the JBL Flip 5 on it, remembered as last used.
+    func knownSpeakerWorld() async throws -> DaemonWorld {
+        let fake = try await DaemonWorld.start()
+        try await fake.addAdapter()
+        try await fake.addSpeaker()
+        fake.remember([DaemonWorld.flip])
+        return fake
     }
 
     @Test("regular start connects the last speaker, says READY=1 once the API is up, and answers status")
     func regularStart() async throws {
-        let world = try await FakeBusWorld.start()
-        try await addSpeaker(world)
-        let state = TemporaryDirectory()
-        knownState(state)
-        let listener = NotifySocketListener(path: state.path + "/notify")
-        let daemon = makeDaemon(world, state: state, notifier: try SystemdNotifier(destination: .path(listener.notifySocket)))
+        let fake = try await knownSpeakerWorld()
+        let listener = NotifySocketListener(path: fake.state.path + "/notify")
+        let daemon = fake.makeDaemon(notifier: try SystemdNotifier(destination: .path(listener.notifySocket)))
         await daemon.start()
         try await daemon.gate.wait(for: .speakerConnected, timeout: .seconds(10))
 
-        let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "test")
+        let client = try await fake.client()
         let status = try await client.status()
         #expect(status.speaker == .init(address: Self.flip, name: "JBL Flip 5", connected: true))
         #expect(status.readiness == "speakerConnected")
@@ -63,38 +43,35 @@ struct DaemonIntegrationTests {
         #expect(messages.contains { $0.contains("STATUS=Connecting to JBL Flip 5…") })
         await daemon.shutdown()
         #expect(listener.receiveAll().contains { $0.hasPrefix("STOPPING=1") })
-        _ = world
+        _ = fake
     }
 
     @Test("no BlueZ closes the compatibility gate; the daemon resumes by itself when bluetoothd and an adapter appear")
     func compatibilityGate() async throws {
-        let world = try await FakeBusWorld.start(bluez: false)
-        let state = TemporaryDirectory()
-        knownState(state)
-        let daemon = makeDaemon(world, state: state)
+        let fake = try await DaemonWorld.start(bluez: false)
+        fake.remember([DaemonWorld.flip])
+        let daemon = fake.makeDaemon()
         await daemon.start()
         var status = try await daemon.status()
         #expect(status.message == "Waiting for bluetoothd (org.bluez is not on the bus; is bluetooth.service running?)")
         #expect(await daemon.startupTimeline?.abortReason != nil)
         #expect(status.readiness == "bus")  // the API answers while blocked
 
-        try await world.startBlueZ()
+        try await fake.world.startBlueZ()
         try await daemon.gate.wait(for: .bus, timeout: .seconds(10))
-        try await addSpeaker(world)
+        try await fake.addAdapter()
+        try await fake.addSpeaker()
         try await daemon.gate.wait(for: .speakerConnected, timeout: .seconds(10))
         status = try await daemon.status()
         #expect(status.speaker?.connected == true)
         await daemon.shutdown()
-        _ = world
+        _ = fake
     }
 
     @Test("a user's disconnect is respected: the speaker stays disconnected until asked")
     func userDisconnect() async throws {
-        let world = try await FakeBusWorld.start()
-        try await addSpeaker(world)
-        let state = TemporaryDirectory()
-        knownState(state)
-        let daemon = makeDaemon(world, state: state)
+        let fake = try await knownSpeakerWorld()
+        let daemon = fake.makeDaemon()
         await daemon.start()
         try await daemon.gate.wait(for: .speakerConnected, timeout: .seconds(10))
         let afterDisconnect = try await daemon.disconnect()
@@ -106,19 +83,16 @@ struct DaemonIntegrationTests {
         let reconnected = try await daemon.connect(nil)
         #expect(reconnected.speaker?.connected == true)
         await daemon.shutdown()
-        _ = world
+        _ = fake
     }
 
     @Test("logind's PrepareForSleep holds reconnects while asleep and schedules one shortly after resume")
     func suspendAndResume() async throws {
-        let world = try await FakeBusWorld.start()
-        try await addSpeaker(world)
-        let state = TemporaryDirectory()
-        knownState(state)
-        let daemon = makeDaemon(world, state: state)
+        let fake = try await knownSpeakerWorld()
+        let daemon = fake.makeDaemon()
         await daemon.start()
         try await daemon.gate.wait(for: .speakerConnected, timeout: .seconds(10))
-        let logind = try await world.connect()
+        let logind = try await fake.world.connect()
         defer { logind.close() }
         try await logind.requestName("org.freedesktop.login1")
         func emit(_ starting: Bool) throws {
@@ -137,15 +111,15 @@ struct DaemonIntegrationTests {
         try emit(false)
         #expect(try await reconnectState { if case .waiting(.eager, attempt: 0, _)? = $0 { true } else { false } })
         await daemon.shutdown()
-        _ = world
+        _ = fake
     }
 
     @Test("a malformed address or an unknown device gets a clear error from the real API")
     func connectErrors() async throws {
-        let world = try await FakeBusWorld.start()
-        try await addSpeaker(world)
-        let state = TemporaryDirectory()
-        let daemon = makeDaemon(world, state: state)
+        let fake = try await DaemonWorld.start()
+        try await fake.addAdapter()
+        try await fake.addSpeaker()
+        let daemon = fake.makeDaemon()
         await daemon.start()
         let error = await #expect(throws: SpeakerdError.self) {
             _ = try await daemon.connect(try BluetoothAddress("22:33:44:BB:CC:DD"))
@@ -156,7 +130,7 @@ struct DaemonIntegrationTests {
         }
         #expect(forgetUnknown?.description == "22:33:44:BB:CC:DD is not a known speaker")
         await daemon.shutdown()
-        _ = world
+        _ = fake
     }
 }
 
@@ -165,11 +139,10 @@ struct DaemonProcessTests {
     @Test("SIGTERM in the middle of start-up stops speakerd cleanly with STOPPING=1 and exit status 0")
     func sigtermDuringStartup() async throws {
         // bluetoothd is absent, so start-up is waiting at the compatibility gate when SIGTERM comes.
-        let world = try await FakeBusWorld.start(bluez: false)
-        let state = TemporaryDirectory()
-        let listener = NotifySocketListener(path: state.path + "/notify")
+        let fake = try await DaemonWorld.start(bluez: false)
+        let listener = NotifySocketListener(path: fake.state.path + "/notify")
         let run = try await ExecutableRun.run(
-            "speakerd", ["--bus", world.address, "--state-dir", state.path, "--audio-output", "null"],
+            "speakerd", ["--bus", fake.world.address, "--state-dir", fake.state.path, "--audio-output", "null"],
             environment: ["NOTIFY_SOCKET": listener.notifySocket]
         ) { pid in
             // Wait (bounded) for READY=1: the API is up, start-up is blocked on BlueZ.
@@ -185,6 +158,6 @@ struct DaemonProcessTests {
         _ = listener.receivedCount(adding: 0)
         #expect(listener.pending.contains { $0.hasPrefix("STOPPING=1") })
         #expect(listener.pending.contains { $0.contains("STATUS=Waiting for bluetoothd") })
-        _ = world
+        _ = fake
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import SystemPackage
 import Testing
 import TestSupport
@@ -7,29 +6,18 @@ import TestSupport
 
 /// Playback through the real API, served by the coordinator-backed playback the live daemon uses.
 extension DaemonIntegrationTests {
-    func makePlayingDaemon(_ world: FakeBusWorld, state: TemporaryDirectory, playTimeout: Duration) -> SpeakerdDaemon {
-        let configuration = DaemonConfiguration(playTimeout: playTimeout, audioOutput: .null, scanDuration: .seconds(1),
-                                                stateDirectory: state.path, bus: .address(world.address))
-        let logger = Logger(label: "test.speakerd")
-        let dependencies = DaemonDependencies(
-            connectBus: { _ in try await DBusConnection.connect(world.bus) },
-            makeBlueZ: { connection in try await DBusBlueZClient.start(connection: connection!, logger: logger) },
-            makePlayback: { wiring in DaemonDependencies.coordinatorPlayback(configuration: configuration, wiring: wiring) })
-        return SpeakerdDaemon(configuration: configuration, dependencies: dependencies, notifier: nil, logger: logger)
-    }
-
     @Test("a malformed MIDI file sent while the speaker is not ready is refused at once, not after the play timeout")
     func malformedSongWhileNotReady() async throws {
-        let world = try await FakeBusWorld.start(bluez: false)
-        let state = TemporaryDirectory()
+        let fake = try await DaemonWorld.start(bluez: false)
+        let state = fake.state
         state.write("MThd this is not a MIDI file", to: "broken.mid")
         // A play timeout far longer than the test's bound: an answer before it proves the song
         // was checked before waiting for the speaker.
-        let daemon = makePlayingDaemon(world, state: state, playTimeout: .seconds(3600))
+        let daemon = fake.makeDaemon(playback: true) { $0.playTimeout = .seconds(3600) }
         await daemon.start()
         #expect(try await daemon.status().readiness == "bus")
 
-        let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "test")
+        let client = try await fake.client()
         let file = try FileDescriptor.open(state.path + "/broken.mid", .readOnly)
         defer { try? file.close() }
         let error = await #expect(throws: SpeakerdError.self) {
@@ -43,7 +31,7 @@ extension DaemonIntegrationTests {
         #expect(message.hasPrefix("cannot play broken.mid: "))
         #expect(try await client.status().playback.state == "idle")
         await daemon.shutdown()
-        _ = world
+        _ = fake
     }
 
     /// A format-0 Standard MIDI File: one piano note for 0.3 s (480 ticks a beat at 120 bpm).
@@ -53,17 +41,14 @@ extension DaemonIntegrationTests {
 
     @Test("a song played through the API ends by itself: play --wait's waiter sees it finish and status says Ready again")
     func songEndsAndStatusFollows() async throws {
-        let world = try await FakeBusWorld.start()
-        try await addSpeaker(world)
-        let state = TemporaryDirectory()
-        knownState(state)
-        let songPath = state.path + "/short.mid"
+        let fake = try await knownSpeakerWorld()
+        let songPath = fake.state.path + "/short.mid"
         try Data(Self.shortSong).write(to: URL(fileURLWithPath: songPath))
-        let daemon = makePlayingDaemon(world, state: state, playTimeout: .seconds(10))
+        let daemon = fake.makeDaemon(playback: true) { $0.playTimeout = .seconds(10) }
         await daemon.start()
         try await daemon.gate.wait(for: .playbackReady, timeout: .seconds(10))
 
-        let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "test")
+        let client = try await fake.client()
         let wakeUps = try await client.playbackChanges()
         let file = try FileDescriptor.open(songPath, .readOnly)
         defer { try? file.close() }
@@ -81,7 +66,7 @@ extension DaemonIntegrationTests {
         #expect(after.message == "Ready: JBL Flip 5")
         #expect(after.playback.state == "idle")
         await daemon.shutdown()
-        _ = world
+        _ = fake
     }
 }
 

@@ -14,9 +14,16 @@ struct ExecutableRun {
     /// a dispatch thread, never on the test runner's small cooperative pool.
     static func run(_ name: String, _ arguments: [String], environment extra: [String: String] = [:],
                     whileRunning: (@Sendable (pid_t) async throws -> Void)? = nil) async throws -> ExecutableRun {
+        try await run(program: productsDirectory.appendingPathComponent(name).path, arguments,
+                      environment: extra, whileRunning: whileRunning)
+    }
+
+    /// Runs any program (e.g. `/bin/sh` as a launcher that sets the environment the way
+    /// systemd does and then execs one of ours).
+    static func run(program executable: String, _ arguments: [String], environment extra: [String: String] = [:],
+                    whileRunning: (@Sendable (pid_t) async throws -> Void)? = nil) async throws -> ExecutableRun {
         let directory = TemporaryDirectory()
         let outPath = directory.path + "/stdout", errPath = directory.path + "/stderr"
-        let executable = productsDirectory.appendingPathComponent(name).path
         var environment = ProcessInfo.processInfo.environment
         environment["COLUMNS"] = "80"
         environment.merge(extra) { $1 }

@@ -12,7 +12,6 @@ import TestSupport
 /// holds, and the bounds only turn a hang into a failure.
 @Suite("Gated play end to end: composer-cli, speakerd, FluidSynth, WAV", .serialized)
 struct GatedPlayEndToEndTests {
-    static let speaker = "11:22:33:AA:BB:CC"
     static let soundFont = "/usr/share/sounds/sf2/TimGM6mb.sf2"
 
     /// `test-c-major-scale.mid` from the shared corpus (`<repo>/../shared/corpus`, or
@@ -26,33 +25,17 @@ struct GatedPlayEndToEndTests {
         return path
     }
 
-    /// Polls `condition` every 50 ms until it holds or `limit` passes (then it fails the test).
-    func eventually(_ what: String, within limit: Duration = .seconds(20),
-                    _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + limit
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("timed out waiting until \(what)")
-                throw CancellationError()
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-    }
-
     @Test("a play asked before bluetoothd is even there waits, then the whole song reaches the WAV once the speaker connects")
     func playWaitsForTheSpeakerThenRendersTheWholeSong() async throws {
         let songPath = try Self.song()
         let song = try MIDIFileReader.read(contentsOfFile: songPath)
-        let world = try await FakeBusWorld.start(bluez: false)
-        let state = TemporaryDirectory()
-        state.write("""
-            {"version":1,"speakers":[{"address":"\(Self.speaker)","name":"JBL Flip 5",\
-            "firstConnected":"2027-01-15T08:00:00Z","lastConnected":"2027-01-15T08:00:00Z"}]}
-            """, to: "state.json")
+        let fake = try await DaemonWorld.start(bluez: false)
+        let state = fake.state
+        fake.remember([DaemonWorld.flip])
         state.write("", to: "speakerd.conf")
         let wav = state.path + "/song.wav"
         let listener = NotifySocketListener(path: state.path + "/notify")
-        let address = world.address
+        let address = fake.world.address
 
         let daemon = try await ExecutableRun.run(
             "speakerd",
@@ -66,7 +49,7 @@ struct GatedPlayEndToEndTests {
                 notifications += listener.receiveAll()
                 return notifications.contains { $0.contains("READY=1") }
             }
-            let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "the test bus")
+            let client = try await fake.client()
             let before = try await client.status()
             #expect(before.readiness != "playbackReady", "speakerd cannot be ready without BlueZ")
 
@@ -77,12 +60,9 @@ struct GatedPlayEndToEndTests {
             }
 
             // bluetoothd starts and the speaker is there: speakerd connects and the song starts.
-            try await world.startBlueZ()
-            let bus = try await world.connect()
-            defer { bus.close() }
-            _ = try await world.mock("AddAdapter", path: "/org/bluez", arguments: [.string("hci0"), .string("box")], using: bus)
-            _ = try await world.mock("AddDevice", path: "/org/bluez",
-                                     arguments: [.string("hci0"), .string(Self.speaker), .string("JBL Flip 5")], using: bus)
+            try await fake.world.startBlueZ()
+            try await fake.addAdapter()
+            try await fake.addSpeaker()
             let played = await try play
             #expect(played.status == 0, "composer-cli play failed: \(played.standardError)")
             #expect(played.standardError.isEmpty)
@@ -119,6 +99,6 @@ struct GatedPlayEndToEndTests {
             let tritone = WAVAnalysis.energy(at: pitch * pow(2, 6.0 / 12), in: mono[start..<end], sampleRate: file.sampleRate)
             #expect(own > 4 * tritone, "key \(note.key) at \(note.seconds) s is not what sounds there")
         }
-        _ = world
+        _ = fake
     }
 }

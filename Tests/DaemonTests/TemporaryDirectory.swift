@@ -1,7 +1,7 @@
 import Foundation
 
 /// A fresh directory per test, removed when the test ends, so tests can run in parallel.
-final class TemporaryDirectory {
+final class TemporaryDirectory: Sendable {
     let path: String
 
     init() {

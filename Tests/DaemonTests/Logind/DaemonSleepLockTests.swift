@@ -7,12 +7,9 @@ import TestSupport
 extension DaemonIntegrationTests {
     @Test("a scan holds a logind sleep delay lock while it runs and gives it back when it ends")
     func scanHoldsSleepLock() async throws {
-        let world = try await FakeBusWorld.start()
-        try await addSpeaker(world)
-        let logind = try await FakeLogind.start(on: world)
-        let state = TemporaryDirectory()
-        knownState(state)
-        let daemon = makeDaemon(world, state: state)
+        let fake = try await knownSpeakerWorld()
+        let logind = try await FakeLogind.start(on: fake.world)
+        let daemon = fake.makeDaemon()
         await daemon.start()
         try await daemon.gate.wait(for: .speakerConnected, timeout: .seconds(10))
         #expect(try await logind.inhibitors(settlingAt: 0).isEmpty)
@@ -23,16 +20,13 @@ extension DaemonIntegrationTests {
         _ = try await scan.value
         #expect(try await logind.inhibitors(settlingAt: 0).isEmpty)
         await daemon.shutdown()
-        _ = world
+        _ = fake
     }
 
     @Test("without logind on the bus the sleep lock is a silent no-op: the speaker still connects")
     func noLogindIsNoOp() async throws {
-        let world = try await FakeBusWorld.start()
-        try await addSpeaker(world)
-        let state = TemporaryDirectory()
-        knownState(state)
-        let daemon = makeDaemon(world, state: state)
+        let fake = try await knownSpeakerWorld()
+        let daemon = fake.makeDaemon()
         await daemon.start()
         try await daemon.gate.wait(for: .speakerConnected, timeout: .seconds(10))
         let inhibitorState = await daemon.sleepInhibitor?.state
@@ -41,6 +35,6 @@ extension DaemonIntegrationTests {
             return
         }
         await daemon.shutdown()
-        _ = world
+        _ = fake
     }
 }
