@@ -96,6 +96,9 @@ extension SpeakerdDaemon {
 
     func reconnectChanged(_ change: ReconnectController<ErasedClock>.Change, address: BluetoothAddress) async {
         guard let target, target.address == address else { return }
+        // While the compatibility gate is closed (bluetoothd gone, no adapter) that is what the
+        // user must hear: a retry countdown for the link that went down with it would hide it.
+        if case .blocked = lifecycle { return }
         switch change {
         case .attempting: await setPhase(.connecting(speakerName: target.name))
         case .retryScheduled(let delay): await setPhase(.reconnecting(speakerName: target.name, retryIn: delay))
