@@ -1,0 +1,106 @@
+import Clocks
+import Foundation
+import Testing
+import TestSupport
+@testable import SpeakerCore
+
+/// First run (no state file) and known speakers that do not answer: scan-and-pick on the real
+/// coordinator against our fake BlueZ. Scans last `scan_seconds` on the test clock.
+@Suite("speakerd's first run and fallback to other speakers", .serialized)
+struct FirstRunTests {
+    static let (flip, charge, boom) = (DaemonWorld.flip, DaemonWorld.charge, DaemonWorld.boom)
+    static let phone = DaemonWorld.Speaker(address: "44:55:66:DD:EE:FF", name: "Pixel 7")
+
+    /// Adapter hci0 with three devices: a loud untrusted speaker, a quieter trusted one, and a
+    /// phone louder than both (not an audio sink).
+    func nearbyDevices(_ fake: DaemonWorld) async throws {
+        try await fake.addAdapter()
+        try await fake.addSpeaker(Self.charge, rssi: -40)
+        try await fake.addSpeaker(Self.boom, rssi: -70)
+        try await fake.control.call(destination: "org.bluez", path: Self.boom.path, interface: "org.freedesktop.DBus.Properties",
+                                    method: "Set", arguments: [.string("org.bluez.Device1"), .string("Trusted"), .variant(.bool(true))])
+        try await fake.mock("AddDevice", .string("hci0"), .string(Self.phone.address), .string(Self.phone.name), path: "/org/bluez")
+        try await fake.advertise(Self.phone, rssi: -30)
+    }
+
+    @Test("first run with auto_pick connects the best audio sink: trusted beats a stronger signal, a phone is never picked")
+    func autoPickConnectsTheBestCandidate() async throws {
+        let fake = try await DaemonWorld.start(.speakerd)
+        try await nearbyDevices(fake)
+        let clock = TestClock<Duration>()
+        let daemon = fake.makeDaemon(clock: clock) { $0.autoPick = true }
+        let started = daemon.startInBackground()
+        _ = try await clock.advance(atMost: .seconds(2), until: "the scan ends and the pick connects") {
+            daemon.gate.isReached(.speakerConnected)
+        }
+        try await eventually("start-up has finished") { started.isSet }
+
+        let status = try await daemon.status()
+        #expect(status.speaker == .init(address: Self.boom.address, name: "UE Boom 3", connected: true))
+        #expect(status.message == "Ready: UE Boom 3")
+        #expect(try await fake.calls("Connect", on: Self.boom) == 1)
+        #expect(try await fake.calls("Connect", on: Self.charge) == 0)
+        #expect(try await fake.calls("Connect", on: Self.phone) == 0)
+        #expect(try fake.rememberedAddresses() == [Self.boom.address])
+        let timeline = try #require(await daemon.startupTimeline)
+        #expect(timeline.scenario == "first run")
+        #expect(timeline.entry(StartupScenarios.Step.scanAndPick)?.outcome == .ok)
+        await daemon.shutdown()
+    }
+
+    @Test("first run without auto_pick waits for the user, keeps answering, and composer-cli connect picks the speaker")
+    func userPicksWithComposerCLI() async throws {
+        let fake = try await DaemonWorld.start(.speakerd)
+        try await nearbyDevices(fake)
+        let clock = TestClock<Duration>()
+        let daemon = fake.makeDaemon(clock: clock)
+        let started = daemon.startInBackground()
+        _ = try await clock.advance(atMost: .seconds(2), until: "the first scan ends") { started.isSet }
+
+        let client = try await fake.client()
+        let waiting = try await client.status()
+        #expect(waiting.message == "Waiting for a speaker: run 'composer-cli scan', then 'composer-cli connect ADDRESS'")
+        #expect(waiting.readiness == "adapter")
+        #expect(waiting.speaker == nil)
+        #expect(fake.state.read("state.json") == nil, "nothing is remembered before the user picks")
+
+        // `composer-cli scan` while waiting: the daemon scans again and answers, best first.
+        let answered = DoneFlag()
+        let scan = Task {
+            defer { answered.set() }
+            return try await client.scan()
+        }
+        _ = try await clock.advance(atMost: .seconds(2), until: "the scan answers") { answered.isSet }
+        let candidates = try await scan.value.candidates
+        #expect(candidates.map(\.address) == [Self.boom.address, Self.charge.address],
+                "audio sinks only, the trusted one first: \(candidates)")
+
+        let picked = try await ExecutableRun.run("composer-cli", ["connect", Self.charge.address, "--bus", fake.world.address])
+        #expect(picked.status == 0, "composer-cli connect failed: \(picked.standardError)")
+        let status = try await client.status()
+        #expect(status.speaker == .init(address: Self.charge.address, name: "JBL Charge 4", connected: true))
+        #expect(status.message == "Ready: JBL Charge 4")
+        #expect(try fake.rememberedAddresses() == [Self.charge.address])
+        await daemon.shutdown()
+    }
+
+    @Test("the last speaker unreachable: the other known speakers are tried most recent first, and the one that answers is kept")
+    func otherKnownSpeakersMostRecentFirst() async throws {
+        // The state lists Flip (last used), then Charge, then Boom; the Flip is switched off.
+        let fake = try await DaemonWorld.start(.speakerd, remembers: [Self.flip, Self.charge, Self.boom])
+        fake.remember([Self.flip, Self.charge, Self.boom])
+        try await fake.setConnectBehavior(Self.flip, "br-connection-page-timeout")
+        let clock = TestClock<Duration>()
+        let daemon = fake.makeDaemon(clock: clock)
+        await daemon.start()
+
+        #expect(daemon.gate.isReached(.speakerConnected))
+        #expect(try await fake.calls("Connect", on: Self.flip) == 1)
+        #expect(try await fake.calls("Connect", on: Self.charge) == 1, "the next most recent is tried second")
+        #expect(try await fake.calls("Connect", on: Self.boom) == 0, "the oldest is not needed")
+        let status = try await daemon.status()
+        #expect(status.speaker == .init(address: Self.charge.address, name: "JBL Charge 4", connected: true))
+        #expect(try fake.rememberedAddresses() == [Self.charge.address, Self.flip.address, Self.boom.address])
+        await daemon.shutdown()
+    }
+}
