@@ -1,0 +1,63 @@
+import Clocks
+import Foundation
+import Testing
+import TestSupport
+@testable import SpeakerCore
+
+/// The compatibility gate's other conditions (no BlueZ is in DaemonIntegrationTests): the status
+/// says why start-up cannot go on, the API keeps answering, and when the condition clears the
+/// same daemon resumes and connects its speaker, with no restart.
+@Suite("speakerd's compatibility gate: no adapter, rfkill", .serialized)
+struct CompatibilityGateTests {
+    static let flip = DaemonWorld.flip
+
+    @Test("no adapter: the status asks for one, and plugging it in resumes start-up and connects the speaker")
+    func noAdapterThenPluggedIn() async throws {
+        let fake = try await DaemonWorld.start(.speakerd)
+        fake.remember([Self.flip])
+        let clock = TestClock<Duration>()
+        let daemon = fake.makeDaemon(clock: clock)
+        await daemon.start()
+        let blocked = try await fake.client().status()
+        #expect(blocked.message == "Waiting for a Bluetooth adapter to be plugged in")
+        #expect(blocked.readiness == "bus")
+        #expect(await daemon.startupTimeline?.abortReason != nil)
+
+        // The adapter is plugged in; bluetoothd lists the paired speaker on it.
+        try await fake.addAdapter()
+        try await fake.addSpeaker()
+        _ = try await clock.advance(atMost: .seconds(5), until: "the speaker is connected") {
+            daemon.gate.isReached(.speakerConnected)
+        }
+        let status = try await daemon.status()
+        #expect(status.message == "Ready: JBL Flip 5")
+        #expect(status.speaker?.connected == true)
+        await daemon.shutdown()
+    }
+
+    @Test("an rfkill-blocked adapter: the status says how to unblock it, and unblocking powers it and connects the speaker")
+    func rfkillBlockedThenUnblocked() async throws {
+        let fake = try await DaemonWorld.start(.speakerd, remembers: [Self.flip])
+        fake.remember([Self.flip])
+        try await fake.mock("SetPowerState", .string("hci0"), .string("off-blocked"))
+        let clock = TestClock<Duration>()
+        let daemon = fake.makeDaemon(clock: clock)
+        await daemon.start()
+        let blocked = try await fake.client().status()
+        #expect(blocked.message == "Bluetooth adapter hci0 is blocked by rfkill; run 'rfkill unblock bluetooth'")
+        #expect(blocked.readiness == "bus")
+        #expect(try await fake.calls("Connect") == 0)
+
+        // `rfkill unblock bluetooth`: the adapter is off but can be powered again.
+        try await fake.mock("SetPowerState", .string("hci0"), .string("off"))
+        _ = try await clock.advance(atMost: .seconds(5), until: "the speaker is connected") {
+            daemon.gate.isReached(.speakerConnected)
+        }
+        let powered = try await fake.control.call(
+            destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Properties",
+            method: "Get", arguments: [.string("org.bluez.Adapter1"), .string("Powered")])
+        #expect(powered.first?.unwrappingVariants == .bool(true), "speakerd powered the adapter")
+        #expect(try await daemon.status().message == "Ready: JBL Flip 5")
+        await daemon.shutdown()
+    }
+}
