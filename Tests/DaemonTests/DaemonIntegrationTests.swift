@@ -145,13 +145,13 @@ struct DaemonProcessTests {
             "speakerd", ["--bus", fake.world.address, "--state-dir", fake.state.path, "--audio-output", "null"],
             environment: ["NOTIFY_SOCKET": listener.notifySocket]
         ) { pid in
-            // Wait (bounded) for READY=1: the API is up, start-up is blocked on BlueZ.
-            var ready = false
-            for _ in 0..<200 where !ready {
-                ready = listener.receivedCount(adding: 0) > 0 && listener.pending.contains { $0.contains("READY=1") }
-                if !ready { try await Task.sleep(for: .milliseconds(25)) }
+            // Wait (bounded) for READY=1 and the gate's status: the API is up, start-up is blocked
+            // on BlueZ. (READY=1 alone comes before the BlueZ step, so SIGTERM could beat it.)
+            try await eventually("speakerd says READY=1 and that it waits for bluetoothd") {
+                _ = listener.receivedCount(adding: 0)
+                return listener.pending.contains { $0.contains("READY=1") }
+                    && listener.pending.contains { $0.contains("STATUS=Waiting for bluetoothd") }
             }
-            #expect(ready, "speakerd never said READY=1")
             kill(pid, SIGTERM)
         }
         #expect(run.status == 0, "stderr: \(run.standardError)")
