@@ -62,9 +62,10 @@ extension DaemonIntegrationTests {
         }
         #expect(outcome.playedToEnd)
         #expect(states.first == "playing")
-        let after = try await client.status()
-        #expect(after.message == "Ready: JBL Flip 5")
-        #expect(after.playback.state == "idle")
+        // The status line follows the song's end through the daemon's playback watcher, a hop
+        // behind the playback state the waiter read: it must get there, promptly.
+        try await eventually("status says Ready again") { try await client.status().message == "Ready: JBL Flip 5" }
+        #expect(try await client.status().playback.state == "idle")
         await daemon.shutdown()
         _ = fake
     }

@@ -203,3 +203,9 @@ extension SpeakerdDaemon {
         return flag
     }
 }
+
+/// Waits until the daemon's status line reads `message`. The line follows events a hop behind
+/// the readiness level (through the reconnect controller's and playback's change streams).
+func statusSays(_ daemon: SpeakerdDaemon, _ message: String) async throws {
+    try await eventually("the status says '\(message)'") { try await daemon.status().message == message }
+}
