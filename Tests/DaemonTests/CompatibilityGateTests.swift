@@ -59,4 +59,36 @@ struct CompatibilityGateTests {
         try await statusSays(daemon, "Ready: JBL Flip 5")
         await daemon.shutdown()
     }
+
+    @Test("an adapter that cannot be powered (a BlueZ before 5.64, no PowerState): the status says why, and the speaker connects once it is powered")
+    func unpowerableAdapterThenPowered() async throws {
+        let fake = try await DaemonWorld.start(.speakerd)
+        fake.remember([Self.flip])
+        try await fake.addAdapter()
+        try await fake.mock("UpgradeAdapter", .string("hci0"))
+        try await setPowered(false, fake)
+        try await fake.mock("SetPowerFailure", .string("hci0"), .string("Blocked through rfkill"))
+        try await fake.addSpeaker()
+        let clock = TestClock<Duration>()
+        let daemon = fake.makeDaemon(clock: clock)
+        await daemon.start()
+        let blocked = try await fake.client().status()
+        #expect(blocked.message == "Bluetooth adapter hci0 is blocked by rfkill; run 'rfkill unblock bluetooth'")
+        #expect(blocked.readiness == "bus")
+        #expect(try await fake.calls("Connect") == 0)
+
+        // Unblocked: with no PowerState to watch, the adapter being powered again is the sign.
+        try await fake.mock("SetPowerFailure", .string("hci0"), .string(""))
+        try await setPowered(true, fake)
+        _ = try await clock.advance(atMost: .seconds(5), until: "the speaker is connected") {
+            daemon.gate.isReached(.speakerConnected)
+        }
+        try await statusSays(daemon, "Ready: JBL Flip 5")
+        await daemon.shutdown()
+    }
+
+    func setPowered(_ on: Bool, _ fake: DaemonWorld) async throws {
+        try await fake.control.call(destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Properties",
+                                    method: "Set", arguments: [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.bool(on))])
+    }
 }

@@ -13,6 +13,8 @@ template lacks and speakerd must be tested against:
 - ReleaseConnect(path): answers hanging Connect calls with br-connection-canceled.
 - EmitDisconnected(path, reason, message): Device1.Disconnected, then Connected=false (bluetoothd's order).
 - SetPowerState(adapter, state): PowerState; 'off-blocked' makes Powered=true fail as rfkill does.
+- SetPowerFailure(adapter, message): Powered=true fails with that message, no PowerState involved
+  (an adapter that cannot be powered on a BlueZ older than 5.64); '' lets it power again.
 - UpdateRSSI(path, rssi), UpdateManufacturerData(path, company, bytes).
 - SetPairingMode(path, mode): 'just-works' (default), 'confirm' (asks the default agent
   RequestConfirmation), 'authorize' (RequestAuthorization), 'reject', 'hang' (until CancelPairing).
@@ -231,6 +233,8 @@ def adapter_set(adapter, interface, name, value):
     if interface == ADAPTER_IFACE and name == 'Powered':
         if props.get('PowerState') == 'off-blocked' and bool(value):
             raise _error('Failed', 'Blocked through rfkill')
+        if getattr(adapter, 'speakerd_power_failure', '') and bool(value):
+            raise _error('Failed', adapter.speakerd_power_failure)
         changes = {'Powered': dbus.Boolean(bool(value), variant_level=1)}
         if 'PowerState' in props:
             changes['PowerState'] = dbus.String('on' if value else 'off', variant_level=1)
@@ -329,6 +333,13 @@ def SetPowerState(_self, adapter_name, state):
     elif state == 'on':
         changes['Powered'] = dbus.Boolean(True, variant_level=1)
     _set_and_emit(adapter, ADAPTER_IFACE, changes)
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ss', out_signature='')
+def SetPowerFailure(_self, adapter_name, message):
+    '''Makes Powered=true fail with org.bluez.Error.Failed(message) ('' to stop): an adapter that
+    cannot be powered on a BlueZ too old to have PowerState (before 5.64), e.g. rfkill-blocked.'''
+    _upgrade_adapter(adapter_name).speakerd_power_failure = str(message)
 
 
 @dbus.service.method(MOCK_IFACE, in_signature='on', out_signature='')
