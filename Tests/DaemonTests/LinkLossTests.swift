@@ -78,6 +78,26 @@ struct LinkLossTests {
         await daemon.shutdown()
     }
 
+    @Test("a speaker that left BlueZ's list while out of reach is reconnected the moment it appears again")
+    func reappearingSpeakerIsReconnectedAtOnce() async throws {
+        let (fake, daemon, clock) = try await connectedDaemon()
+        try await fake.setConnectBehavior(Self.flip, "br-connection-page-timeout")
+        try await fake.dropLink(reason: "Timeout")
+        _ = try await clock.advance(atMost: .seconds(3), until: "the first retry") { try await fake.calls("Connect") == 2 }
+        try await eventually("the first retry failed") { await reconnect(daemon, is: Self.waiting(.eager, attempt: 1)) }
+        // BlueZ forgets the unreachable device (InterfacesRemoved); no attempt comes of that.
+        try await fake.mock("RemoveDevice", .objectPath(Self.flip.path), path: "/org/bluez/hci0", interface: "org.bluez.Adapter1")
+        await clock.advance(by: .seconds(1))
+
+        // It comes back in range and BlueZ lists it again (InterfacesAdded): connected at once,
+        // with no more time passing for the ~2 s retry timer.
+        try await fake.addSpeaker()
+        try await eventually("the speaker is reconnected as it appears") { daemon.gate.isReached(.speakerConnected) }
+        #expect(try await fake.calls("Connect") == 1, "one Connect on the re-added device")
+        try await statusSays(daemon, "Ready: JBL Flip 5")
+        await daemon.shutdown()
+    }
+
     @Test("a speaker that ends the link itself is retried gently: no tight loop while it advertises, then it comes back")
     func remoteEndIsRetriedGently() async throws {
         let (fake, daemon, clock) = try await connectedDaemon()
