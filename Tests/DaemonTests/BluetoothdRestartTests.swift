@@ -64,4 +64,22 @@ struct BluetoothdRestartTests {
         #expect(try await daemon.status().speaker?.connected == true)
         await daemon.shutdown()
     }
+
+    @Test("a quick bluetoothd restart (gone and back at once) ends with the speaker connected on the new bluetoothd")
+    func quickRestart() async throws {
+        let fake = try await DaemonWorld.start(.speakerd, remembers: [Self.flip])
+        fake.remember([Self.flip])
+        let clock = TestClock<Duration>()
+        let daemon = fake.makeDaemon(clock: clock)
+        await daemon.start()
+        try await eventually("the speaker is connected") { daemon.gate.isReached(.speakerConnected) }
+
+        try await fake.world.restartBlueZ()
+        // The old link's loss may arm a backoff timer; moving time lets it run if it must.
+        _ = try await clock.advance(atMost: .seconds(10), until: "the speaker is connected on the new bluetoothd") {
+            try await fake.calls("Connect") >= 1 && daemon.gate.isReached(.speakerConnected)
+        }
+        try await statusSays(daemon, "Ready: JBL Flip 5")
+        await daemon.shutdown()
+    }
 }
