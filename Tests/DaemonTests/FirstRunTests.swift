@@ -103,4 +103,32 @@ struct FirstRunTests {
         #expect(try fake.rememberedAddresses() == [Self.charge.address, Self.flip.address, Self.boom.address])
         await daemon.shutdown()
     }
+
+    @Test("composer-cli scan ranks a known speaker first, then a trusted one, then by signal, and lists no phone")
+    func scanRanksKnownThenTrustedThenSignal() async throws {
+        let fake = try await DaemonWorld.start(.speakerd, remembers: [Self.flip])
+        fake.remember([Self.flip])
+        try await fake.addSpeaker(Self.charge, rssi: -40)
+        try await fake.addSpeaker(Self.boom, rssi: -70)
+        try await fake.control.call(destination: "org.bluez", path: Self.boom.path, interface: "org.freedesktop.DBus.Properties",
+                                    method: "Set", arguments: [.string("org.bluez.Device1"), .string("Trusted"), .variant(.bool(true))])
+        try await fake.mock("AddDevice", .string("hci0"), .string(Self.phone.address), .string(Self.phone.name), path: "/org/bluez")
+        try await fake.advertise(Self.phone, rssi: -30)
+        let clock = TestClock<Duration>()
+        let daemon = fake.makeDaemon(clock: clock)
+        await daemon.start()
+        #expect(daemon.gate.isReached(.speakerConnected))
+
+        let answered = DoneFlag()
+        let client = try await fake.client()
+        let scan = Task {
+            defer { answered.set() }
+            return try await client.scan()
+        }
+        _ = try await clock.advance(atMost: .seconds(2), until: "the scan answers") { answered.isSet }
+        let candidates = try await scan.value.candidates
+        #expect(candidates.map(\.address) == [Self.flip.address, Self.boom.address, Self.charge.address], "\(candidates)")
+        #expect(candidates.map(\.known) == [true, false, false])
+        await daemon.shutdown()
+    }
 }
