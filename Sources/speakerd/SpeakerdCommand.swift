@@ -10,7 +10,7 @@ struct SpeakerdCommand: AsyncParsableCommand {
         commandName: "speakerd",
         abstract: "Keeps your Bluetooth speaker connected and plays MIDI on it.",
         discussion: "Normally started by systemd (speakerd.service). Flags override the config file.",
-        version: SpeakerCore.version)
+        version: SpeakerdVersion.current)
 
     @Option(help: ArgumentHelp("Read the configuration from this file instead of /etc/speakerd/speakerd.conf.",
                                valueName: "file"))
@@ -46,27 +46,23 @@ struct SpeakerdCommand: AsyncParsableCommand {
         try await DaemonLauncher.run(options: options, environment: ProcessInfo.processInfo.environment)
     }
 
-    /// Every failure ends as one line on stderr and a non-zero exit.
+    /// Every failure ends as one line on stderr and a non-zero exit (78 for configuration
+    /// mistakes, see `DaemonLaunchError.exitStatus`); help and --version print in full.
     static func main() async {
-        do {
+        await CommandFailure.run(program: "speakerd") {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
-        } catch {
+        } outcome: { error in
             let code = exitCode(for: error)
-            if code == .success {
-                print(fullMessage(for: error))
-                Foundation.exit(0)
+            if code == .success { return .fullText(fullMessage(for: error)) }
+            if let launch = error as? DaemonLaunchError {
+                return .failure(message: launch.description, exitStatus: launch.exitStatus)
             }
-            var text = (error as? DaemonLaunchError).map { "\($0)" } ?? message(for: error)
-            text = text.split(separator: "\n").first.map(String.init) ?? text
-            if text.hasPrefix("Error: ") { text.removeFirst(7) }
-            if text.isEmpty { text = "failed (exit status \(code.rawValue))" }
-            FileHandle.standardError.write(Data("speakerd: \(text)\n".utf8))
-            Foundation.exit((error as? DaemonLaunchError)?.exitStatus ?? code.rawValue)
+            return .failure(message: message(for: error), exitStatus: code.rawValue)
         }
     }
 }

@@ -40,7 +40,7 @@ public enum SpeakerdDBusObject {
             method("Pause", output: status) { _ in record.encode(try await control.pause()) },
             method("Resume", output: status) { _ in record.encode(try await control.resume()) },
         ], properties: [
-            DBusProperty("Version", value: .string(SpeakerCore.version)),
+            DBusProperty("Version", value: .string(SpeakerdVersion.current)),
             DBusProperty("Readiness", value: .string(initial.readiness)),
             DBusProperty("Status", value: .string(initial.message)),
             DBusProperty("Speaker", value: initial.speaker.map(record.encode) ?? .properties([:])),
