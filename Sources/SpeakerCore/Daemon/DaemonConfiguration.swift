@@ -7,8 +7,10 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public static let defaultConfigPath = "/etc/speakerd/speakerd.conf"
     /// Where state lives when neither `--state-dir` nor systemd's `STATE_DIRECTORY` says.
     public static let defaultStateDirectory = "/var/lib/speakerd"
-    /// Debian's General MIDI soundfont (a symlink to the installed one).
-    public static let defaultSoundfont = "/usr/share/sounds/sf2/default-GM.sf2"
+    /// TimGM6mb (Debian's `timgm6mb-soundfont`, which scripts/setup installs): 6 MB and General
+    /// MIDI complete. Not `default-GM.sf2`: that is an alternatives link, which points at the
+    /// 148 MB FluidR3_GM (about 190 MiB resident) as soon as fluid-soundfont-gm is installed.
+    public static let defaultSoundfont = "/usr/share/sounds/sf2/TimGM6mb.sf2"
 
     /// The HCI adapter to use (`hci0`); nil means the first one BlueZ reports.
     public var adapter: String?
