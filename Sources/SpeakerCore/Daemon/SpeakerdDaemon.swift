@@ -94,11 +94,12 @@ public actor SpeakerdDaemon {
         lifecycle = .stopping
         phase = .stopping
         notify([.stopping, .status(phase.statusLine)])
-        eventTask?.cancel()
-        reconnectWatcher?.cancel()
-        sleepTask?.cancel()
-        playbackWatcher?.cancel()
+        // Every follower task is cancelled and dropped, so nothing started for this daemon
+        // outlives it (each holds the daemon only weakly, but its stream and buffers are ours).
+        for task in [eventTask, reconnectWatcher, sleepTask, playbackWatcher] { task?.cancel() }
+        (eventTask, reconnectWatcher, sleepTask, playbackWatcher) = (nil, nil, nil, nil)
         await reconnect?.shutdown()
+        reconnect = nil
         await stopSleepInhibitor()
         await playback?.stop()
         if let bluez, let adapter, adapter.discovering, let address = adapter.address {
@@ -109,6 +110,7 @@ public actor SpeakerdDaemon {
             _ = try? await connection.releaseName(SpeakerdBus.name)
             connection.close()
         }
+        apiObject = nil
         lifecycle = .stopped
     }
 
