@@ -172,13 +172,15 @@ struct DaemonProcessTests {
             "speakerd", ["--bus", world.address, "--state-dir", state.path, "--audio-output", "null"],
             environment: ["NOTIFY_SOCKET": listener.notifySocket]
         ) { pid in
-            // Wait (bounded) for READY=1: the API is up, start-up is blocked on BlueZ.
+            // Wait (bounded) until the API is up (READY=1) and start-up is blocked on BlueZ: READY=1
+            // comes before the BlueZ step, so a slow run (sanitizers) must wait for both.
             var ready = false
-            for _ in 0..<200 where !ready {
+            for _ in 0..<400 where !ready {
                 ready = listener.receivedCount(adding: 0) > 0 && listener.pending.contains { $0.contains("READY=1") }
+                    && listener.pending.contains { $0.contains("STATUS=Waiting for bluetoothd") }
                 if !ready { try await Task.sleep(for: .milliseconds(25)) }
             }
-            #expect(ready, "speakerd never said READY=1")
+            #expect(ready, "speakerd never said READY=1 and that it waits for bluetoothd")
             kill(pid, SIGTERM)
         }
         #expect(run.status == 0, "stderr: \(run.standardError)")

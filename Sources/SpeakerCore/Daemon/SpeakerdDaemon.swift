@@ -105,6 +105,9 @@ public actor SpeakerdDaemon {
         if let bluez, let adapter, adapter.discovering, let address = adapter.address {
             try? await bluez.stopDiscovery(on: address)
         }
+        // The daemon made the BlueZ client, so it ends it: its signal pump and RSSI coalescer
+        // would otherwise wait on their streams (and keep the client) for ever.
+        if let client = bluez as? DBusBlueZClient { await client.shutDown() }
         if let connection {
             connection.unexport(at: SpeakerdBus.path)
             _ = try? await connection.releaseName(SpeakerdBus.name)
