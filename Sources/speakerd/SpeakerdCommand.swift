@@ -9,7 +9,12 @@ struct SpeakerdCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "speakerd",
         abstract: "Keeps your Bluetooth speaker connected and plays MIDI on it.",
-        discussion: "Normally started by systemd (speakerd.service). Flags override the config file.",
+        discussion: """
+            Normally started by systemd (speakerd.service) or by D-Bus activation when a request \
+            arrives. Flags override the config file. The bus is the first of: --bus, the config \
+            file's bus, the bus that activated speakerd (DBUS_STARTER_ADDRESS), the system bus \
+            (DBUS_SYSTEM_BUS_ADDRESS when set).
+            """,
         version: SpeakerdVersion.current)
 
     @Option(help: ArgumentHelp("Read the configuration from this file instead of /etc/speakerd/speakerd.conf.",
@@ -29,7 +34,8 @@ struct SpeakerdCommand: AsyncParsableCommand {
                                valueName: "spec"))
     var audioOutput: String?
 
-    @Option(help: ArgumentHelp("Use this General MIDI soundfont.", valueName: "file"))
+    @Option(help: ArgumentHelp("Use this General MIDI soundfont (default: /usr/share/sounds/sf2/TimGM6mb.sf2).",
+                               valueName: "file"))
     var soundfont: String?
 
     var options: DaemonOptions {

@@ -85,7 +85,8 @@ public actor SpeakerdDaemon {
         let outcome = await stateStore.load(now: dependencies.now())
         logger.info("state: \(outcome)")
         await watchPlayback()
-        await runStartup()
+        // Started by bus activation: a request is already waiting for us (see `BusActivation`).
+        await runStartup(requestWaiting: configuration.launchedByRequest)
     }
 
     /// Winds down: stops discovery and playback, cancels timers, says STOPPING=1.
