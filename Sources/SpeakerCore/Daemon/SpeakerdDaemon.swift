@@ -86,6 +86,9 @@ public actor SpeakerdDaemon {
         logger.info("state: \(outcome)")
         await watchPlayback()
         // Started by bus activation: a request is already waiting for us (see `BusActivation`).
+        if configuration.launchedByRequest {
+            logger.info("started by D-Bus activation: a request is waiting on bus \(configuration.bus)")
+        }
         await runStartup(requestWaiting: configuration.launchedByRequest)
     }
 
