@@ -36,9 +36,13 @@ public final class FakeBusWorld: Sendable {
     /// - Parameters:
     ///   - template: a dbusmock template name or a path to our own `.py` template (default `bluez5`).
     ///   - parameters: the template's JSON parameters, if any.
-    public static func start(bluez: Bool = true, template: String? = nil, parameters: String? = nil) async throws -> FakeBusWorld {
+    ///   - serviceDirectory: a D-Bus activation directory: a `NAME.service` file there is started
+    ///     by the bus when a client first calls NAME (how a request launches speakerd).
+    public static func start(bluez: Bool = true, template: String? = nil, parameters: String? = nil,
+                             serviceDirectory: String? = nil) async throws -> FakeBusWorld {
         var arguments: [String] = []
         if !bluez { arguments.append("--no-bluez") }
+        if let serviceDirectory { arguments += ["--service-dir", serviceDirectory] }
         if let template { arguments += ["--template", template] }
         if let parameters { arguments += ["--parameters", parameters] }
         let harness = try FakeBusHarness(script: scriptPath, arguments: arguments)

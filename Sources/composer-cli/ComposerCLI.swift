@@ -9,7 +9,7 @@ struct ComposerCLI: AsyncParsableCommand {
         commandName: "composer-cli",
         abstract: "Plays MIDI on your Bluetooth speaker through speakerd.",
         discussion: "Every reporting command takes --json with stable keys for scripts.",
-        version: SpeakerCore.version,
+        version: SpeakerdVersion.current,
         subcommands: [
             PlayCommand.self, StopCommand.self, PauseCommand.self, ResumeCommand.self,
             StatusCommand.self, ScanCommand.self, ConnectCommand.self, DisconnectCommand.self,
@@ -19,30 +19,19 @@ struct ComposerCLI: AsyncParsableCommand {
     )
 
     /// Every failure ends as one line on stderr and a non-zero exit; help and --version
-    /// still print in full. ArgumentParser's default would add usage lines to each error.
+    /// still print in full (see `CommandFailure`).
     static func main() async {
-        do {
+        await CommandFailure.run(program: "composer-cli") {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
-        } catch {
+        } outcome: { error in
             let code = exitCode(for: error)
-            if code == .success {
-                print(fullMessage(for: error))
-            } else {
-                var message = (error as? SpeakerdError)?.description ?? message(for: error)
-                if message.isEmpty { message = "failed (exit status \(code.rawValue))" }
-                FileHandle.standardError.write(Data("composer-cli: \(oneLine(message))\n".utf8))
-            }
-            Foundation.exit(code.rawValue)
+            if code == .success { return .fullText(fullMessage(for: error)) }
+            return .failure(message: (error as? SpeakerdError)?.description ?? message(for: error), exitStatus: code.rawValue)
         }
-    }
-
-    private static func oneLine(_ text: String) -> String {
-        let firstLine = text.split(separator: "\n").first.map(String.init) ?? text
-        return firstLine.hasPrefix("Error: ") ? String(firstLine.dropFirst(7)) : firstLine
     }
 }

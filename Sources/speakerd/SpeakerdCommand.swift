@@ -9,8 +9,13 @@ struct SpeakerdCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "speakerd",
         abstract: "Keeps your Bluetooth speaker connected and plays MIDI on it.",
-        discussion: "Normally started by systemd (speakerd.service). Flags override the config file.",
-        version: SpeakerCore.version)
+        discussion: """
+            Normally started by systemd (speakerd.service) or by D-Bus activation when a request \
+            arrives. Flags override the config file. The bus is the first of: --bus, the config \
+            file's bus, the bus that activated speakerd (DBUS_STARTER_ADDRESS), the system bus \
+            (DBUS_SYSTEM_BUS_ADDRESS when set).
+            """,
+        version: SpeakerdVersion.current)
 
     @Option(help: ArgumentHelp("Read the configuration from this file instead of /etc/speakerd/speakerd.conf.",
                                valueName: "file"))
@@ -29,7 +34,8 @@ struct SpeakerdCommand: AsyncParsableCommand {
                                valueName: "spec"))
     var audioOutput: String?
 
-    @Option(help: ArgumentHelp("Use this General MIDI soundfont.", valueName: "file"))
+    @Option(help: ArgumentHelp("Use this General MIDI soundfont (default: /usr/share/sounds/sf2/TimGM6mb.sf2).",
+                               valueName: "file"))
     var soundfont: String?
 
     var options: DaemonOptions {
@@ -46,27 +52,23 @@ struct SpeakerdCommand: AsyncParsableCommand {
         try await DaemonLauncher.run(options: options, environment: ProcessInfo.processInfo.environment)
     }
 
-    /// Every failure ends as one line on stderr and a non-zero exit.
+    /// Every failure ends as one line on stderr and a non-zero exit (78 for configuration
+    /// mistakes, see `DaemonLaunchError.exitStatus`); help and --version print in full.
     static func main() async {
-        do {
+        await CommandFailure.run(program: "speakerd") {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
-        } catch {
+        } outcome: { error in
             let code = exitCode(for: error)
-            if code == .success {
-                print(fullMessage(for: error))
-                Foundation.exit(0)
+            if code == .success { return .fullText(fullMessage(for: error)) }
+            if let launch = error as? DaemonLaunchError {
+                return .failure(message: launch.description, exitStatus: launch.exitStatus)
             }
-            var text = (error as? DaemonLaunchError).map { "\($0)" } ?? message(for: error)
-            text = text.split(separator: "\n").first.map(String.init) ?? text
-            if text.hasPrefix("Error: ") { text.removeFirst(7) }
-            if text.isEmpty { text = "failed (exit status \(code.rawValue))" }
-            FileHandle.standardError.write(Data("speakerd: \(text)\n".utf8))
-            Foundation.exit((error as? DaemonLaunchError)?.exitStatus ?? code.rawValue)
+            return .failure(message: message(for: error), exitStatus: code.rawValue)
         }
     }
 }

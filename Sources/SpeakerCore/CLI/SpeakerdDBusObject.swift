@@ -8,39 +8,51 @@ import SystemPackage
 /// `PlaybackChanged` signals. Input is checked here, at the edge: a malformed address is an
 /// `InvalidAddress` error naming the text; wrong argument types are refused by the D-Bus
 /// layer against the declared signatures before a handler runs.
+///
+/// The object refers to its control weakly: the daemon owns its connection, the connection its
+/// exported objects, so a strong reference back would keep every daemon alive forever. A call
+/// that arrives after the daemon is gone gets `io.speakerd.Error.NotReady` ("speakerd is
+/// shutting down"), never a crash.
 public enum SpeakerdDBusObject {
-    public static func make(serving control: any SpeakerdControl, initial: StatusReport) throws(DBusError) -> DBusObject {
+    public static func make<Control: SpeakerdControl & AnyObject>(
+        serving control: Control, initial: StatusReport
+    ) throws(DBusError) -> DBusObject {
         let record = SpeakerdDBusRecords.self
         func method(_ name: String, inputs: [DBusArgument] = [], output: DBusArgument,
-                    _ body: @escaping @Sendable (DBusMethodCallContext) async throws -> DBusValue) -> DBusMethod {
-            DBusMethod(name, inputs: inputs, outputs: [output]) { context in
-                do { return [try await body(context)] } catch let error as SpeakerdError { throw error.dbusError }
+                    _ body: @escaping @Sendable (Control, DBusMethodCallContext) async throws -> DBusValue) -> DBusMethod {
+            DBusMethod(name, inputs: inputs, outputs: [output]) { [weak control] context in
+                do {
+                    guard let control else {
+                        throw SpeakerdError.rejected(name: SpeakerdBus.ErrorName.notReady, message: "speakerd is shutting down")
+                    }
+                    return [try await body(control, context)]
+                } catch let error as SpeakerdError { throw error.dbusError }
             }
         }
         let status = DBusArgument("status", "a{sv}")
         let interface = DBusInterface(SpeakerdBus.interface, methods: [
-            method("Status", output: status) { _ in record.encode(try await control.status()) },
-            method("StartupTimeline", output: DBusArgument("timeline", "a{sv}")) { _ in record.encode(try await control.startup()) },
-            method("Scan", output: DBusArgument("candidates", "aa{sv}")) { _ in record.encode(try await control.scan()) },
-            method("Speakers", output: DBusArgument("speakers", "aa{sv}")) { _ in record.encode(try await control.speakers()) },
-            method("Connect", inputs: [DBusArgument("address", "s")], output: status) { context in
+            method("Status", output: status) { control, _ in record.encode(try await control.status()) },
+            method("StartupTimeline", output: DBusArgument("timeline", "a{sv}")) { control, _ in record.encode(try await control.startup()) },
+            method("Scan", output: DBusArgument("candidates", "aa{sv}")) { control, _ in record.encode(try await control.scan()) },
+            method("Speakers", output: DBusArgument("speakers", "aa{sv}")) { control, _ in record.encode(try await control.speakers()) },
+            method("Connect", inputs: [DBusArgument("address", "s")], output: status) { control, context in
                 let text = try Self.string(context, 0)
                 return record.encode(try await control.connect(text.isEmpty ? nil : try Self.address(text)))
             },
-            method("Disconnect", output: status) { _ in record.encode(try await control.disconnect()) },
-            method("Forget", inputs: [DBusArgument("address", "s")], output: DBusArgument("speakers", "aa{sv}")) { context in
+            method("Disconnect", output: status) { control, _ in record.encode(try await control.disconnect()) },
+            method("Forget", inputs: [DBusArgument("address", "s")], output: DBusArgument("speakers", "aa{sv}")) { control, context in
                 record.encode(try await control.forget(try Self.address(try Self.string(context, 0))))
             },
             method("Play", inputs: [DBusArgument("file", "h"), DBusArgument("name", "s"), DBusArgument("queue", "b")],
-                   output: status) { context in
+                   output: status) { control, context in
                 let request = try Self.playRequest(context)
                 return record.encode(try await control.play(request))
             },
-            method("Stop", output: status) { _ in record.encode(try await control.stop()) },
-            method("Pause", output: status) { _ in record.encode(try await control.pause()) },
-            method("Resume", output: status) { _ in record.encode(try await control.resume()) },
+            method("Stop", output: status) { control, _ in record.encode(try await control.stop()) },
+            method("Pause", output: status) { control, _ in record.encode(try await control.pause()) },
+            method("Resume", output: status) { control, _ in record.encode(try await control.resume()) },
         ], properties: [
-            DBusProperty("Version", value: .string(SpeakerCore.version)),
+            DBusProperty("Version", value: .string(SpeakerdVersion.current)),
             DBusProperty("Readiness", value: .string(initial.readiness)),
             DBusProperty("Status", value: .string(initial.message)),
             DBusProperty("Speaker", value: initial.speaker.map(record.encode) ?? .properties([:])),

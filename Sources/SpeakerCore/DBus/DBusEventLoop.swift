@@ -37,6 +37,8 @@ final class DBusEventLoop: @unchecked Sendable {
     private var connection: OpaquePointer?
     private var loopThread = pthread_t()
     private let disconnectedFlag = Atomic<Bool>(false)
+    /// How the connection ended, once it has: resolved on the I/O thread as it shuts down.
+    let ending = OneShotSignal<DBusConnectionEnd, Never>()
     /// Calls awaiting replies; I/O thread only. Whatever is left at shutdown fails with
     /// `disconnected`, since libdbus does not reliably complete them when we close.
     var outstanding: [ObjectIdentifier: DBusPendingReply] = [:]
@@ -175,6 +177,7 @@ final class DBusEventLoop: @unchecked Sendable {
     private func finishStartup(_ start: StartContext, failure reason: String) {
         disconnectedFlag.store(true, ordering: .releasing)
         queue.withLock { $0.closed = true }
+        ending.succeed(.closed)
         start.continuation.resume(throwing: DBusError.connectionFailed(address: start.address, reason: reason))
     }
 
@@ -187,7 +190,7 @@ final class DBusEventLoop: @unchecked Sendable {
         var pollSet = DBusPollSet()
         var busy = false
         while true {
-            let (stop, ranOperations) = ioLock.withLock { _ -> (Bool, Bool) in
+            let (stop, ranOperations) = ioLock.withLock { _ -> (DBusConnectionEnd?, Bool) in
                 let (operations, closeRequested) = queue.withLock { queue -> ([Operation], Bool) in
                     let taken = queue.operations
                     queue.operations.removeAll(keepingCapacity: true)
@@ -195,9 +198,16 @@ final class DBusEventLoop: @unchecked Sendable {
                 }
                 for operation in operations { operation(connection) }
                 while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
-                return (closeRequested || dbus_connection_get_is_connected(connection) == 0, !operations.isEmpty)
+                // Asked to close wins over a drop noticed at the same time: we meant to end it.
+                let end: DBusConnectionEnd? = closeRequested ? .closed
+                    : dbus_connection_get_is_connected(connection) == 0 ? .lost : nil
+                return (end, !operations.isEmpty)
             }
-            if stop { break }
+            if let stop {
+                ioLock.withLock { _ in shutDown(connection) }
+                ending.succeed(stop)
+                return
+            }
 
             pollSet.wait(wakeFD: wakeFD, sources: sources, spinNanos: busy || ranOperations ? Self.spinNanos : 0)
             busy = ioLock.withLock { _ -> Bool in
@@ -206,7 +216,6 @@ final class DBusEventLoop: @unchecked Sendable {
                 return handled
             }
         }
-        ioLock.withLock { _ in shutDown(connection) }
     }
 
     /// Closes the connection, lets libdbus complete every pending call and deliver its local

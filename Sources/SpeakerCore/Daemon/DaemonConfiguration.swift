@@ -1,4 +1,5 @@
-/// Everything speakerd is told by its operator: the config file, then environment, then flags.
+/// Everything speakerd is told by its operator: the config file, then environment, then flags;
+/// plus how it was started (by bus activation or not).
 ///
 /// A plain value so each start-up operation can be handed exactly what it needs and tests can
 /// build one in a line. `DaemonOptions.resolve` is the one place that merges the sources.
@@ -7,8 +8,10 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public static let defaultConfigPath = "/etc/speakerd/speakerd.conf"
     /// Where state lives when neither `--state-dir` nor systemd's `STATE_DIRECTORY` says.
     public static let defaultStateDirectory = "/var/lib/speakerd"
-    /// Debian's General MIDI soundfont (a symlink to the installed one).
-    public static let defaultSoundfont = "/usr/share/sounds/sf2/default-GM.sf2"
+    /// TimGM6mb (Debian's `timgm6mb-soundfont`, which scripts/setup installs): 6 MB and General
+    /// MIDI complete. Not `default-GM.sf2`: that is an alternatives link, which points at the
+    /// 148 MB FluidR3_GM (about 190 MiB resident) as soon as fluid-soundfont-gm is installed.
+    public static let defaultSoundfont = "/usr/share/sounds/sf2/TimGM6mb.sf2"
 
     /// The HCI adapter to use (`hci0`); nil means the first one BlueZ reports.
     public var adapter: String?
@@ -30,6 +33,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var stateDirectory: String
     /// The bus speakerd serves on and reaches BlueZ through.
     public var bus: BusSelection
+    /// The D-Bus daemon started this process for a request (`BusActivation`): start-up runs the
+    /// "launched by request" graph. Read from the environment, never from the file.
+    public var launchedByRequest: Bool
 
     public init(
         adapter: String? = nil,
@@ -41,7 +47,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
         reconnectMax: Duration = .seconds(60),
         scanDuration: Duration = .seconds(10),
         stateDirectory: String = DaemonConfiguration.defaultStateDirectory,
-        bus: BusSelection = .system
+        bus: BusSelection = .system,
+        launchedByRequest: Bool = false
     ) {
         self.adapter = adapter
         self.autoPick = autoPick
@@ -53,6 +60,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
         self.scanDuration = scanDuration
         self.stateDirectory = stateDirectory
         self.bus = bus
+        self.launchedByRequest = launchedByRequest
     }
 
     /// The built-in defaults, used for every key the config file leaves out.

@@ -2,7 +2,9 @@
 ///
 /// The executable only fills this in; checking and merging live here so they are tested.
 /// Precedence, lowest first: built-in defaults, the config file, the environment
-/// (`STATE_DIRECTORY` from systemd), then flags.
+/// (`STATE_DIRECTORY` from systemd), then flags. The bus is the exception: the bus that
+/// activated speakerd (`DBUS_STARTER_ADDRESS`) stands below the config file, so the order is
+/// `--bus`, config `bus`, the starter bus, then the system bus (`DBUS_SYSTEM_BUS_ADDRESS`).
 public struct DaemonOptions: Equatable, Sendable {
     /// `--config FILE`; when nil the default path is used if it exists.
     public var configPath: String?
@@ -36,7 +38,8 @@ public struct DaemonOptions: Equatable, Sendable {
     /// Builds the effective configuration.
     ///
     /// - Parameters:
-    ///   - environment: the process environment (only `STATE_DIRECTORY` is read here).
+    ///   - environment: the process environment (`STATE_DIRECTORY`, and dbus-daemon's
+    ///     `DBUS_STARTER_ADDRESS` / `DBUS_STARTER_BUS_TYPE` for an activated speakerd).
     ///   - readFile: reads a file's text; nil when it does not exist. Injected for tests.
     public func resolve(
         environment: [String: String],
@@ -44,6 +47,11 @@ public struct DaemonOptions: Equatable, Sendable {
     ) throws(ConfigurationError) -> DaemonConfiguration {
         let path = configPath ?? DaemonConfiguration.defaultConfigPath
         var configuration = DaemonConfiguration.defaults
+        // Activated for a request: serve where the request waits, unless the file or a flag say.
+        if let activation = try BusActivation(environment: environment) {
+            configuration.bus = activation.bus
+            configuration.launchedByRequest = true
+        }
         let text: String?
         do { text = try readFile(path) } catch { throw .unreadable(path: path, reason: error.description) }
         if let text {

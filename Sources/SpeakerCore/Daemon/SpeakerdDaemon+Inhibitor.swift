@@ -44,5 +44,6 @@ extension SpeakerdDaemon {
         inhibitorTask?.cancel()
         inhibitorTask = nil
         await sleepInhibitor?.shutdown()
+        sleepInhibitor = nil
     }
 }

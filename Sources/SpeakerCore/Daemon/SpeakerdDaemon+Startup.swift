@@ -39,7 +39,7 @@ extension SpeakerdDaemon {
     /// The configuration was parsed before the daemon started; this checks what it points to.
     func checkConfiguration() async throws {
         if access(configuration.soundfont, R_OK) != 0 {
-            logger.warning("soundfont \(configuration.soundfont) is not readable; playback will fail until it is")
+            logger.warning("\(SoundFontError.missing(path: configuration.soundfont)); playback fails until it is there")
         }
     }
 

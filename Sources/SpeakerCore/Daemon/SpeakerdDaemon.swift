@@ -85,7 +85,11 @@ public actor SpeakerdDaemon {
         let outcome = await stateStore.load(now: dependencies.now())
         logger.info("state: \(outcome)")
         await watchPlayback()
-        await runStartup()
+        // Started by bus activation: a request is already waiting for us (see `BusActivation`).
+        if configuration.launchedByRequest {
+            logger.info("started by D-Bus activation: a request is waiting on bus \(configuration.bus)")
+        }
+        await runStartup(requestWaiting: configuration.launchedByRequest)
     }
 
     /// Winds down: stops discovery and playback, cancels timers, says STOPPING=1.
@@ -94,21 +98,26 @@ public actor SpeakerdDaemon {
         lifecycle = .stopping
         phase = .stopping
         notify([.stopping, .status(phase.statusLine)])
-        eventTask?.cancel()
-        reconnectWatcher?.cancel()
-        sleepTask?.cancel()
-        playbackWatcher?.cancel()
+        // Every follower task is cancelled and dropped, so nothing started for this daemon
+        // outlives it (each holds the daemon only weakly, but its stream and buffers are ours).
+        for task in [eventTask, reconnectWatcher, sleepTask, playbackWatcher] { task?.cancel() }
+        (eventTask, reconnectWatcher, sleepTask, playbackWatcher) = (nil, nil, nil, nil)
         await reconnect?.shutdown()
+        reconnect = nil
         await stopSleepInhibitor()
         await playback?.stop()
         if let bluez, let adapter, adapter.discovering, let address = adapter.address {
             try? await bluez.stopDiscovery(on: address)
         }
+        // The daemon made the BlueZ client, so it ends it: its signal pump and RSSI coalescer
+        // would otherwise wait on their streams (and keep the client) for ever.
+        if let client = bluez as? DBusBlueZClient { await client.shutDown() }
         if let connection {
             connection.unexport(at: SpeakerdBus.path)
             _ = try? await connection.releaseName(SpeakerdBus.name)
             connection.close()
         }
+        apiObject = nil
         lifecycle = .stopped
     }
 

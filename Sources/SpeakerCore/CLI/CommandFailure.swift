@@ -1,0 +1,45 @@
+import Foundation
+
+/// How speakerd and composer-cli end: help and `--version` print in full, every failure is
+/// exactly one line on stderr ("composer-cli: …") and a non-zero exit.
+///
+/// ArgumentParser's default `main()` adds usage lines to each error; both executables replace
+/// it with `run(program:_:outcome:)`. The parsing itself stays in the executables (SpeakerCore
+/// does not link ArgumentParser); they only say what an error means through `outcome`.
+public enum CommandFailure {
+    /// What a thrown error ends the process with.
+    public enum Outcome: Sendable, Equatable {
+        /// Help or `--version`: the text goes to stdout in full and the exit status is 0.
+        case fullText(String)
+        /// A failure: the first line of `message` goes to stderr, then exit with `exitStatus`.
+        case failure(message: String, exitStatus: Int32)
+    }
+
+    /// Runs `body` (parse, then run the command); an error thrown by it ends the process the
+    /// way `outcome` describes. Returns normally when `body` does. Runs in the caller's
+    /// isolation (the executables' main actor), so neither closure crosses an actor boundary.
+    public static func run(program: String, isolation: isolated (any Actor)? = #isolation,
+                           _ body: () async throws -> Void, outcome: (any Error) -> Outcome) async {
+        do {
+            try await body()
+        } catch {
+            switch outcome(error) {
+            case .fullText(let text):
+                print(text)
+                exit(0)
+            case let .failure(message, exitStatus):
+                FileHandle.standardError.write(Data((line(program: program, message: message, exitStatus: exitStatus) + "\n").utf8))
+                exit(exitStatus == 0 ? 1 : exitStatus)
+            }
+        }
+    }
+
+    /// The stderr line for a failure: the program's name, then the message's first line without
+    /// ArgumentParser's "Error: " prefix; an empty message still says that the command failed.
+    public static func line(program: String, message: String, exitStatus: Int32) -> String {
+        var text = message.split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? ""
+        if text.hasPrefix("Error: ") { text.removeFirst(7) }
+        if text.trimmingCharacters(in: .whitespaces).isEmpty { text = "failed (exit status \(exitStatus))" }
+        return "\(program): \(text)"
+    }
+}

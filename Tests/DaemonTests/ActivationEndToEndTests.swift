@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import SpeakerCore
+
+/// speakerd started the way a request starts it on a machine: nobody runs it; `composer-cli play`
+/// calls its name on a bus that has an activation file for it, and the bus daemon launches it.
+///
+/// The service's Exec= gives no `--bus` and points `DBUS_SYSTEM_BUS_ADDRESS` at a socket that does
+/// not exist, so the request can only be served if speakerd found the bus that started it
+/// (`DBUS_STARTER_ADDRESS`). Serialized and bounded like the other end-to-end suites.
+@Suite("Launched by a request: D-Bus activation end to end", .serialized)
+struct ActivationEndToEndTests {
+    static let speaker = "11:22:33:AA:BB:CC"
+
+    /// A state dir with one known speaker and an activation file that starts speakerd on it.
+    func prepare() throws -> (state: TemporaryDirectory, services: String, wav: String) {
+        let state = TemporaryDirectory()
+        state.write("""
+            {"version":1,"speakers":[{"address":"\(Self.speaker)","name":"JBL Flip 5",\
+            "firstConnected":"2027-01-15T08:00:00Z","lastConnected":"2027-01-15T08:00:00Z"}]}
+            """, to: "state.json")
+        state.write("", to: "speakerd.conf")
+        let services = state.path + "/services"
+        try FileManager.default.createDirectory(atPath: services, withIntermediateDirectories: true)
+        let wav = state.path + "/song.wav"
+        let speakerd = ExecutableRun.productsDirectory.appendingPathComponent("speakerd").path
+        state.write("""
+            #!/bin/sh
+            DBUS_SYSTEM_BUS_ADDRESS='unix:path=\(state.path)/no-system-bus-here' exec '\(speakerd)' \
+              --config '\(state.path)/speakerd.conf' --state-dir '\(state.path)' \
+              --audio-output 'file:\(wav)' --soundfont '\(GatedPlayEndToEndTests.soundFont)' 2>>'\(state.path)/speakerd.log'
+
+            """, to: "launch-speakerd")
+        guard chmod(state.path + "/launch-speakerd", 0o755) == 0 else { throw POSIXError(.EPERM) }
+        state.write("[D-BUS Service]\nName=\(SpeakerdBus.name)\nExec=\(state.path)/launch-speakerd\n",
+                    to: "services/\(SpeakerdBus.name).service")
+        return (state, services, wav)
+    }
+
+    /// The process that owns speakerd's name on `bus`, if any.
+    func owner(on bus: DBusConnection) async -> pid_t? {
+        let reply = try? await bus.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                        interface: "org.freedesktop.DBus", method: "GetConnectionUnixProcessID",
+                                        arguments: [.string(SpeakerdBus.name)])
+        guard case .uint32(let pid)? = reply?.first else { return nil }
+        return pid_t(pid)
+    }
+
+    @Test("composer-cli play activates speakerd, which serves on the starter bus, runs the launched-by-request start-up and plays the song")
+    func playActivatesSpeakerd() async throws {
+        let songPath = try GatedPlayEndToEndTests.song()
+        let (state, services, wav) = try prepare()
+        let world = try await FakeBusWorld.start(serviceDirectory: services)
+        let bus = try await world.connect()
+        defer { bus.close() }
+        _ = try await world.mock("AddAdapter", path: "/org/bluez", arguments: [.string("hci0"), .string("box")], using: bus)
+        _ = try await world.mock("AddDevice", path: "/org/bluez",
+                                 arguments: [.string("hci0"), .string(Self.speaker), .string("JBL Flip 5")], using: bus)
+        #expect(await owner(on: bus) == nil, "speakerd must not be running before the request")
+
+        let played = try await ExecutableRun.run("composer-cli", ["play", songPath, "--bus", world.address])
+        let pid = await owner(on: bus)
+        do {
+            #expect(played.status == 0, "composer-cli play failed: \(played.standardError) speakerd: \(state.read("speakerd.log") ?? "")")
+            #expect(played.standardError.isEmpty)
+            try #require(pid != nil, "no speakerd owns \(SpeakerdBus.name) after the request")
+
+            let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "the test bus")
+            let timeline = try await client.startup()
+            #expect(timeline.scenario == StartupScenarios.Name.launchedByRequest)
+            #expect(timeline.operations.first { $0.name == StartupScenarios.Step.connectKnown }?.outcome == "ok")
+            let waiting = GatedPlayEndToEndTests()
+            try await waiting.eventually("the song has played to its end", within: .seconds(30)) {
+                let state = try await client.status().playback.state
+                return state != "waiting" && state != "playing"
+            }
+            #expect(try await client.status().readiness == "playbackReady")
+            let file = try WAVFile(path: wav)
+            #expect(WAVAnalysis.rms(file.monoFloat[...]) > 0.005, "the rendered song is silent")
+
+            // SIGTERM: speakerd leaves the bus (its name is released) as it shuts down.
+            kill(pid!, SIGTERM)
+            try await waiting.eventually("speakerd has left the bus after SIGTERM") { await owner(on: bus) == nil }
+        } catch {
+            if let pid { kill(pid, SIGKILL) }
+            throw error
+        }
+        _ = world
+    }
+}
