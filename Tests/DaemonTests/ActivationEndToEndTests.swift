@@ -70,8 +70,7 @@ struct ActivationEndToEndTests {
             let timeline = try await client.startup()
             #expect(timeline.scenario == StartupScenarios.Name.launchedByRequest)
             #expect(timeline.operations.first { $0.name == StartupScenarios.Step.connectKnown }?.outcome == "ok")
-            let waiting = GatedPlayEndToEndTests()
-            try await waiting.eventually("the song has played to its end", within: .seconds(30)) {
+            try await eventually("the song has played to its end", within: .seconds(30)) {
                 let state = try await client.status().playback.state
                 return state != "waiting" && state != "playing"
             }
@@ -81,7 +80,7 @@ struct ActivationEndToEndTests {
 
             // SIGTERM: speakerd leaves the bus (its name is released) as it shuts down.
             kill(pid!, SIGTERM)
-            try await waiting.eventually("speakerd has left the bus after SIGTERM") { await owner(on: bus) == nil }
+            try await eventually("speakerd has left the bus after SIGTERM") { await owner(on: bus) == nil }
         } catch {
             if let pid { kill(pid, SIGKILL) }
             throw error
