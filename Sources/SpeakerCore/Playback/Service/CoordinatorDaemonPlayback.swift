@@ -58,7 +58,7 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
             }
             return BlueALSAOutput(address: speaker, audioPath: audioPath)
         case let .alsa(device): return DeviceOutput(.alsa(device: device))
-        case .pulseAudio: return DeviceOutput(.pulseAudio)
+        case .pulseAudio: return DeviceOutput(.pulseAudio(server: nil))
         case let .file(path): return WAVFileOutput(path: path, pacing: .realTime(clock))
         case .null: return NullOutput(pacing: .realTime(clock))
         }

@@ -44,6 +44,8 @@ public actor PlaybackCoordinator {
         case paused(CurrentSong, PlaybackPauseReason)
         /// The last song was stopped early, at `position`.
         case stopped(file: String, position: Double, duration: Double)
+        /// The last song's output failed mid-song, at `position`; `reason` is one line.
+        case failed(file: String, reason: String, position: Double, duration: Double)
         /// `shutdown()` ran: no more songs.
         case shutDown
     }
@@ -155,7 +157,7 @@ public actor PlaybackCoordinator {
             break
         case let .waiting(item, _), let .starting(item, _, _):
             throw .notStartedYet(operation: "pause", file: item.file)
-        case .idle, .stopped, .shutDown:
+        case .idle, .stopped, .failed, .shutDown:
             throw .nothingPlaying(operation: "pause")
         }
         return snapshot()
@@ -177,7 +179,7 @@ public actor PlaybackCoordinator {
             }
         case .playing, .waiting, .starting:
             break
-        case .idle, .stopped, .shutDown:
+        case .idle, .stopped, .failed, .shutDown:
             throw .nothingPlaying(operation: "resume")
         }
         return snapshot()
@@ -209,7 +211,7 @@ public actor PlaybackCoordinator {
         switch state {
         case let .waiting(item, _), let .starting(item, _, _): item.ticket
         case let .playing(current), let .paused(current, _): current.ticket
-        case .idle, .stopped, .shutDown: nil
+        case .idle, .stopped, .failed, .shutDown: nil
         }
     }
 
@@ -230,6 +232,9 @@ public actor PlaybackCoordinator {
         case let .stopped(file, position, duration):
             return PlaybackServiceStatus(activity: .stopped, file: file, positionSeconds: position,
                                   durationSeconds: duration, queued: queued)
+        case let .failed(file, reason, position, duration):
+            return PlaybackServiceStatus(activity: .failed, file: file, positionSeconds: position,
+                                  durationSeconds: duration, queued: queued, error: reason)
         }
     }
 
