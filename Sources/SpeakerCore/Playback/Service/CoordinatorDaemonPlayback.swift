@@ -45,7 +45,7 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
             soundFont: { try await soundFonts.load() }
         )
         coordinator = PlaybackCoordinator(gate: gate, settings: PlaybackServiceSettings(configuration),
-                                          components: components, waitingFor: waitingFor)
+                                          components: components, waitingFor: waitingFor, clock: clock)
     }
 
     /// The output one song plays to under `setting`.

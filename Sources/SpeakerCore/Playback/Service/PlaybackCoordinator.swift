@@ -55,6 +55,8 @@ public actor PlaybackCoordinator {
     let components: PlaybackComponents
     let waitingFor: @Sendable () async -> String
     let logger: Logger
+    /// Times the reading of a client's song (`settings.readTimeout`).
+    let clock: any Clock<Duration>
 
     var state: State = .idle
     var queue: Deque<PendingSong> = []
@@ -75,13 +77,16 @@ public actor PlaybackCoordinator {
     ///   - components: builds each song's output and engine.
     ///   - waitingFor: what the daemon is still doing, for the timeout message ("connecting to
     ///     JBL Flip 5"); asked only when a request times out.
+    ///   - clock: times the reading of each client's song (the gate keeps its own clock).
     public init(
         gate: ReadinessGate<DaemonReadiness>,
         settings: PlaybackServiceSettings = PlaybackServiceSettings(),
         components: PlaybackComponents,
         waitingFor: @escaping @Sendable () async -> String,
+        clock: any Clock<Duration> = ContinuousClock(),
         logger: Logger = Logger(label: "speakerd.playback")
     ) {
+        self.clock = clock
         self.gate = gate
         self.settings = settings
         self.components = components
@@ -104,7 +109,8 @@ public actor PlaybackCoordinator {
     /// `.notReady` when the speaker is not ready within the play timeout, and `.replaced` /
     /// `.stoppedBeforeStart` when a newer request or `stop` takes its place while it waits.
     public nonisolated func play(_ request: PlayRequest) async throws(PlaybackServiceError) -> PlaybackServiceStatus {
-        let song = try await ClientSongReader.read(request, limits: settings.readLimits)
+        let song = try await ClientSongReader.read(request, limits: settings.readLimits, timeout: settings.readTimeout,
+                                                   clock: clock)
         return try await play(song, named: request.displayName, queue: request.queue)
     }
 
