@@ -22,7 +22,7 @@ struct ClientPipeTests {
     func stuckWriterTimesOut() async throws {
         let clock = TestClock()
         let coordinator = try await Self.coordinator(clock: clock, settings: PlaybackServiceSettings(readTimeout: .seconds(10)))
-        let pipe = try FileDescriptor.pipe()
+        let pipe = try Self.pipe()
         defer { try? pipe.writeEnd.close() }
         let half = Array(ClientSongs.threeNotes.prefix(20))
         _ = try half.withUnsafeBytes { try pipe.writeEnd.write($0) }
@@ -49,7 +49,7 @@ struct ClientPipeTests {
     func slowWriterPlays() async throws {
         let clock = TestClock()
         let coordinator = try await Self.coordinator(clock: clock, settings: PlaybackServiceSettings())
-        let pipe = try FileDescriptor.pipe()
+        let pipe = try Self.pipe()
         let song = ClientSongs.threeNotes
         _ = try Array(song.prefix(10)).withUnsafeBytes { try pipe.writeEnd.write($0) }
         let play = Task { try await coordinator.play(PlayRequest(file: pipe.readEnd, displayName: "stream.mid", queue: false)) }
@@ -68,7 +68,7 @@ struct ClientPipeTests {
         let clock = TestClock()
         let settings = PlaybackServiceSettings(readLimits: MIDIReadLimits(maxFileBytes: 1000))
         let coordinator = try await Self.coordinator(clock: clock, settings: settings)
-        let pipe = try FileDescriptor.pipe()
+        let pipe = try Self.pipe()
         defer { try? pipe.writeEnd.close() }
         _ = try [UInt8](repeating: 0x4D, count: 4000).withUnsafeBytes { try pipe.writeEnd.write($0) }
 
@@ -83,6 +83,16 @@ struct ClientPipeTests {
         #expect(file == "endless.mid")
         #expect(reason.hasSuffix("exceeds the limit of 1000"), "\(reason)")
         #expect(Self.readEndIsClosed(writeEnd: pipe.writeEnd))
+    }
+
+    /// A pipe whose ends are closed on exec: tests in parallel start processes (dbus-daemon,
+    /// pulseaudio) that would otherwise inherit the read end and keep it open.
+    static func pipe() throws -> (readEnd: FileDescriptor, writeEnd: FileDescriptor) {
+        let ends = try FileDescriptor.pipe()
+        for end in [ends.readEnd, ends.writeEnd] where fcntl(end.rawValue, F_SETFD, FD_CLOEXEC) != 0 {
+            throw Errno(rawValue: errno)
+        }
+        return ends
     }
 
     /// A pipe's write end reports POLLERR once no reader is left: the daemon closed its copy.
