@@ -1,0 +1,95 @@
+import Foundation
+@testable import SpeakerCore
+import SystemPackage
+import Testing
+import TestSupport
+
+/// `speakerd --audio-output pulseaudio` as users run it: the real daemon finds the server the way
+/// every PulseAudio client does (here through `PULSE_SERVER`), connects the known speaker on the
+/// fake BlueZ, and a song sent over D-Bus must reach the server's sink.
+///
+/// Bounded polls: the daemon is a separate process, so its readiness and the song's end are
+/// watched through its status; every wait ends as soon as its condition holds.
+@Suite("speakerd --audio-output pulseaudio", .serialized)
+struct PulseAudioDaemonTests {
+    static let speaker = "11:22:33:AA:BB:CC"
+
+    @Test("speakerd plays a song to PulseAudio: the server's sink hears a 440 Hz tone", .timeLimit(.minutes(2)))
+    func daemonPlaysToPulseAudio() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory)
+        let world = try await FakeBusWorld.start()
+        defer { _ = world }
+        try """
+            {"version":1,"speakers":[{"address":"\(Self.speaker)","name":"JBL Flip 5",\
+            "firstConnected":"2027-01-15T08:00:00Z","lastConnected":"2027-01-15T08:00:00Z"}]}
+            """.write(to: directory.appendingPathComponent("state.json"), atomically: true, encoding: .utf8)
+        try "".write(to: directory.appendingPathComponent("speakerd.conf"), atomically: true, encoding: .utf8)
+        let bus = try await world.connect()
+        defer { bus.close() }
+        _ = try await world.mock("AddAdapter", path: "/org/bluez", arguments: [.string("hci0"), .string("box")], using: bus)
+        _ = try await world.mock("AddDevice", path: "/org/bluez",
+                                 arguments: [.string("hci0"), .string(Self.speaker), .string("JBL Flip 5")], using: bus)
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["PULSE_SERVER"] = server.address
+        let daemon = try ChildProcess.spawn(Self.productsDirectory.appendingPathComponent("speakerd").path, [
+            "--config", directory.appendingPathComponent("speakerd.conf").path, "--state-dir", directory.path,
+            "--bus", world.address, "--audio-output", "pulseaudio", "--soundfont", "/usr/share/sounds/sf2/TimGM6mb.sf2",
+        ], environment: environment, standardError: directory.appendingPathComponent("speakerd.log").path)
+        var running = true
+        defer { if running { daemon.signal(SIGKILL) } }
+
+        let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "the test bus")
+        try await Self.eventually("speakerd is ready to play") { (try? await client.status())?.readiness == "playbackReady" }
+        let recording = try await server.record(to: directory.appendingPathComponent("monitor.raw").path)
+
+        let song = directory.appendingPathComponent("a4.mid").path
+        try Data(ClientSongs.sustainedA4(seconds: 1.2)).write(to: URL(fileURLWithPath: song))
+        let file = try FileDescriptor.open(FilePath(song), .readOnly)
+        defer { try? file.close() }
+        let started = try await client.play(PlayRequest(file: file, displayName: "a4.mid", queue: false))
+        #expect(started.playback.state == "playing")
+        try await Self.eventually("the song has played to its end") {
+            try await client.status().playback.state != "playing"
+        }
+        #expect(try await client.status().playback.state == "idle")
+        let mono = try await recording.finish()
+        daemon.signal(SIGTERM)
+        #expect(await daemon.exitStatus() == 0, "speakerd did not stop cleanly on SIGTERM")
+        running = false
+
+        let loudest = try #require(PulseAudioOutputTests.loudestWindow(mono, sampleRate: 44_100, seconds: 0.5))
+        #expect(WAVAnalysis.rms(loudest) > 0.01, "the sink heard nothing from speakerd")
+        let at440 = WAVAnalysis.energy(at: 440, in: loudest, sampleRate: 44_100)
+        for other in [220.0, 330, 466, 880] {
+            let energy = WAVAnalysis.energy(at: other, in: loudest, sampleRate: 44_100)
+            #expect(at440 > 20 * energy, "440 Hz energy \(at440) vs \(other) Hz energy \(energy)")
+        }
+    }
+
+    /// Checks `condition` every 50 ms until it holds, or fails the test after `limit`.
+    static func eventually(_ what: String, within limit: Duration = .seconds(30),
+                           _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + limit
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("timed out waiting until \(what)")
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// `.build/<config>/`, where SwiftPM puts the executables next to the test bundle.
+    static var productsDirectory: URL {
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.isExecutableFile(atPath: url.appendingPathComponent("speakerd").path) { return url }
+        }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../.build/debug").standardized
+    }
+}
