@@ -19,6 +19,49 @@ struct PulseAudioDaemonTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory)
+        var recording: Recording?
+        try await Self.withDaemon(pulseServer: server.address, in: directory) { client in
+            recording = try await server.record(to: directory.appendingPathComponent("monitor.raw").path)
+            let started = try await client.play(try Self.request(ClientSongs.sustainedA4(seconds: 1.2), named: "a4.mid", in: directory))
+            #expect(started.playback.state == "playing")
+            try await Self.eventually("the song has played to its end") {
+                try await client.status().playback.state != "playing"
+            }
+            #expect(try await client.status().playback.state == "idle")
+        }
+        let mono = try await #require(recording).finish()
+        let loudest = try #require(PulseAudioOutputTests.loudestWindow(mono, sampleRate: 44_100, seconds: 0.5))
+        #expect(WAVAnalysis.rms(loudest) > 0.01, "the sink heard nothing from speakerd")
+        let at440 = WAVAnalysis.energy(at: 440, in: loudest, sampleRate: 44_100)
+        for other in [220.0, 330, 466, 880] {
+            let energy = WAVAnalysis.energy(at: other, in: loudest, sampleRate: 44_100)
+            #expect(at440 > 20 * energy, "440 Hz energy \(at440) vs \(other) Hz energy \(energy)")
+        }
+    }
+
+    @Test("speakerd without a PulseAudio server rejects the play with one clear line and stays up", .timeLimit(.minutes(2)))
+    func daemonWithoutServerRejectsThePlay() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nowhere = "unix:\(directory.path)/no-server/native"
+        try await Self.withDaemon(pulseServer: nowhere, in: directory) { client in
+            let error = await #expect(throws: SpeakerdError.self) {
+                try await client.play(try Self.request(ClientSongs.sustainedA4(seconds: 1.2), named: "a4.mid", in: directory))
+            }
+            let message = error?.description ?? ""
+            #expect(message.hasPrefix("cannot start a4.mid: audio output pulseaudio could not be opened: "), "\(message)")
+            #expect(message.hasSuffix("is a PulseAudio server running for this user (PULSE_SERVER names another)?"), "\(message)")
+            #expect(!message.contains("\n"))
+            let after = try await client.status()
+            #expect(after.readiness == "playbackReady", "speakerd did not stay up")
+        }
+    }
+
+    /// Runs speakerd (`--audio-output pulseaudio`, `PULSE_SERVER=pulseServer`) on a fake world with
+    /// the known speaker present, hands `body` a client once it is ready to play, then stops it
+    /// with SIGTERM and expects a clean exit.
+    static func withDaemon(pulseServer: String, in directory: URL,
+                           _ body: (SpeakerdDBusClient) async throws -> Void) async throws {
         let world = try await FakeBusWorld.start()
         defer { _ = world }
         try """
@@ -33,7 +76,7 @@ struct PulseAudioDaemonTests {
                                  arguments: [.string("hci0"), .string(Self.speaker), .string("JBL Flip 5")], using: bus)
 
         var environment = ProcessInfo.processInfo.environment
-        environment["PULSE_SERVER"] = server.address
+        environment["PULSE_SERVER"] = pulseServer
         let daemon = try ChildProcess.spawn(Self.productsDirectory.appendingPathComponent("speakerd").path, [
             "--config", directory.appendingPathComponent("speakerd.conf").path, "--state-dir", directory.path,
             "--bus", world.address, "--audio-output", "pulseaudio", "--soundfont", "/usr/share/sounds/sf2/TimGM6mb.sf2",
@@ -43,30 +86,17 @@ struct PulseAudioDaemonTests {
 
         let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "the test bus")
         try await Self.eventually("speakerd is ready to play") { (try? await client.status())?.readiness == "playbackReady" }
-        let recording = try await server.record(to: directory.appendingPathComponent("monitor.raw").path)
-
-        let song = directory.appendingPathComponent("a4.mid").path
-        try Data(ClientSongs.sustainedA4(seconds: 1.2)).write(to: URL(fileURLWithPath: song))
-        let file = try FileDescriptor.open(FilePath(song), .readOnly)
-        defer { try? file.close() }
-        let started = try await client.play(PlayRequest(file: file, displayName: "a4.mid", queue: false))
-        #expect(started.playback.state == "playing")
-        try await Self.eventually("the song has played to its end") {
-            try await client.status().playback.state != "playing"
-        }
-        #expect(try await client.status().playback.state == "idle")
-        let mono = try await recording.finish()
+        try await body(client)
         daemon.signal(SIGTERM)
         #expect(await daemon.exitStatus() == 0, "speakerd did not stop cleanly on SIGTERM")
         running = false
+    }
 
-        let loudest = try #require(PulseAudioOutputTests.loudestWindow(mono, sampleRate: 44_100, seconds: 0.5))
-        #expect(WAVAnalysis.rms(loudest) > 0.01, "the sink heard nothing from speakerd")
-        let at440 = WAVAnalysis.energy(at: 440, in: loudest, sampleRate: 44_100)
-        for other in [220.0, 330, 466, 880] {
-            let energy = WAVAnalysis.energy(at: other, in: loudest, sampleRate: 44_100)
-            #expect(at440 > 20 * energy, "440 Hz energy \(at440) vs \(other) Hz energy \(energy)")
-        }
+    /// A song file in `directory`, opened as composer-cli would.
+    static func request(_ bytes: [UInt8], named name: String, in directory: URL) throws -> PlayRequest {
+        let path = directory.appendingPathComponent(name).path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return PlayRequest(file: try FileDescriptor.open(FilePath(path), .readOnly), displayName: name, queue: false)
     }
 
     /// Checks `condition` every 50 ms until it holds, or fails the test after `limit`.
