@@ -57,6 +57,33 @@ struct DeviceWatchdogTests {
         #expect(await engine.state == .stopped)
     }
 
+    @Test("a device that dies while the song is paused (the speaker dropped) is opened again when the song resumes")
+    func deviceLostWhilePausedIsReopened() async throws {
+        let clock = TestClock()
+        let device = HandDrivenDevice(pullsOnOpen: 1)
+        let engine = PlaybackEngine(output: device.output(clock: clock), soundFont: try await Fixtures.soundFont())
+        let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 5)], duration: 10)
+        try await engine.play(song, title: "Dropped")
+        device.pull(times: 50)
+        try await engine.pause()
+        let position = await engine.positionSeconds
+
+        // Paused, the device still asks for silence; now it dies. The watchdog notices; the song waits.
+        for _ in 0..<500 where await !engine.outputLost {
+            await clock.advance(by: Self.stallLimit + .milliseconds(1))
+        }
+        #expect(await engine.outputLost, "the watchdog never noticed the dead device")
+        #expect(await engine.state == .paused)
+        #expect(device.source?.hasEnded == false, "the paused song was ended with its device")
+
+        try await engine.resume() // Returns once the reopened device asks for audio.
+        #expect(device.opens == 2)
+        #expect(await engine.state == .playing)
+        device.pull(times: 50)
+        #expect(await engine.positionSeconds > position, "the song did not go on from where it paused")
+        await engine.stop()
+    }
+
     /// Moves the clock on, a stall limit at a time, until the engine's song is over (the watchdog
     /// runs on its own task: each step gives it a turn to look). Bounded, so a watchdog that never
     /// fires fails the test instead of hanging it.
@@ -73,16 +100,20 @@ struct DeviceWatchdogTests {
 final class HandDrivenDevice: Sendable {
     private let pullsOnOpen: Int
     private let opened = Mutex<PlaybackSource?>(nil)
+    private let openCount = Mutex(0)
 
     init(pullsOnOpen: Int) {
         self.pullsOnOpen = pullsOnOpen
     }
 
     var source: PlaybackSource? { opened.withLock { $0 } }
+    /// How many times an output opened the device.
+    var opens: Int { openCount.withLock { $0 } }
 
     func output(clock: TestClock<Duration>) -> DeviceOutput {
         DeviceOutput(.alsa(device: "hand-driven"), clock: clock, stallLimit: DeviceWatchdogTests.stallLimit) { _, source in
             self.opened.withLock { $0 = source }
+            self.openCount.withLock { $0 += 1 }
             self.pull(times: self.pullsOnOpen)
             return self
         }

@@ -65,7 +65,9 @@ public struct DeviceOutput: AudioOutput {
             return
         }
         let reason = FluidSynthLog.takeLastError()
-        source.stop()
+        // A paused song outlives its device (a speaker that drops takes its PCM with it): the
+        // engine opens the output again when the song resumes. A playing song ends here.
+        if !source.isPaused { source.stop() }
         // A driver stuck in a blocking write (a frozen sound server) would make its deletion
         // wait forever: let a thread of its own wait for that instead of the engine.
         let handle = ClosingDevice(device: device)
