@@ -51,6 +51,10 @@ struct PlayCommand: AsyncParsableCommand {
             fflush(nil)  // the line has no newline to flush it
         }
         if terminal { print("") }
+        if outcome.isFailure, !common.json {
+            // A dead audio device or a restarted daemon is an error: one line on stderr, exit 1.
+            throw SpeakerdError.local(outcome.sentence(for: name))
+        }
         common.show(json: ReportJSON.encode(outcome.status), human: outcome.sentence(for: name))
         if !outcome.playedToEnd { throw ExitCode(1) }
     }

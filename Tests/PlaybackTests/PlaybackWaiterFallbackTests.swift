@@ -52,6 +52,7 @@ struct PlaybackWaiterFallbackTests {
         #expect(await calls.next() == 2, "no status was asked for after 5 s without signals")
         let outcome = try await waiting.value
         #expect(outcome.playedToEnd)
+        #expect(!outcome.isFailure)
         signals.finish()
     }
 
@@ -75,6 +76,7 @@ struct PlaybackWaiterFallbackTests {
         }
         #expect(status.playback.state == "idle")
         #expect(outcome.sentence(for: "song.mid") == "speakerd restarted while song.mid played; the song is no longer playing")
+        #expect(outcome.isFailure)
     }
 
     @Test("a song whose output failed ends the wait as a failure, with the daemon's reason")
@@ -88,5 +90,6 @@ struct PlaybackWaiterFallbackTests {
         #expect(!outcome.playedToEnd)
         #expect(outcome == .failed(reason: "audio output alsa:x stopped taking audio mid-song", outcome.status))
         #expect(outcome.sentence(for: "song.mid") == "song.mid failed: audio output alsa:x stopped taking audio mid-song")
+        #expect(outcome.isFailure)
     }
 }

@@ -103,6 +103,15 @@ extension PlaybackWaiter.Outcome {
         return false
     }
 
+    /// Whether the song was lost to an error (its output failed, speakerd restarted) rather than
+    /// ended by someone: `play --wait` reports those on stderr.
+    public var isFailure: Bool {
+        switch self {
+        case .failed, .daemonRestarted: true
+        case .finished, .stopped, .replaced: false
+        }
+    }
+
     /// The line `play --wait` prints at the end.
     public func sentence(for file: String) -> String {
         switch self {
