@@ -2,6 +2,7 @@ import Clocks
 import SpeakerCore
 import Synchronization
 import Testing
+import TestSupport
 
 /// A speakerd whose status follows a script, one step per `status` call (the last repeats), and
 /// that tells the test of every call, so the test knows when the waiter is waiting.
@@ -91,5 +92,36 @@ struct PlaybackWaiterFallbackTests {
         #expect(outcome == .failed(reason: "audio output alsa:x stopped taking audio mid-song", outcome.status))
         #expect(outcome.sentence(for: "song.mid") == "song.mid failed: audio output alsa:x stopped taking audio mid-song")
         #expect(outcome.isFailure)
+    }
+}
+
+/// The D-Bus client's side of `play --wait` on a private bus: a new process taking speakerd's
+/// name is a wake-up, and the instance it reports changes.
+@Suite("play --wait notices a new speakerd on the bus")
+struct DaemonInstanceOnTheBusTests {
+    @Test("another connection taking speakerd's name wakes the waiter and changes the daemon instance")
+    func nameOwnerChangeIsNoticed() async throws {
+        let world = try await FakeBusWorld.start(bluez: false)
+        let first = try await world.connect(), second = try await world.connect()
+        defer { first.close(); second.close() }
+        try await first.requestName(SpeakerdBus.name)
+        let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "the test bus")
+        let before = try #require(await client.daemonInstance())
+        #expect(before == first.uniqueName)
+
+        let wakeUps = try await client.playbackChanges()
+        var iterator = wakeUps.makeAsyncIterator()
+        // speakerd restarts: the old process lets go of its name, the new one takes it.
+        _ = try await first.releaseName(SpeakerdBus.name)
+        try await second.requestName(SpeakerdBus.name)
+        #expect(await iterator.next() != nil, "the owner change woke nobody")
+        var after = await client.daemonInstance()
+        while after == nil {  // Between the old owner leaving and the new one arriving.
+            _ = await iterator.next()
+            after = await client.daemonInstance()
+        }
+        #expect(after == second.uniqueName)
+        #expect(after != before)
+        _ = world
     }
 }
