@@ -10,7 +10,8 @@ import SystemPackage
 /// end; instead the descriptor is made non-blocking and watched by a Dispatch read source (epoll
 /// underneath), which reads only what is there when it is there. A deadline on the injected clock
 /// bounds the whole read. Regular files cannot block (and epoll refuses them), so they are read
-/// directly. The descriptor is closed whatever happens.
+/// directly. The descriptor is closed whatever happens. (O_NONBLOCK is set on the open file
+/// description the client shares; the client has handed it over and reads it no more.)
 enum ClientFileReader {
     /// Why the bytes could not all be read.
     enum Failure: Error, Equatable {
