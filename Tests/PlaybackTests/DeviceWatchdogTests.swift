@@ -97,7 +97,7 @@ struct DeviceWatchdogTests {
 }
 
 /// A sound device the test drives: `pull` asks the song for one period, as a driver thread would.
-final class HandDrivenDevice: Sendable {
+final class HandDrivenDevice: AudioDevice, Sendable {
     private let pullsOnOpen: Int
     private let opened = Mutex<PlaybackSource?>(nil)
     private let openCount = Mutex(0)
@@ -118,6 +118,9 @@ final class HandDrivenDevice: Sendable {
             return self
         }
     }
+
+    /// A hand-driven device has no back-end to explain itself.
+    func failureReason() -> String? { nil }
 
     /// Asks for `times` periods of 64 frames (FluidSynth's default period size).
     func pull(times: Int) {

@@ -27,8 +27,8 @@ public struct DeviceOutput: AudioOutput {
     public let stallLimit: Duration
     private let clock: any Clock<Duration>
     /// Starts the device pulling from the source: FluidSynth's driver in production; tests pass a
-    /// device they drive by hand. The returned object is the device: dropping it closes it.
-    private let openDevice: @Sendable (Backend, PlaybackSource) throws(AudioOutputError) -> AnyObject
+    /// device they drive by hand. Dropping the returned device closes it.
+    private let openDevice: @Sendable (Backend, PlaybackSource) throws(AudioOutputError) -> any AudioDevice
 
     /// - Parameters:
     ///   - clock: times the watchdog (a `TestClock` in tests).
@@ -38,7 +38,7 @@ public struct DeviceOutput: AudioOutput {
     }
 
     init(_ backend: Backend, clock: any Clock<Duration>, stallLimit: Duration,
-         openDevice: @escaping @Sendable (Backend, PlaybackSource) throws(AudioOutputError) -> AnyObject) {
+         openDevice: @escaping @Sendable (Backend, PlaybackSource) throws(AudioOutputError) -> any AudioDevice) {
         self.backend = backend
         self.clock = clock
         self.stallLimit = stallLimit
@@ -50,7 +50,7 @@ public struct DeviceOutput: AudioOutput {
     public func play(_ source: PlaybackSource) async throws {
         let pullsBefore = source.devicePulls
         FluidSynthLog.clearLastError()
-        let device: AnyObject
+        let device: any AudioDevice
         do {
             device = try openDevice(backend, source)
         } catch {
@@ -64,7 +64,7 @@ public struct DeviceOutput: AudioOutput {
             withExtendedLifetime(device) {}
             return
         }
-        let reason = FluidSynthLog.takeLastError()
+        let reason = device.failureReason()
         // A paused song outlives its device (a speaker that drops takes its PCM with it): the
         // engine opens the output again when the song resumes. A playing song ends here.
         if !source.isPaused { source.stop() }
@@ -78,7 +78,7 @@ public struct DeviceOutput: AudioOutput {
     }
 
     /// FluidSynth's driver for `backend`, already pulling from `source`.
-    private static func openFluidSynthDriver(_ backend: Backend, _ source: PlaybackSource) throws(AudioOutputError) -> AnyObject {
+    private static func openFluidSynthDriver(_ backend: Backend, _ source: PlaybackSource) throws(AudioOutputError) -> any AudioDevice {
         let settings: SynthSettings
         do { settings = try SynthSettings(sampleRate: source.sampleRate) } catch {
             throw .deviceUnavailable(output: backend.description, reason: error.description)
@@ -120,5 +120,12 @@ extension DeviceOutput.Backend: CustomStringConvertible {
 
 /// A stalled device on its way to the thread that deletes it: only that thread touches it.
 private struct ClosingDevice: @unchecked Sendable {
-    let device: AnyObject
+    let device: any AudioDevice
+}
+
+/// A device pulling audio from a song (FluidSynth's driver, or a test's hand-driven one);
+/// dropping it closes it.
+protocol AudioDevice: AnyObject {
+    /// Why the device stopped asking for audio, when its back-end said; asked once it has stopped.
+    func failureReason() -> String?
 }
