@@ -50,9 +50,9 @@ public struct DeviceOutput: AudioOutput {
     public func play(_ source: PlaybackSource) async throws {
         let pullsBefore = source.devicePulls
         FluidSynthLog.clearLastError()
-        let device: any AudioDevice
+        let device: OpenDevice
         do {
-            device = try openDevice(backend, source)
+            device = OpenDevice(try openDevice(backend, source))
         } catch {
             source.stop()
             throw error
@@ -61,7 +61,7 @@ public struct DeviceOutput: AudioOutput {
         // device (the engine replacing its output), it does not end the song.
         let stalled = await DeviceWatchdog.watch(source, clock: clock, stallLimit: stallLimit, pullsBefore: pullsBefore)
         guard stalled else {
-            withExtendedLifetime(device) {}
+            device.close()
             return
         }
         let reason = device.failureReason()
@@ -70,8 +70,7 @@ public struct DeviceOutput: AudioOutput {
         if !source.isPaused { source.stop() }
         // A driver stuck in a blocking write (a frozen sound server) would make its deletion
         // wait forever: let a thread of its own wait for that instead of the engine.
-        let handle = ClosingDevice(device: device)
-        let disposal = Thread { withExtendedLifetime(handle) {} }
+        let disposal = Thread { device.close() }
         disposal.name = "audio-device-close"
         disposal.start()
         throw AudioOutputError.deviceStopped(output: description, after: stallLimit, reason: reason)
@@ -118,9 +117,17 @@ extension DeviceOutput.Backend: CustomStringConvertible {
     }
 }
 
-/// A stalled device on its way to the thread that deletes it: only that thread touches it.
-private struct ClosingDevice: @unchecked Sendable {
-    let device: any AudioDevice
+/// The one owner of an open device, so that whoever calls `close()` is where the device is
+/// deleted (for a stalled one, a thread of its own).
+private final class OpenDevice: @unchecked Sendable {
+    private var device: (any AudioDevice)?
+
+    init(_ device: any AudioDevice) { self.device = device }
+
+    func failureReason() -> String? { device?.failureReason() }
+
+    /// Drops the device (deleting a FluidSynth driver joins its thread). Called once, by one thread.
+    func close() { device = nil }
 }
 
 /// A device pulling audio from a song (FluidSynth's driver, or a test's hand-driven one);
