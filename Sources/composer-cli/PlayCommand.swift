@@ -39,7 +39,10 @@ struct PlayCommand: AsyncParsableCommand {
         }
         let terminal = !common.json && isatty(STDOUT_FILENO) == 1
         if !terminal && !common.json { print(started.humanReadable) }
-        let outcome = try await PlaybackWaiter(control: daemon).wait(for: name, wakeUps: wakeUps) { status in
+        // Which process serves speakerd: a restart mid-song is then reported, not waited out.
+        var instance: (@Sendable () async -> String?)?
+        if let client = daemon as? SpeakerdDBusClient { instance = { await client.daemonInstance() } }
+        let outcome = try await PlaybackWaiter(control: daemon, daemonInstance: instance).wait(for: name, wakeUps: wakeUps) { status in
             guard terminal else { return }
             let line = ProgressLine(title: name, speaker: status.speaker?.name,
                                     elapsedSeconds: status.playback.positionSeconds ?? 0,
@@ -48,6 +51,10 @@ struct PlayCommand: AsyncParsableCommand {
             fflush(nil)  // the line has no newline to flush it
         }
         if terminal { print("") }
+        if outcome.isFailure, !common.json {
+            // A dead audio device or a restarted daemon is an error: one line on stderr, exit 1.
+            throw SpeakerdError.local(outcome.sentence(for: name))
+        }
         common.show(json: ReportJSON.encode(outcome.status), human: outcome.sentence(for: name))
         if !outcome.playedToEnd { throw ExitCode(1) }
     }

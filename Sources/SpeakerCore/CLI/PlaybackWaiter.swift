@@ -3,6 +3,9 @@
 ///
 /// It is woken by speakerd's PlaybackChanged signal when the client offers it (`wakeUps`), and
 /// otherwise asks for the status every `pollInterval` (250 ms, no faster than 4 times a second).
+/// Signals alone are not trusted to come: a speakerd that restarts while the bus stays up never
+/// sends the song's end, so with signals it still asks every `fallbackPollInterval` (5 s), and
+/// it notices a new process answering for speakerd (`daemonInstance`) as the song's loss.
 /// The song is over when nothing plays any more, or once it has played and another song took
 /// its place; a song queued behind another waits through that one first.
 public struct PlaybackWaiter: Sendable {
@@ -14,50 +17,73 @@ public struct PlaybackWaiter: Sendable {
         case stopped(StatusReport)
         /// Another song replaced it.
         case replaced(by: String, StatusReport)
+        /// Its output failed mid-song (the speaker's device went away); `reason` is one line.
+        case failed(reason: String, StatusReport)
+        /// speakerd restarted meanwhile: the new process does not know the song.
+        case daemonRestarted(StatusReport)
     }
 
     public static let minimumPollInterval: Duration = .milliseconds(250)
+    /// How often the status is asked for even while signals are followed.
+    public static let defaultFallbackPollInterval: Duration = .seconds(5)
 
     let control: any SpeakerdControl
     let clock: any Clock<Duration>
     let pollInterval: Duration
+    let fallbackPollInterval: Duration
+    let daemonInstance: (@Sendable () async -> String?)?
 
+    /// - Parameter daemonInstance: which process answers for speakerd now (its unique bus name),
+    ///   asked when a wait starts and with every status; a different answer means speakerd
+    ///   restarted. nil when the control is not a bus client (an in-process daemon).
     public init(control: any SpeakerdControl, clock: any Clock<Duration> = ContinuousClock(),
-                pollInterval: Duration = PlaybackWaiter.minimumPollInterval) {
+                pollInterval: Duration = PlaybackWaiter.minimumPollInterval,
+                fallbackPollInterval: Duration = PlaybackWaiter.defaultFallbackPollInterval,
+                daemonInstance: (@Sendable () async -> String?)? = nil) {
         self.control = control
+        self.daemonInstance = daemonInstance
         self.clock = clock
         self.pollInterval = max(pollInterval, Self.minimumPollInterval)
+        self.fallbackPollInterval = max(fallbackPollInterval, Self.minimumPollInterval)
     }
 
     /// Waits until `file` is over; `onStatus` sees every status read meanwhile.
     ///
-    /// - Parameter wakeUps: one element per PlaybackChanged signal, subscribed before the song
-    ///   was sent so none is missed; nil polls instead.
+    /// - Parameters:
+    ///   - wakeUps: one element per PlaybackChanged signal (and per change of speakerd's owner on
+    ///     the bus), subscribed before the song was sent so none is missed; nil polls instead.
     public func wait(
         for file: String,
         wakeUps: AsyncStream<Void>? = nil,
         onStatus: (StatusReport) -> Void = { _ in }
     ) async throws -> Outcome {
-        var iterator = wakeUps?.makeAsyncIterator()
+        let instance = await daemonInstance?()
+        let ticks = PlaybackWaiterTicks(signals: wakeUps, clock: clock, pollInterval: pollInterval,
+                                        fallbackPollInterval: fallbackPollInterval)
+        defer { ticks.cancel() }
+        var iterator = ticks.wakeUps.makeAsyncIterator()
         var seen = false
         while true {
             let status = try await control.status()
             onStatus(status)
+            if let daemonInstance, let instance, let now = await daemonInstance(), now != instance {
+                return .daemonRestarted(status)
+            }
             let playback = status.playback
             let active = ["waiting", "playing", "paused"].contains(playback.state)
             if playback.file == file, active {
                 seen = true
             } else if !active {
-                return playback.state == "stopped" ? .stopped(status) : .finished(status)
+                switch playback.state {
+                case "stopped": return .stopped(status)
+                case "failed" where playback.file == file: return .failed(reason: playback.error ?? "unknown error", status)
+                default: return .finished(status)
+                }
             } else if seen, let other = playback.file {
                 return .replaced(by: other, status)
             }
-            if iterator != nil {
-                // The signal stream ends with the connection: fall back to polling then.
-                if await iterator?.next() == nil { iterator = nil }
-            } else {
-                try await clock.sleep(for: pollInterval)
-            }
+            ticks.armNextTick()
+            guard await iterator.next() != nil else { throw CancellationError() }
         }
     }
 }
@@ -66,7 +92,8 @@ extension PlaybackWaiter.Outcome {
     /// The status speakerd answered last.
     public var status: StatusReport {
         switch self {
-        case let .finished(status), let .stopped(status), let .replaced(_, status): status
+        case let .finished(status), let .stopped(status), let .replaced(_, status), let .failed(_, status),
+             let .daemonRestarted(status): status
         }
     }
 
@@ -76,6 +103,15 @@ extension PlaybackWaiter.Outcome {
         return false
     }
 
+    /// Whether the song was lost to an error (its output failed, speakerd restarted) rather than
+    /// ended by someone: `play --wait` reports those on stderr.
+    public var isFailure: Bool {
+        switch self {
+        case .failed, .daemonRestarted: true
+        case .finished, .stopped, .replaced: false
+        }
+    }
+
     /// The line `play --wait` prints at the end.
     public func sentence(for file: String) -> String {
         switch self {
@@ -83,6 +119,8 @@ extension PlaybackWaiter.Outcome {
         case let .stopped(status):
             "\(file) was stopped" + (status.playback.positionSeconds.map { " at \(formatClock($0))" } ?? "")
         case let .replaced(other, _): "\(file) was replaced by \(other)"
+        case let .failed(reason, _): "\(file) failed: \(reason)"
+        case .daemonRestarted: "speakerd restarted while \(file) played; the song is no longer playing"
         }
     }
 }

@@ -63,13 +63,17 @@ public final class SpeakerdDBusClient: SpeakerdControl {
         }
     }
 
-    /// One element per PlaybackChanged signal from speakerd, for `play --wait`; the match rule
-    /// is on the bus before this returns and lives as long as the stream is iterated.
+    /// One element per PlaybackChanged signal from speakerd, and one whenever another process
+    /// takes over speakerd's name (a restart sends no signal about the song it forgot), for
+    /// `play --wait`; the match rules are on the bus before this returns and live as long as the
+    /// stream is iterated.
     public func playbackChanges() async throws(SpeakerdError) -> AsyncStream<Void> {
         let signals: DBusSignalStream
+        let owners: DBusNameOwnerStream
         do {
             signals = try await connection.signals(matching: DBusMatchRule(
                 sender: busName, path: SpeakerdBus.path, interface: SpeakerdBus.interface, member: "PlaybackChanged"))
+            owners = try await connection.nameOwnerChanges(for: busName)
         } catch {
             throw .unreachable(bus: busDescription, reason: error.description)
         }
@@ -78,11 +82,23 @@ public final class SpeakerdDBusClient: SpeakerdControl {
                 for await _ in signals { continuation.yield() }
                 continuation.finish()
             }
+            let ownerTask = Task {
+                for await _ in owners.dropFirst() { continuation.yield() } // The first is the owner now.
+            }
             continuation.onTermination = { _ in
                 task.cancel()
+                ownerTask.cancel()
                 signals.cancel()
+                owners.cancel()
             }
         }
+    }
+
+    /// The unique bus name of the process serving speakerd now (nil when none, or when the bus
+    /// cannot say): `play --wait` compares it to notice a restart.
+    public func daemonInstance() async -> String? {
+        guard let owner = try? await connection.nameOwner(of: busName) else { return nil }
+        return owner
     }
 
     public func stop() async throws(SpeakerdError) -> StatusReport { try await simple("Stop") }

@@ -23,6 +23,7 @@ enum SpeakerdDBusRecords {
         if let file = playback.file { bag["File"] = .string(file) }
         if let position = playback.positionSeconds { bag["PositionSeconds"] = .double(position) }
         if let duration = playback.durationSeconds { bag["DurationSeconds"] = .double(duration) }
+        if let error = playback.error { bag["Error"] = .string(error) }
         return .properties(bag)
     }
 
@@ -45,7 +46,8 @@ enum SpeakerdDBusRecords {
         let bag = try value.as([String: DBusValue].self, at: "playback")
         return .init(state: try require(bag, "State", String.self), file: try bag.decode("File", as: String.self),
                      positionSeconds: try bag.decode("PositionSeconds", as: Double.self),
-                     durationSeconds: try bag.decode("DurationSeconds", as: Double.self))
+                     durationSeconds: try bag.decode("DurationSeconds", as: Double.self),
+                     error: try bag.decode("Error", as: String.self))
     }
 
     // MARK: - Start-up timeline

@@ -41,22 +41,27 @@ public struct StatusReport: Codable, Equatable, Sendable {
     }
 
     public struct Playback: Codable, Equatable, Sendable {
-        /// `idle`, `waiting` (for readiness), `playing` or `paused`.
+        /// `idle`, `waiting` (for readiness), `playing`, `paused`, `stopped` or `failed`.
         public var state: String
         public var file: String?
         public var positionSeconds: Double?
         public var durationSeconds: Double?
+        /// Why the song failed, while `state` is `failed` (a dead audio device, say); the key is
+        /// left out of `--json` otherwise.
+        public var error: String?
 
-        public init(state: String, file: String? = nil, positionSeconds: Double? = nil, durationSeconds: Double? = nil) {
+        public init(state: String, file: String? = nil, positionSeconds: Double? = nil, durationSeconds: Double? = nil,
+                    error: String? = nil) {
             self.state = state
             self.file = file
             self.positionSeconds = positionSeconds
             self.durationSeconds = durationSeconds
+            self.error = error
         }
 
         public static let idle = Playback(state: "idle")
 
-        enum CodingKeys: String, CodingKey { case state, file, positionSeconds, durationSeconds }
+        enum CodingKeys: String, CodingKey { case state, file, positionSeconds, durationSeconds, error }
 
         public func encode(to encoder: Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -64,6 +69,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
             try container.encode(file, forKey: .file)
             try container.encode(positionSeconds, forKey: .positionSeconds)
             try container.encode(durationSeconds, forKey: .durationSeconds)
+            try container.encodeIfPresent(error, forKey: .error)
         }
     }
 
@@ -77,6 +83,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
             playbackLine += " " + formatClock(position)
             if let duration = playback.durationSeconds { playbackLine += " / " + formatClock(duration) }
         }
+        if let error = playback.error { playbackLine += ": \(error)" }
         return """
             Status:    \(message)
             Readiness: \(readiness)

@@ -31,6 +31,12 @@ final class AudioDriver {
     }
 }
 
+extension AudioDriver: AudioDevice {
+    /// FluidSynth logs why its driver thread ended ("Error writing to PulseAudio connection")
+    /// just before ending it: the latest error it logged.
+    func failureReason() -> String? { FluidSynthLog.takeLastError() }
+}
+
 /// The real-time callback: no locks but the source's own mutex, no allocation, no Swift runtime
 /// work beyond an unretained reference. Output buffers come pre-sized by the driver.
 private func audioDriverCallback(

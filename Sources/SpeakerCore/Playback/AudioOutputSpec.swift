@@ -52,7 +52,7 @@ public enum AudioOutputSpec: Sendable, Equatable {
         switch self {
         case let .file(path): WAVFileOutput(path: path, pacing: pacing)
         case let .alsa(device): DeviceOutput(.alsa(device: device))
-        case .pulseAudio: DeviceOutput(.pulseAudio)
+        case .pulseAudio: DeviceOutput(.pulseAudio(server: nil))
         case .null: NullOutput(pacing: pacing)
         }
     }

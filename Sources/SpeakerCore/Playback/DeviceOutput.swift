@@ -1,46 +1,138 @@
+import Foundation
+
 /// A real-time sound device reached through one of FluidSynth's audio drivers: ALSA (any PCM name,
 /// BlueALSA's `bluealsa:DEV=…,PROFILE=a2dp` included) or PulseAudio.
 ///
-/// The driver's thread pulls audio from the source; this task only waits for the song to end.
-/// When the song ends, is stopped, or the task is cancelled (the output is being replaced), the
-/// driver is deleted, which joins its thread.
+/// The driver's thread pulls audio from the source; this task only waits for the song to end,
+/// and watches that the driver keeps pulling. FluidSynth's drivers end their thread on a write
+/// error (the device went away, the PulseAudio server stopped) without telling anyone, so without
+/// the watchdog a song would stay "playing" in silence forever. When the song ends, is stopped,
+/// or the task is cancelled (the output is being replaced), the driver is deleted, which joins
+/// its thread.
 public struct DeviceOutput: AudioOutput {
     public enum Backend: Sendable, Equatable {
         case alsa(device: String)
-        case pulseAudio
+        /// `server` is a PulseAudio server string (`unix:/run/user/1000/pulse/native`); nil lets
+        /// libpulse find the server as every client does (`PULSE_SERVER`, client.conf, the user's
+        /// runtime directory).
+        case pulseAudio(server: String?)
     }
+
+    /// How long a device that asks for audio every few milliseconds may ask for nothing before
+    /// the song fails: long enough for a loaded machine's scheduling hiccups, short enough that a
+    /// listener learns of a dead device in seconds.
+    public static let defaultStallLimit: Duration = .seconds(3)
 
     public let backend: Backend
+    public let stallLimit: Duration
+    private let clock: any Clock<Duration>
+    /// Starts the device pulling from the source: FluidSynth's driver in production; tests pass a
+    /// device they drive by hand. Dropping the returned device closes it.
+    private let openDevice: @Sendable (Backend, PlaybackSource) throws(AudioOutputError) -> any AudioDevice
 
-    public init(_ backend: Backend) {
+    /// - Parameters:
+    ///   - clock: times the watchdog (a `TestClock` in tests).
+    ///   - stallLimit: how long the device may go without asking for audio before the song fails.
+    public init(_ backend: Backend, clock: any Clock<Duration> = ContinuousClock(), stallLimit: Duration = defaultStallLimit) {
+        self.init(backend, clock: clock, stallLimit: stallLimit, openDevice: Self.openFluidSynthDriver)
+    }
+
+    init(_ backend: Backend, clock: any Clock<Duration>, stallLimit: Duration,
+         openDevice: @escaping @Sendable (Backend, PlaybackSource) throws(AudioOutputError) -> any AudioDevice) {
         self.backend = backend
+        self.clock = clock
+        self.stallLimit = stallLimit
+        self.openDevice = openDevice
     }
 
-    public var description: String {
-        switch backend {
-        case let .alsa(device): "alsa:\(device)"
-        case .pulseAudio: "pulseaudio"
-        }
-    }
+    public var description: String { backend.description }
 
     public func play(_ source: PlaybackSource) async throws {
-        let settings = try SynthSettings(sampleRate: source.sampleRate)
+        let pullsBefore = source.devicePulls
+        FluidSynthLog.clearLastError()
+        let device: OpenDevice
+        do {
+            device = OpenDevice(try openDevice(backend, source))
+        } catch {
+            source.stop()
+            throw error
+        }
+        // Returns when the song ends or this task is cancelled; cancelling only detaches the
+        // device (the engine replacing its output), it does not end the song.
+        let stalled = await DeviceWatchdog.watch(source, clock: clock, stallLimit: stallLimit, pullsBefore: pullsBefore)
+        guard stalled else {
+            device.close()
+            return
+        }
+        let reason = device.failureReason()
+        // A paused song outlives its device (a speaker that drops takes its PCM with it): the
+        // engine opens the output again when the song resumes. A playing song ends here.
+        if !source.isPaused { source.stop() }
+        // A driver stuck in a blocking write (a frozen sound server) would make its deletion
+        // wait forever: let a thread of its own wait for that instead of the engine.
+        let disposal = Thread { device.close() }
+        disposal.name = "audio-device-close"
+        disposal.start()
+        throw AudioOutputError.deviceStopped(output: description, after: stallLimit, reason: reason)
+    }
+
+    /// FluidSynth's driver for `backend`, already pulling from `source`.
+    private static func openFluidSynthDriver(_ backend: Backend, _ source: PlaybackSource) throws(AudioOutputError) -> any AudioDevice {
+        let settings: SynthSettings
+        do { settings = try SynthSettings(sampleRate: source.sampleRate) } catch {
+            throw .deviceUnavailable(output: backend.description, reason: error.description)
+        }
         switch backend {
         case let .alsa(device):
             settings.set("audio.driver", "alsa")
             settings.set("audio.alsa.device", device)
-        case .pulseAudio:
+        case let .pulseAudio(server):
             settings.set("audio.driver", "pulseaudio")
             settings.set("audio.pulseaudio.media-role", "music")
+            // FluidSynth's default (16 periods of 64 frames, 23 ms) underruns as soon as the machine
+            // is busy: a sound server adds its own scheduling, so give it ~93 ms to ride that out.
+            settings.set("audio.period-size", 512)
+            settings.set("audio.periods", 8)
+            if let server { settings.set("audio.pulseaudio.server", server) }
         }
-        FluidSynthLog.clearLastError()
         guard let driver = AudioDriver(settings: settings, source: source) else {
-            source.stop()
-            throw AudioOutputError.deviceUnavailable(output: description, reason: FluidSynthLog.takeLastError())
+            var reason = FluidSynthLog.takeLastError()
+            if case .pulseAudio = backend {
+                // libpulse only says "Connection refused": say what is missing.
+                reason = (reason.map { "\($0); " } ?? "") + "is a PulseAudio server running for this user (PULSE_SERVER names another)?"
+            }
+            throw .deviceUnavailable(output: backend.description, reason: reason)
         }
-        // Returns when the song ends or this task is cancelled; cancelling only detaches the
-        // device (the engine replacing its output), it does not end the song.
-        await source.waitUntilEnded()
-        withExtendedLifetime(driver) {}
+        return driver
     }
+}
+
+extension DeviceOutput.Backend: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case let .alsa(device): "alsa:\(device)"
+        case .pulseAudio(nil): "pulseaudio"
+        case let .pulseAudio(server?): "pulseaudio:\(server)"
+        }
+    }
+}
+
+/// The one owner of an open device, so that whoever calls `close()` is where the device is
+/// deleted (for a stalled one, a thread of its own).
+private final class OpenDevice: @unchecked Sendable {
+    private var device: (any AudioDevice)?
+
+    init(_ device: any AudioDevice) { self.device = device }
+
+    func failureReason() -> String? { device?.failureReason() }
+
+    /// Drops the device (deleting a FluidSynth driver joins its thread). Called once, by one thread.
+    func close() { device = nil }
+}
+
+/// A device pulling audio from a song (FluidSynth's driver, or a test's hand-driven one);
+/// dropping it closes it.
+protocol AudioDevice: AnyObject {
+    /// Why the device stopped asking for audio, when its back-end said; asked once it has stopped.
+    func failureReason() -> String?
 }

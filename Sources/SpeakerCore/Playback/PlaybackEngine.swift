@@ -29,6 +29,8 @@ public actor PlaybackEngine {
     private var outputGeneration = 0
     /// The error that ended the last song, while its state is `.failed`.
     private var lastFailure: (any Error)?
+    /// The output's device died while the song was paused: `resume` opens the output again.
+    private(set) var outputLost = false
     private var observers: [Int: AsyncStream<PlaybackEvent>.Continuation] = [:]
     private var nextObserver = 0
 
@@ -143,6 +145,10 @@ public actor PlaybackEngine {
             emit(.resumed(positionSeconds: positionSeconds))
             guard let source else { return }
             source.resume()
+            if outputLost {
+                outputLost = false
+                startRenderTask(source: source, output: output, generation: generation)
+            }
             await source.waitUntilStarted()
         default:
             throw PlaybackEngineError(operation: "resume", state: state)
@@ -183,6 +189,7 @@ public actor PlaybackEngine {
         old.cancel()
         await old.value
         guard current == generation, !source.hasEnded else { return }
+        outputLost = false
         source.expectNewOutput()
         startRenderTask(source: source, output: newOutput, generation: current)
         if state == .playing {
@@ -199,6 +206,7 @@ public actor PlaybackEngine {
     /// Stops the render and progress tasks of the current song and waits for the output to close.
     private func endCurrentSong() async {
         generation += 1
+        outputLost = false
         progressTask?.cancel()
         progressTask = nil
         guard let task = renderTask else { return }
@@ -230,6 +238,13 @@ public actor PlaybackEngine {
     private func outputEnded(generation ended: Int, attachment: Int, source ending: PlaybackSource, result: Result<Void, any Error>) {
         // An output detached by `replaceOutput` hands the song on: nothing has ended.
         guard attachment == outputGeneration else { return }
+        if case let .failure(error) = result, ended == generation, state == .paused, !ending.hasEnded,
+           let outputError = error as? AudioOutputError, case .deviceStopped = outputError {
+            // The device died while the song was paused: the song waits for `resume`, which opens
+            // the output again (a speaker that dropped and came back has a new PCM).
+            outputLost = true
+            return
+        }
         ending.stop() // Whatever ended the output ends the song and frees the synthesiser.
         guard ended == generation else { return } // Stopped or replaced by a new song: already reported.
         progressTask?.cancel()

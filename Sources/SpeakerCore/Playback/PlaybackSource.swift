@@ -21,6 +21,9 @@ public final class PlaybackSource: Sendable {
         /// Set by the first render call: the output has begun taking audio.
         var started = false
         var pauseCount = 0
+        /// Calls from a real-time device so far, paused or not: a device output's watchdog
+        /// compares it over time to notice a driver thread that died.
+        var devicePulls = 0
         var startWaiters: [CheckedContinuation<Void, Never>] = []
         var resumeWaiters: [CheckedContinuation<Void, Never>] = []
         /// Keyed so that a cancelled waiter can take its own continuation back out.
@@ -93,6 +96,7 @@ public final class PlaybackSource: Sendable {
         let (produced, endedNow, firstCall) = state.withLock { state -> (Int, Bool, Bool) in
             let firstCall = !state.started
             state.started = true
+            state.devicePulls &+= 1
             guard !state.ended, !state.paused, let synthesizer = state.synthesizer else { return (0, false, firstCall) }
             let produced = state.scheduler.render(frames: frames, synthesizer: synthesizer) { offset, count, measure in
                 synthesizer.renderPlanarFloat(left: left, right: right, offset: offset, frames: count)
@@ -122,6 +126,9 @@ public final class PlaybackSource: Sendable {
         let frames = state.withLock { $0.scheduler.position }
         return min(Double(frames) / Double(sampleRate), durationSeconds)
     }
+
+    /// How many times a real-time device has asked for audio (silence while paused included).
+    var devicePulls: Int { state.withLock { $0.devicePulls } }
 
     /// Frames rendered so far, the release tail included.
     public var renderedFrames: Int { state.withLock { $0.scheduler.position } }

@@ -54,14 +54,14 @@ extension DBusBlueZClient {
     public func connect(_ address: BluetoothAddress) async throws {
         let path = try await devicePath(address)
         _ = try await bluezCall(path: path, interface: BlueZInterface.device, method: "Connect",
-                                timeout: configuration.connectTimeout, operation: "Connect to \(address)")
+                                timeout: configuration.connectTimeout, operation: "Connect to \(address)", device: address)
     }
 
     public func connectProfile(_ address: BluetoothAddress, uuid: String) async throws {
         let path = try await devicePath(address)
         _ = try await bluezCall(path: path, interface: BlueZInterface.device, method: "ConnectProfile",
                                 arguments: [.string(uuid)], timeout: configuration.connectTimeout,
-                                operation: "Connect profile \(uuid) of \(address)")
+                                operation: "Connect profile \(uuid) of \(address)", device: address)
     }
 
     /// Pairs through our agent. Cancelling the calling task cancels the pairing in BlueZ too.
@@ -71,7 +71,7 @@ extension DBusBlueZClient {
         defer { agent.end(address) }
         do {
             _ = try await bluezCall(path: path, interface: BlueZInterface.device, method: "Pair",
-                                    timeout: configuration.pairTimeout, operation: "Pair with \(address)")
+                                    timeout: configuration.pairTimeout, operation: "Pair with \(address)", device: address)
         } catch {
             if error is CancellationError || (error as? BlueZClientError).map({ if case .timedOut = $0 { true } else { false } }) == true {
                 // Our task is cancelled, so the call goes from a fresh task that is not.
@@ -88,13 +88,13 @@ extension DBusBlueZClient {
     public func setTrusted(_ address: BluetoothAddress, _ trusted: Bool) async throws {
         let path = try await devicePath(address)
         try await setProperty("Trusted", .bool(trusted), on: path, interface: BlueZInterface.device,
-                              operation: "\(trusted ? "Trust" : "Untrust") \(address)")
+                              operation: "\(trusted ? "Trust" : "Untrust") \(address)", device: address)
     }
 
     public func disconnect(_ address: BluetoothAddress) async throws {
         let path = try await devicePath(address)
         _ = try await bluezCall(path: path, interface: BlueZInterface.device, method: "Disconnect",
-                                operation: "Disconnect \(address)")
+                                operation: "Disconnect \(address)", device: address)
     }
 
     public func removeDevice(_ address: BluetoothAddress) async throws {
@@ -123,44 +123,64 @@ extension DBusBlueZClient {
 
     // MARK: - Calls
 
-    private func setProperty(_ name: String, _ value: DBusValue, on path: DBusObjectPath, interface: String, operation: String) async throws {
+    private func setProperty(_ name: String, _ value: DBusValue, on path: DBusObjectPath, interface: String, operation: String,
+                             device: BluetoothAddress? = nil) async throws {
         _ = try await bluezCall(path: path, interface: BlueZInterface.properties, method: "Set",
-                                arguments: [.string(interface), .string(name), .variant(value)], operation: operation)
+                                arguments: [.string(interface), .string(name), .variant(value)], operation: operation, device: device)
     }
 
     /// One call to bluetoothd, bounded by `timeout` on our clock (the bus timeout is only a backstop).
+    ///
+    /// - Parameter device: the device the call is about. A device can vanish mid-call (removed,
+    ///   out of range for good, its adapter unplugged): its object goes away, and the call either
+    ///   gets an "unknown object/method" bus error or no answer at all. Both become
+    ///   `.unknownDevice`, the second as soon as BlueZ reports the device removed.
     private func bluezCall(
         path: DBusObjectPath, interface: String, method: String, arguments: [DBusValue] = [],
-        timeout: Duration? = nil, operation: String
+        timeout: Duration? = nil, operation: String, device: BluetoothAddress? = nil
     ) async throws -> [DBusValue] {
         let limit = timeout ?? configuration.callTimeout
         let connection = self.connection
         let clock = self.clock
-        return try await withThrowingTaskGroup(of: [DBusValue].self) { group in
+        // Subscribed before the call, so a removal while it is under way is never missed.
+        let removals = device.map { _ in events() }
+        return try await withThrowingTaskGroup(of: [DBusValue]?.self) { group in
             group.addTask {
                 do throws(DBusError) {
                     return try await connection.call(
                         destination: BlueZInterface.service, path: path, interface: interface, method: method,
                         arguments: arguments, timeout: limit + .seconds(5))
                 } catch {
-                    throw Self.clientError(error, operation: operation, limit: limit)
+                    throw Self.clientError(error, operation: operation, limit: limit, device: device)
                 }
             }
             group.addTask {
                 try await clock.sleep(for: limit)
                 throw BlueZClientError.timedOut(operation: operation, after: limit)
             }
+            if let device, let removals {
+                group.addTask {
+                    for await event in removals where event == .deviceRemoved(device) {
+                        throw BlueZClientError.unknownDevice(device)
+                    }
+                    return nil // The event stream ended (shutting down): the call decides.
+                }
+            }
             defer { group.cancelAll() }
-            guard let reply = try await group.next() else { throw CancellationError() }
-            return reply
+            while let outcome = try await group.next() {
+                if let reply = outcome { return reply }
+            }
+            throw CancellationError()
         }
     }
 
-    /// What a D-Bus failure means for a BlueZ operation.
-    static func clientError(_ error: DBusError, operation: String, limit: Duration) -> any Error {
+    /// What a D-Bus failure means for a BlueZ operation (about `device`, when it is about one).
+    static func clientError(_ error: DBusError, operation: String, limit: Duration, device: BluetoothAddress? = nil) -> any Error {
         switch error {
         case .remote(let name, let message):
             if let bluez = BlueZError(dbusName: name, message: message) { return BlueZClientError.bluez(bluez, operation: operation) }
+            let vanished = [DBusError.Name.unknownObject, DBusError.Name.unknownMethod, DBusError.Name.unknownInterface]
+            if let device, vanished.contains(name) { return BlueZClientError.unknownDevice(device) }
             if name == DBusError.Name.serviceUnknown || name == DBusError.Name.nameHasNoOwner {
                 return BlueZClientError.bluetoothdNotRunning
             }

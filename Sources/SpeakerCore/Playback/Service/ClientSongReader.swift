@@ -1,33 +1,43 @@
-import Foundation
 import SystemPackage
 
 /// Reads a song from the descriptor a client sent with `play`, then closes it.
 ///
 /// The daemon never opens client paths: the client opens the file with its own permissions and
-/// passes the descriptor over D-Bus. The read runs on a thread of its own, not the cooperative
-/// pool, because a descriptor may be a pipe that blocks (a client streaming `cat song.mid |`);
-/// the size limit still ends an endless one. The descriptor is closed whatever happens, so a
-/// failed request never leaks one.
+/// passes the descriptor over D-Bus. A descriptor may be a pipe that is slow or never closed (a
+/// client streaming `cat song.mid |`), so the bytes are read without holding a thread
+/// (`ClientFileReader`), within the size limit and `timeout` on the daemon's clock. The
+/// descriptor is closed whatever happens, so a failed request never leaks one.
 enum ClientSongReader {
-    static func read(_ request: PlayRequest, limits: MIDIReadLimits) async throws(PlaybackServiceError) -> MIDISong {
+    static func read(_ request: PlayRequest, limits: MIDIReadLimits, timeout: Duration,
+                     clock: any Clock<Duration>) async throws(PlaybackServiceError) -> MIDISong {
         let name = request.displayName
-        let descriptor = request.file
-        let result: Result<MIDISong, MIDIFileError> = await withCheckedContinuation { continuation in
-            let thread = Thread {
-                let outcome = Result { () throws(MIDIFileError) in
-                    try MIDIFileReader.read(from: descriptor, name: name, limits: limits)
-                }
-                try? descriptor.close()
-                continuation.resume(returning: outcome)
-            }
-            thread.name = "play-request-read"
-            thread.start()
+        let bytes: [UInt8]
+        do {
+            bytes = try await ClientFileReader.readAll(request.file, limit: limits.maxFileBytes, timeout: timeout, clock: clock)
+        } catch {
+            throw .invalidSong(file: name, reason: error.sentence(timeout: timeout))
         }
-        switch result {
-        case let .success(song):
-            return song
-        case let .failure(error):
+        do {
+            return try MIDIFileReader.read(bytes, limits: limits)
+        } catch {
             throw .invalidSong(file: name, reason: error.description)
+        }
+    }
+}
+
+extension ClientFileReader.Failure {
+    /// The reason part of the one-line error the client gets.
+    func sentence(timeout: Duration) -> String {
+        switch self {
+        case let .tooLarge(received, limit):
+            MIDIFileError(.limitExceeded(.fileBytes, value: received, limit: limit)).description
+        case let .timedOut(received):
+            "the client sent \(received) bytes and then did not finish within \(timeout.spokenSeconds) "
+                + "(a pipe whose writer never closed?); send the whole file and close it"
+        case let .unreadable(reason):
+            "cannot read what the client sent: \(reason)"
+        case .cancelled:
+            "the request was cancelled while the song was being read"
         }
     }
 }

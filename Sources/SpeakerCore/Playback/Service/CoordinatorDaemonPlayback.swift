@@ -45,7 +45,7 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
             soundFont: { try await soundFonts.load() }
         )
         coordinator = PlaybackCoordinator(gate: gate, settings: PlaybackServiceSettings(configuration),
-                                          components: components, waitingFor: waitingFor)
+                                          components: components, waitingFor: waitingFor, clock: clock)
     }
 
     /// The output one song plays to under `setting`.
@@ -58,7 +58,7 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
             }
             return BlueALSAOutput(address: speaker, audioPath: audioPath)
         case let .alsa(device): return DeviceOutput(.alsa(device: device))
-        case .pulseAudio: return DeviceOutput(.pulseAudio)
+        case .pulseAudio: return DeviceOutput(.pulseAudio(server: nil))
         case let .file(path): return WAVFileOutput(path: path, pacing: .realTime(clock))
         case .null: return NullOutput(pacing: .realTime(clock))
         }

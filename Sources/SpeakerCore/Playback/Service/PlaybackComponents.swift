@@ -44,12 +44,16 @@ public struct PlaybackServiceSettings: Sendable, Equatable {
     public var onSpeakerLost: SpeakerLostBehaviour
     /// Limits applied to every song read from a client.
     public var readLimits: MIDIReadLimits
+    /// How long a client may take to send its whole song: a pipe whose writer is stuck or never
+    /// closes fails the request after this, instead of holding it (and a thread) forever.
+    public var readTimeout: Duration
 
     public init(playTimeout: Duration = .seconds(30), onSpeakerLost: SpeakerLostBehaviour = .pause,
-                readLimits: MIDIReadLimits = .default) {
+                readLimits: MIDIReadLimits = .default, readTimeout: Duration = .seconds(10)) {
         self.playTimeout = playTimeout
         self.onSpeakerLost = onSpeakerLost
         self.readLimits = readLimits
+        self.readTimeout = readTimeout
     }
 
     /// The settings a daemon configuration asks for.

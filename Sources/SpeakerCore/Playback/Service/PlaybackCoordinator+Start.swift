@@ -100,7 +100,7 @@ extension PlaybackCoordinator {
     ) async -> EndedSong {
         queue.removeAll()
         switch state {
-        case .idle, .stopped, .shutDown:
+        case .idle, .stopped, .failed, .shutDown:
             return .nothing
         case let .waiting(item, waiter):
             abandoned[item.ticket] = reason(item.file)
@@ -145,12 +145,22 @@ extension PlaybackCoordinator {
             startNextQueuedSong()
             return false
         case let .failed(reason):
-            let file = switch state {
-            case let .playing(current), let .paused(current, _): current.file
-            default: ""
+            let current: CurrentSong? = switch state {
+            case let .playing(current), let .paused(current, _): current
+            default: nil
             }
+            let file = current?.file ?? ""
             logger.error("playback of \(file) failed: \(reason)")
-            state = .idle
+            // The status keeps saying why until the next song, so `status` and `play --wait`
+            // report a dead device instead of an innocent "idle".
+            if let current {
+                let position = await current.engine.positionSeconds
+                guard currentTicket == ticket else { return false } // Replaced or stopped meanwhile.
+                lastPosition = position
+                state = .failed(file: file, reason: reason, position: position, duration: current.durationSeconds)
+            } else {
+                state = .idle
+            }
             publish(.failed(file: file, reason: reason))
             startNextQueuedSong()
             return false

@@ -44,6 +44,8 @@ public actor PlaybackCoordinator {
         case paused(CurrentSong, PlaybackPauseReason)
         /// The last song was stopped early, at `position`.
         case stopped(file: String, position: Double, duration: Double)
+        /// The last song's output failed mid-song, at `position`; `reason` is one line.
+        case failed(file: String, reason: String, position: Double, duration: Double)
         /// `shutdown()` ran: no more songs.
         case shutDown
     }
@@ -53,6 +55,8 @@ public actor PlaybackCoordinator {
     let components: PlaybackComponents
     let waitingFor: @Sendable () async -> String
     let logger: Logger
+    /// Times the reading of a client's song (`settings.readTimeout`).
+    let clock: any Clock<Duration>
 
     var state: State = .idle
     var queue: Deque<PendingSong> = []
@@ -73,13 +77,16 @@ public actor PlaybackCoordinator {
     ///   - components: builds each song's output and engine.
     ///   - waitingFor: what the daemon is still doing, for the timeout message ("connecting to
     ///     JBL Flip 5"); asked only when a request times out.
+    ///   - clock: times the reading of each client's song (the gate keeps its own clock).
     public init(
         gate: ReadinessGate<DaemonReadiness>,
         settings: PlaybackServiceSettings = PlaybackServiceSettings(),
         components: PlaybackComponents,
         waitingFor: @escaping @Sendable () async -> String,
+        clock: any Clock<Duration> = ContinuousClock(),
         logger: Logger = Logger(label: "speakerd.playback")
     ) {
+        self.clock = clock
         self.gate = gate
         self.settings = settings
         self.components = components
@@ -102,7 +109,8 @@ public actor PlaybackCoordinator {
     /// `.notReady` when the speaker is not ready within the play timeout, and `.replaced` /
     /// `.stoppedBeforeStart` when a newer request or `stop` takes its place while it waits.
     public nonisolated func play(_ request: PlayRequest) async throws(PlaybackServiceError) -> PlaybackServiceStatus {
-        let song = try await ClientSongReader.read(request, limits: settings.readLimits)
+        let song = try await ClientSongReader.read(request, limits: settings.readLimits, timeout: settings.readTimeout,
+                                                   clock: clock)
         return try await play(song, named: request.displayName, queue: request.queue)
     }
 
@@ -155,7 +163,7 @@ public actor PlaybackCoordinator {
             break
         case let .waiting(item, _), let .starting(item, _, _):
             throw .notStartedYet(operation: "pause", file: item.file)
-        case .idle, .stopped, .shutDown:
+        case .idle, .stopped, .failed, .shutDown:
             throw .nothingPlaying(operation: "pause")
         }
         return snapshot()
@@ -177,7 +185,7 @@ public actor PlaybackCoordinator {
             }
         case .playing, .waiting, .starting:
             break
-        case .idle, .stopped, .shutDown:
+        case .idle, .stopped, .failed, .shutDown:
             throw .nothingPlaying(operation: "resume")
         }
         return snapshot()
@@ -209,7 +217,7 @@ public actor PlaybackCoordinator {
         switch state {
         case let .waiting(item, _), let .starting(item, _, _): item.ticket
         case let .playing(current), let .paused(current, _): current.ticket
-        case .idle, .stopped, .shutDown: nil
+        case .idle, .stopped, .failed, .shutDown: nil
         }
     }
 
@@ -230,6 +238,9 @@ public actor PlaybackCoordinator {
         case let .stopped(file, position, duration):
             return PlaybackServiceStatus(activity: .stopped, file: file, positionSeconds: position,
                                   durationSeconds: duration, queued: queued)
+        case let .failed(file, reason, position, duration):
+            return PlaybackServiceStatus(activity: .failed, file: file, positionSeconds: position,
+                                  durationSeconds: duration, queued: queued, error: reason)
         }
     }
 

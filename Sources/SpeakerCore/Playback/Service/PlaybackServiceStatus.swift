@@ -9,6 +9,9 @@ public enum PlaybackActivity: String, Sendable, Equatable, CaseIterable {
     case paused
     /// The last song was stopped early (by the user, or by `on_speaker_lost = stop`).
     case stopped
+    /// The last song's output failed mid-song (the device went away, the sound server stopped);
+    /// ``PlaybackServiceStatus/error`` says why.
+    case failed
 }
 
 /// Why a song is paused: the user's pause waits for `resume`; a speaker loss resumes by itself.
@@ -30,15 +33,19 @@ public struct PlaybackServiceStatus: Sendable, Equatable {
     public var pauseReason: PlaybackPauseReason?
     /// Display names of the songs queued behind the current one, in play order.
     public var queued: [String]
+    /// Why the last song failed, while `activity` is `.failed`.
+    public var error: String?
 
     public init(activity: PlaybackActivity, file: String? = nil, positionSeconds: Double? = nil,
-                durationSeconds: Double? = nil, pauseReason: PlaybackPauseReason? = nil, queued: [String] = []) {
+                durationSeconds: Double? = nil, pauseReason: PlaybackPauseReason? = nil, queued: [String] = [],
+                error: String? = nil) {
         self.activity = activity
         self.file = file
         self.positionSeconds = positionSeconds
         self.durationSeconds = durationSeconds
         self.pauseReason = pauseReason
         self.queued = queued
+        self.error = error
     }
 
     public static let idle = PlaybackServiceStatus(activity: .idle)
@@ -47,7 +54,7 @@ public struct PlaybackServiceStatus: Sendable, Equatable {
     /// `positionSeconds`, `durationSeconds`).
     public var report: StatusReport.Playback {
         StatusReport.Playback(state: activity.rawValue, file: file, positionSeconds: positionSeconds,
-                              durationSeconds: durationSeconds)
+                              durationSeconds: durationSeconds, error: error)
     }
 }
 

@@ -1,0 +1,137 @@
+import Clocks
+import Foundation
+@testable import SpeakerCore
+import Synchronization
+import Testing
+
+/// The device output's watchdog on a test clock, with a device the test drives by hand: it asks
+/// for audio when the test says so, as FluidSynth's driver thread does every few milliseconds
+/// until a write error ends it.
+@Suite("Device watchdog")
+struct DeviceWatchdogTests {
+    static let stallLimit: Duration = .seconds(3)
+
+    @Test("a device that stops asking for audio mid-song fails the song once the stall limit has passed")
+    func stalledDeviceFailsTheSong() async throws {
+        let clock = TestClock()
+        let device = HandDrivenDevice(pullsOnOpen: 1)
+        let engine = PlaybackEngine(output: device.output(clock: clock), soundFont: try await Fixtures.soundFont())
+        let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 5)], duration: 10)
+        try await engine.play(song, title: "Stalls")
+        device.pull(times: 20)
+        #expect(await engine.positionSeconds > 0)
+        #expect(await engine.state == .playing)
+
+        // The device goes quiet. Time passes on the test clock until the watchdog has looked twice.
+        let state = await Self.advanceUntilEnded(engine, clock: clock)
+        let expected = AudioOutputError.deviceStopped(output: "alsa:hand-driven", after: Self.stallLimit, reason: nil)
+        #expect(state == .failed(expected.description))
+        #expect(expected.description == "audio output alsa:hand-driven stopped taking audio mid-song (device gone or "
+            + "sound server stopped): nothing was asked for in 3 s, so playback ended")
+        #expect(device.source?.hasEnded == true, "the song still holds the synthesiser")
+    }
+
+    @Test("a device that never asks for any audio fails the play instead of hanging it")
+    func silentDeviceFailsThePlay() async throws {
+        let clock = TestClock()
+        let device = HandDrivenDevice(pullsOnOpen: 0)
+        let engine = PlaybackEngine(output: device.output(clock: clock), soundFont: try await Fixtures.soundFont())
+        let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 1)], duration: 2)
+        let play = Task { try await engine.play(song, title: "Never heard") }
+        let state = await Self.advanceUntilEnded(engine, clock: clock)
+        await #expect(throws: AudioOutputError.deviceStopped(output: "alsa:hand-driven", after: Self.stallLimit, reason: nil)) {
+            try await play.value
+        }
+        #expect(state == .failed(AudioOutputError.deviceStopped(output: "alsa:hand-driven", after: Self.stallLimit, reason: nil).description))
+    }
+
+    @Test("a stopped song ends its device output without a failure, however long it was watched")
+    func stoppedSongIsNoFailure() async throws {
+        let clock = TestClock()
+        let device = HandDrivenDevice(pullsOnOpen: 1)
+        let engine = PlaybackEngine(output: device.output(clock: clock), soundFont: try await Fixtures.soundFont())
+        let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 5)], duration: 10)
+        try await engine.play(song, title: "Stopped")
+        await engine.stop()
+        await clock.advance(by: Self.stallLimit * 3)
+        #expect(await engine.state == .stopped)
+    }
+
+    @Test("a device that dies while the song is paused (the speaker dropped) is opened again when the song resumes")
+    func deviceLostWhilePausedIsReopened() async throws {
+        let clock = TestClock()
+        let device = HandDrivenDevice(pullsOnOpen: 1)
+        let engine = PlaybackEngine(output: device.output(clock: clock), soundFont: try await Fixtures.soundFont())
+        let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 5)], duration: 10)
+        try await engine.play(song, title: "Dropped")
+        device.pull(times: 50)
+        try await engine.pause()
+        let position = await engine.positionSeconds
+
+        // Paused, the device still asks for silence; now it dies. The watchdog notices; the song waits.
+        for _ in 0..<500 where await !engine.outputLost {
+            await clock.advance(by: Self.stallLimit + .milliseconds(1))
+        }
+        #expect(await engine.outputLost, "the watchdog never noticed the dead device")
+        #expect(await engine.state == .paused)
+        #expect(device.source?.hasEnded == false, "the paused song was ended with its device")
+
+        try await engine.resume() // Returns once the reopened device asks for audio.
+        #expect(device.opens == 2)
+        #expect(await engine.state == .playing)
+        device.pull(times: 50)
+        #expect(await engine.positionSeconds > position, "the song did not go on from where it paused")
+        await engine.stop()
+    }
+
+    /// Moves the clock on, a stall limit at a time, until the engine's song is over (the watchdog
+    /// runs on its own task: each step gives it a turn to look). Bounded, so a watchdog that never
+    /// fires fails the test instead of hanging it.
+    static func advanceUntilEnded(_ engine: PlaybackEngine, clock: TestClock<Duration>) async -> PlaybackState {
+        for _ in 0..<500 {
+            if case .failed = await engine.state { break }
+            await clock.advance(by: stallLimit + .milliseconds(1))
+        }
+        return await engine.state
+    }
+}
+
+/// A sound device the test drives: `pull` asks the song for one period, as a driver thread would.
+final class HandDrivenDevice: AudioDevice, Sendable {
+    private let pullsOnOpen: Int
+    private let opened = Mutex<PlaybackSource?>(nil)
+    private let openCount = Mutex(0)
+
+    init(pullsOnOpen: Int) {
+        self.pullsOnOpen = pullsOnOpen
+    }
+
+    var source: PlaybackSource? { opened.withLock { $0 } }
+    /// How many times an output opened the device.
+    var opens: Int { openCount.withLock { $0 } }
+
+    func output(clock: TestClock<Duration>) -> DeviceOutput {
+        DeviceOutput(.alsa(device: "hand-driven"), clock: clock, stallLimit: DeviceWatchdogTests.stallLimit) { _, source in
+            self.opened.withLock { $0 = source }
+            self.openCount.withLock { $0 += 1 }
+            self.pull(times: self.pullsOnOpen)
+            return self
+        }
+    }
+
+    /// A hand-driven device has no back-end to explain itself.
+    func failureReason() -> String? { nil }
+
+    /// Asks for `times` periods of 64 frames (FluidSynth's default period size).
+    func pull(times: Int) {
+        guard let source else { return }
+        var left = [Float](repeating: 0, count: 64), right = [Float](repeating: 0, count: 64)
+        for _ in 0..<times {
+            left.withUnsafeMutableBufferPointer { l in
+                right.withUnsafeMutableBufferPointer { r in
+                    _ = source.renderForDevice(left: l.baseAddress!, right: r.baseAddress!, frames: 64)
+                }
+            }
+        }
+    }
+}

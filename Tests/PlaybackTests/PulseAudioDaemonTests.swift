@@ -1,0 +1,121 @@
+import Foundation
+@testable import SpeakerCore
+import SystemPackage
+import Testing
+import TestSupport
+
+/// `speakerd --audio-output pulseaudio` as users run it: the real daemon finds the server the way
+/// every PulseAudio client does (here through `PULSE_SERVER`), connects the known speaker on the
+/// fake BlueZ, and a song sent over D-Bus must reach the server's sink.
+///
+/// Bounded polls: the daemon is a separate process, so its readiness and the song's end are
+/// watched through its status; every wait ends as soon as its condition holds.
+@Suite("speakerd --audio-output pulseaudio", .serialized)
+struct PulseAudioDaemonTests {
+    static let speaker = "11:22:33:AA:BB:CC"
+
+    @Test("speakerd plays a song to PulseAudio: the server's sink hears a 440 Hz tone", .timeLimit(.minutes(2)))
+    func daemonPlaysToPulseAudio() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory)
+        var recording: Recording?
+        try await Self.withDaemon(pulseServer: server.address, in: directory) { client in
+            recording = try await server.record(to: directory.appendingPathComponent("monitor.raw").path)
+            let started = try await client.play(try Self.request(ClientSongs.sustainedA4(seconds: 1.2), named: "a4.mid", in: directory))
+            #expect(started.playback.state == "playing")
+            try await Self.eventually("the song has played to its end") {
+                try await client.status().playback.state != "playing"
+            }
+            #expect(try await client.status().playback.state == "idle")
+        }
+        let mono = try await #require(recording).finish()
+        let tone = PulseAudioOutputTests.a4Windows(mono)
+        #expect(tone.loud > 0, "the sink heard nothing from speakerd")
+        #expect(tone.clean > 0, "no stretch of what the sink heard is a clean A4 (\(tone.loud) loud windows)")
+    }
+
+    @Test("speakerd without a PulseAudio server rejects the play with one clear line and stays up", .timeLimit(.minutes(2)))
+    func daemonWithoutServerRejectsThePlay() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nowhere = "unix:\(directory.path)/no-server/native"
+        try await Self.withDaemon(pulseServer: nowhere, in: directory) { client in
+            let error = await #expect(throws: SpeakerdError.self) {
+                try await client.play(try Self.request(ClientSongs.sustainedA4(seconds: 1.2), named: "a4.mid", in: directory))
+            }
+            let message = error?.description ?? ""
+            #expect(message.hasPrefix("cannot start a4.mid: audio output pulseaudio could not be opened: "), "\(message)")
+            #expect(message.hasSuffix("is a PulseAudio server running for this user (PULSE_SERVER names another)?"), "\(message)")
+            #expect(!message.contains("\n"))
+            let after = try await client.status()
+            #expect(after.readiness == "playbackReady", "speakerd did not stay up")
+        }
+    }
+
+    /// Runs speakerd (`--audio-output pulseaudio`, `PULSE_SERVER=pulseServer`) on a fake world with
+    /// the known speaker present, hands `body` a client once it is ready to play, then stops it
+    /// with SIGTERM and expects a clean exit.
+    static func withDaemon(pulseServer: String, in directory: URL,
+                           _ body: (SpeakerdDBusClient) async throws -> Void) async throws {
+        let world = try await FakeBusWorld.start()
+        defer { _ = world }
+        try """
+            {"version":1,"speakers":[{"address":"\(Self.speaker)","name":"JBL Flip 5",\
+            "firstConnected":"2027-01-15T08:00:00Z","lastConnected":"2027-01-15T08:00:00Z"}]}
+            """.write(to: directory.appendingPathComponent("state.json"), atomically: true, encoding: .utf8)
+        try "".write(to: directory.appendingPathComponent("speakerd.conf"), atomically: true, encoding: .utf8)
+        let bus = try await world.connect()
+        defer { bus.close() }
+        _ = try await world.mock("AddAdapter", path: "/org/bluez", arguments: [.string("hci0"), .string("box")], using: bus)
+        _ = try await world.mock("AddDevice", path: "/org/bluez",
+                                 arguments: [.string("hci0"), .string(Self.speaker), .string("JBL Flip 5")], using: bus)
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["PULSE_SERVER"] = pulseServer
+        let daemon = try ChildProcess.spawn(Self.productsDirectory.appendingPathComponent("speakerd").path, [
+            "--config", directory.appendingPathComponent("speakerd.conf").path, "--state-dir", directory.path,
+            "--bus", world.address, "--audio-output", "pulseaudio", "--soundfont", "/usr/share/sounds/sf2/TimGM6mb.sf2",
+        ], environment: environment, standardError: directory.appendingPathComponent("speakerd.log").path)
+        var running = true
+        defer { if running { daemon.signal(SIGKILL) } }
+
+        let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "the test bus")
+        try await Self.eventually("speakerd is ready to play") { (try? await client.status())?.readiness == "playbackReady" }
+        try await body(client)
+        daemon.signal(SIGTERM)
+        #expect(await daemon.exitStatus() == 0, "speakerd did not stop cleanly on SIGTERM")
+        running = false
+    }
+
+    /// A song file in `directory`, opened as composer-cli would.
+    static func request(_ bytes: [UInt8], named name: String, in directory: URL) throws -> PlayRequest {
+        let path = directory.appendingPathComponent(name).path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return PlayRequest(file: try FileDescriptor.open(FilePath(path), .readOnly), displayName: name, queue: false)
+    }
+
+    /// Checks `condition` every 50 ms until it holds, or fails the test after `limit`.
+    static func eventually(_ what: String, within limit: Duration = .seconds(30),
+                           _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + limit
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("timed out waiting until \(what)")
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// `.build/<config>/`, where SwiftPM puts the executables next to the test bundle.
+    static var productsDirectory: URL {
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.isExecutableFile(atPath: url.appendingPathComponent("speakerd").path) { return url }
+        }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../.build/debug").standardized
+    }
+}

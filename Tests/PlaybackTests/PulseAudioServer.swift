@@ -1,0 +1,99 @@
+import Foundation
+
+/// A private PulseAudio server for one test: a null sink (audio goes nowhere, but its monitor
+/// source can be recorded) and a native-protocol socket in the test's own directory.
+///
+/// No system or session daemon is involved, so tests run in parallel, as root or not. The server
+/// daemonises only once its modules are loaded (its parent waits for that), so when `start()`
+/// returns clients can connect; its pid comes from its own pid file. Killed when the test ends.
+final class PulseAudioServer: Sendable {
+    let directory: URL
+    let pid: pid_t
+    /// What clients pass as their server (FluidSynth's `audio.pulseaudio.server`, PULSE_SERVER).
+    var address: String { "unix:\(directory.path)/native" }
+    /// The null sink's monitor: everything played to the server.
+    static let monitor = "out.monitor"
+
+    private init(directory: URL, pid: pid_t) {
+        self.directory = directory
+        self.pid = pid
+    }
+
+    static func start(in directory: URL) async throws -> PulseAudioServer {
+        let runtime = directory.appendingPathComponent("pulse", isDirectory: true)
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        let launcher = try ChildProcess.spawn("/usr/bin/pulseaudio", [
+            "--daemonize=yes", "-n", "--system=no", "--use-pid-file=yes",
+            // A server left behind by a crashed test exits by itself once idle.
+            "--exit-idle-time=20", "--log-target=stderr",
+            "-L", "module-null-sink sink_name=out rate=44100",
+            "-L", "module-native-protocol-unix socket=\(runtime.path)/native auth-anonymous=1",
+        ], environment: environment(runtime), standardError: directory.appendingPathComponent("pulseaudio.log").path)
+        let status = await launcher.exitStatus()
+        guard status == 0 else { throw PulseAudioServerError("pulseaudio exited with status \(status)") }
+        let pidText = try String(contentsOf: runtime.appendingPathComponent("pid"), encoding: .utf8)
+        guard let pid = pid_t(pidText.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw PulseAudioServerError("pulseaudio wrote no pid")
+        }
+        return PulseAudioServer(directory: runtime, pid: pid)
+    }
+
+    /// Starts recording the null sink's monitor as raw 16-bit stereo at 44.1 kHz; returns once the
+    /// recording stream is connected (parec says so on stderr), so nothing played afterwards is
+    /// missed. The wait looks at parec's log every 10 ms, bounded so a broken parec fails the test.
+    func record(to path: String) async throws -> Recording {
+        let log = path + ".log"
+        let parec = try ChildProcess.spawn("/usr/bin/parec", [
+            "--verbose", "--server=\(address)", "--device=\(Self.monitor)", "--raw", "--latency-msec=20",
+            "--format=s16le", "--rate=44100", "--channels=2", path,
+        ], environment: Self.environment(directory), standardError: log)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while (try? String(contentsOfFile: log, encoding: .utf8))?.contains("Connected to device") != true {
+            guard ContinuousClock.now < deadline else {
+                parec.signal(SIGKILL)
+                _ = await parec.exitStatus()
+                throw PulseAudioServerError("parec could not connect to \(address)")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return Recording(parec: parec, path: path)
+    }
+
+    /// Kills the server at once, as a crash would.
+    func kill() {
+        _ = Foundation.kill(pid, SIGKILL)
+    }
+
+    deinit { kill() }
+
+    /// PulseAudio looks for its state, cookie and runtime files under these: all in the test's directory.
+    private static func environment(_ directory: URL) -> [String: String] {
+        ["PATH": "/usr/bin:/bin", "HOME": directory.path, "XDG_RUNTIME_DIR": directory.path,
+         "PULSE_RUNTIME_PATH": directory.path, "PULSE_STATE_PATH": directory.path]
+    }
+}
+
+/// A running `parec`; `finish()` stops it and returns what it recorded.
+struct Recording: Sendable {
+    let parec: ChildProcess
+    let path: String
+
+    /// Stops recording (SIGINT: parec writes out what it holds), waits for parec to exit, and
+    /// returns the recording as mono samples.
+    func finish() async throws -> [Float] {
+        parec.signal(SIGINT)
+        _ = await parec.exitStatus()
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        return bytes.withUnsafeBytes { raw in
+            let samples = raw.bindMemory(to: Int16.self)
+            return stride(from: 0, to: samples.count - 1, by: 2).map { index in
+                (Float(Int16(littleEndian: samples[index])) + Float(Int16(littleEndian: samples[index + 1]))) / 65_536
+            }
+        }
+    }
+}
+
+struct PulseAudioServerError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,65 @@
+import Clocks
+import Foundation
+@testable import SpeakerCore
+import Testing
+
+/// The playback service when the speaker's device dies mid-song: the status must say so, with the
+/// reason, instead of "playing" in silence or an unexplained "idle".
+@Suite("Dead audio device")
+struct DeadDeviceTests {
+    @Test("a device that dies mid-song leaves the status failed with its reason until the next song")
+    func deadDeviceIsReportedAsFailed() async throws {
+        let clock = TestClock()
+        let device = HandDrivenDevice(pullsOnOpen: 1)
+        let soundFont = try await Fixtures.soundFont()
+        let components = PlaybackComponents.engines(output: { device.output(clock: clock) }, soundFont: { soundFont })
+        let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
+        let coordinator = PlaybackCoordinator(gate: gate, components: components, waitingFor: { "nothing" })
+        let changes = await coordinator.changes()
+        let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 5)], duration: 10)
+
+        _ = try await coordinator.play(song, named: "tune.mid")
+        device.pull(times: 100)
+        #expect(await coordinator.status().activity == .playing)
+
+        let expected = AudioOutputError.deviceStopped(output: "alsa:hand-driven", after: DeviceWatchdogTests.stallLimit, reason: nil)
+        var failure: PlaybackChange?
+        for _ in 0..<500 where failure == nil {
+            await clock.advance(by: DeviceWatchdogTests.stallLimit + .milliseconds(1))
+            if case .failed = await coordinator.status().activity { break }
+        }
+        for await change in changes {
+            if case .failed = change.event { failure = change; break }
+        }
+        #expect(failure?.event == .failed(file: "tune.mid", reason: expected.description))
+
+        let status = await coordinator.status()
+        #expect(status.activity == .failed)
+        #expect(status.file == "tune.mid")
+        #expect(status.error == expected.description)
+        #expect((status.positionSeconds ?? 0) > 0 && (status.positionSeconds ?? 0) < 10)
+        #expect(status.report == StatusReport.Playback(state: "failed", file: "tune.mid", positionSeconds: status.positionSeconds,
+                                                       durationSeconds: 10, error: expected.description))
+        await #expect(throws: PlaybackServiceError.nothingPlaying(operation: "pause")) { try await coordinator.pause() }
+
+        // The next song starts normally, and the failure is forgotten.
+        _ = try await coordinator.play(song, named: "next.mid")
+        let next = await coordinator.status()
+        #expect(next.activity == .playing)
+        #expect(next.error == nil)
+        await coordinator.stop()
+    }
+
+    @Test("a failed song's reason reaches `status --json` and the human status line")
+    func failedStatusIsReported() throws {
+        let playback = StatusReport.Playback(state: "failed", file: "tune.mid", positionSeconds: 3, durationSeconds: 10,
+                                             error: "audio output alsa:x stopped taking audio mid-song")
+        let report = StatusReport(readiness: "playbackReady", message: "ready", speaker: nil, playback: playback)
+        let json = ReportJSON.encode(report)
+        #expect(json.contains("\"error\" : \"audio output alsa:x stopped taking audio mid-song\""), "\(json)")
+        #expect(report.humanReadable.contains("Playback:  failed tune.mid 0:03 / 0:10: audio output alsa:x stopped taking audio mid-song"))
+        let idle = ReportJSON.encode(StatusReport(readiness: "ready", message: "", speaker: nil, playback: .idle))
+        #expect(!idle.contains("error"), "the key appears without a failure: \(idle)")
+        #expect(try SpeakerdDBusRecords.playback(from: SpeakerdDBusRecords.encode(playback)) == playback)
+    }
+}
