@@ -55,6 +55,7 @@ extension SpeakerdDaemon {
         try await connection.requestName(SpeakerdBus.name)
         self.connection = connection
         self.apiObject = object
+        watchBus(connection)
         await watchSleep(on: connection)
         await startSleepInhibitor(on: connection)
         await raise(.bus)
