@@ -170,8 +170,10 @@ extension DaemonProcessTests {
             environment: ["NOTIFY_SOCKET": listener.notifySocket]
         ) { pid in
             let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "the test bus")
-            try await waiting.eventually("speakerd has connected the speaker") {
-                (try? await client.status().speaker?.connected) == true
+            // Start-up over (playback-ready comes last): bluetoothd leaving mid start-up is another story.
+            try await waiting.eventually("speakerd has connected the speaker and finished start-up") {
+                guard let status = try? await client.status() else { return false }
+                return status.speaker?.connected == true && status.readiness == "playbackReady"
             }
             // bluetoothd goes away: speakerd notices, stays, and still answers.
             try await world.stopBlueZ()
@@ -192,6 +194,46 @@ extension DaemonProcessTests {
         let notifications = listener.receiveAll()
         #expect(notifications.contains { $0.hasPrefix("STOPPING=1") })
         #expect(notifications.last?.hasPrefix("STOPPING=1") == true, "STOPPING=1 is the last word to systemd")
+        _ = world
+    }
+
+    @Test("composer-cli play --wait whose bus dies mid-song ends with one clear line and a non-zero status")
+    func busDeathEndsPlayWait() async throws {
+        let song = try GatedPlayEndToEndTests.song().replacingOccurrences(of: "test-c-major-scale", with: "test-all-gm-sounds")
+        let world = try await FakeBusWorld.start()
+        let setup = try await world.connect()
+        _ = try await world.mock("AddAdapter", path: "/org/bluez", arguments: [.string("hci0"), .string("box")], using: setup)
+        _ = try await world.mock("AddDevice", path: "/org/bluez",
+                                 arguments: [.string("hci0"), .string(DaemonIntegrationTests.flip), .string("JBL Flip 5")], using: setup)
+        setup.close()
+        let state = TemporaryDirectory()
+        DaemonIntegrationTests().knownState(state)
+        state.write("", to: "speakerd.conf")
+        let waiting = GatedPlayEndToEndTests()
+        let played = Mutex<ExecutableRun?>(nil)
+
+        let daemon = try await ExecutableRun.run(
+            "speakerd", ["--config", state.path + "/speakerd.conf", "--state-dir", state.path, "--bus", world.address,
+                         "--audio-output", "null", "--soundfont", GatedPlayEndToEndTests.soundFont]
+        ) { pid in
+            let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "the test bus")
+            try await waiting.eventually("speakerd answers") { (try? await client.status()) != nil }
+            // A song of almost six minutes: it is still playing when the bus dies.
+            async let play = ExecutableRun.run("composer-cli", ["play", "--wait", song, "--bus", world.address])
+            try await waiting.eventually("the song is playing") {
+                (try? await client.status().playback.state) == "playing"
+            }
+            try await killBusDaemon(of: world)
+            let run = try await play
+            played.withLock { $0 = run }
+            try await waiting.eventually("speakerd has exited after its bus died", within: .seconds(20)) { hasExited(pid) }
+        }
+        #expect(daemon.status == 75, "speakerd ended with \(daemon.status); stderr:\n\(daemon.standardError)")
+        let run = try #require(played.withLock { $0 })
+        #expect(run.status != 0)
+        let lines = run.standardError.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].hasPrefix("composer-cli: ") && lines[0].contains("D-Bus"),
+                "composer-cli's stderr:\n\(run.standardError)")
         _ = world
     }
 }
