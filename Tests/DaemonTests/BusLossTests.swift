@@ -27,7 +27,7 @@ func hasExited(_ pid: pid_t) -> Bool {
 }
 
 /// A start-up step that never finishes by itself and ignores cancellation, until the test opens it.
-private final class StuckStep: Sendable {
+final class StuckStep: Sendable {
     private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     func wait() async {
