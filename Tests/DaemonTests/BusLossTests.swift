@@ -112,7 +112,7 @@ extension DaemonIntegrationTests {
         let running = Task { try await SpeakerdService(daemon: daemon).run() }
         defer { stuck.open() }
         try await daemon.gate.wait(for: .bus, timeout: .seconds(10))
-        for _ in 0..<1000 where stuck.waiting == 0 { await Task.yield() }
+        for _ in 0..<500 where stuck.waiting == 0 { try await Task.sleep(for: .milliseconds(10)) }  // bounded
         #expect(stuck.waiting == 1, "start-up never reached the stuck BlueZ step")
 
         try await killBusDaemon(of: world)
