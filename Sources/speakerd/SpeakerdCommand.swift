@@ -53,7 +53,8 @@ struct SpeakerdCommand: AsyncParsableCommand {
     }
 
     /// Every failure ends as one line on stderr and a non-zero exit (78 for configuration
-    /// mistakes, see `DaemonLaunchError.exitStatus`); help and --version print in full.
+    /// mistakes, 75 for a lost bus, see `DaemonLaunchError.exitStatus`); help and --version
+    /// print in full. A lost bus's line is the daemon's own log line, so nothing is added.
     static func main() async {
         await CommandFailure.run(program: "speakerd") {
             var command = try parseAsRoot()
@@ -66,6 +67,7 @@ struct SpeakerdCommand: AsyncParsableCommand {
             let code = exitCode(for: error)
             if code == .success { return .fullText(fullMessage(for: error)) }
             if let launch = error as? DaemonLaunchError {
+                if launch.isLogged { return .logged(exitStatus: launch.exitStatus) }
                 return .failure(message: launch.description, exitStatus: launch.exitStatus)
             }
             return .failure(message: message(for: error), exitStatus: code.rawValue)

@@ -13,6 +13,9 @@ public enum CommandFailure {
         case fullText(String)
         /// A failure: the first line of `message` goes to stderr, then exit with `exitStatus`.
         case failure(message: String, exitStatus: Int32)
+        /// A failure whose one line is already logged (speakerd's journal line, with its
+        /// priority): exit with `exitStatus` and print nothing more.
+        case logged(exitStatus: Int32)
     }
 
     /// Runs `body` (parse, then run the command); an error thrown by it ends the process the
@@ -29,6 +32,8 @@ public enum CommandFailure {
                 exit(0)
             case let .failure(message, exitStatus):
                 FileHandle.standardError.write(Data((line(program: program, message: message, exitStatus: exitStatus) + "\n").utf8))
+                exit(exitStatus == 0 ? 1 : exitStatus)
+            case .logged(let exitStatus):
                 exit(exitStatus == 0 ? 1 : exitStatus)
             }
         }

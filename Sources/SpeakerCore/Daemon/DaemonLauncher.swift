@@ -36,7 +36,9 @@ public enum DaemonLauncher {
         }
         let group = ServiceGroup(configuration: .init(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        do { try await group.run() } catch let error as ServiceGroupError {
+        do { try await group.run() } catch SpeakerdServiceError.busLost(let bus) {
+            throw .busLost(SpeakerdServiceError.busLost(bus).description)
+        } catch let error as ServiceGroupError {
             throw .failed(String(describing: error))
         } catch {
             throw .failed("\(error)")
@@ -49,20 +51,30 @@ public enum DaemonLaunchError: Error, Sendable, CustomStringConvertible {
     case configuration(ConfigurationError)
     case notify(SystemdNotifyError)
     case failed(String)
+    /// Our bus connection was lost; the daemon already logged this line as it wound down.
+    case busLost(String)
 
     public var description: String {
         switch self {
         case .configuration(let error): error.description
         case .notify(let error): error.description
-        case .failed(let detail): detail
+        case .failed(let detail), .busLost(let detail): detail
         }
     }
 
-    /// 78 (EX_CONFIG) for configuration mistakes, so systemd's status shows what kind of failure.
+    /// 78 (EX_CONFIG) for configuration mistakes and 75 (EX_TEMPFAIL) for a lost bus, so
+    /// systemd's status shows what kind of failure ("status=75/TEMPFAIL": a restart should fix it).
     public var exitStatus: Int32 {
         switch self {
         case .configuration: 78
+        case .busLost: 75
         case .notify, .failed: 1
         }
+    }
+
+    /// Whether the daemon's log already holds this failure's line, so exiting adds no second one.
+    public var isLogged: Bool {
+        if case .busLost = self { return true }
+        return false
     }
 }

@@ -55,6 +55,7 @@ extension SpeakerdDaemon {
         try await connection.requestName(SpeakerdBus.name)
         self.connection = connection
         self.apiObject = object
+        watchBus(connection)
         await watchSleep(on: connection)
         await startSleepInhibitor(on: connection)
         await raise(.bus)
@@ -148,6 +149,10 @@ extension SpeakerdDaemon {
     func becomePlaybackReady() async throws {
         guard let playback = playback else { throw DaemonOperationError.noPlaybackEngine }
         try await playback.waitForAudioPath(speaker: target?.address.description)
+        // bluetoothd (or the adapter) may have gone while the audio path was checked: the gate
+        // then closed and readiness dropped, and claiming playback-ready over it would jump the
+        // gate straight back up with no BlueZ behind it. Start-up runs again when it reopens.
+        if case .blocked(let problem) = lifecycle { throw DaemonOperationError.blockedMeanwhile(problem) }
         await raise(.playbackReady)
         if let name = target?.name { await setPhase(.ready(speakerName: name)) }
     }
@@ -158,12 +163,14 @@ enum DaemonOperationError: Error, CustomStringConvertible {
     case connectFailed(name: String)
     case noSpeakerFound
     case noPlaybackEngine
+    case blockedMeanwhile(CompatibilityProblem)
 
     var description: String {
         switch self {
         case .connectFailed(let name): "\(name) did not accept the connection"
         case .noSpeakerFound: "no Bluetooth speaker (audio sink) was found nearby"
         case .noPlaybackEngine: "this speakerd has no playback engine"
+        case .blockedMeanwhile(let problem): "not ready after all: \(problem)"
         }
     }
 }

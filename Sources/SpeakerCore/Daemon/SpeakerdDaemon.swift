@@ -50,6 +50,10 @@ public actor SpeakerdDaemon {
     var reconnectWatcher: Task<Void, Never>?
     var sleepTask: Task<Void, Never>?
     var playbackWatcher: Task<Void, Never>?
+    /// Follows our own bus connection (see `+Bus`).
+    var busWatcher: Task<Void, Never>?
+    /// Resolved with the bus when our connection to it is lost (not when we close it).
+    nonisolated let lostBus = OneShotSignal<BusSelection, Never>()
     /// logind's sleep delay lock while connects and scans run (see `+Inhibitor`).
     var sleepInhibitor: SleepInhibitor?
     var inhibitorTask: Task<Void, Never>?
@@ -100,8 +104,8 @@ public actor SpeakerdDaemon {
         notify([.stopping, .status(phase.statusLine)])
         // Every follower task is cancelled and dropped, so nothing started for this daemon
         // outlives it (each holds the daemon only weakly, but its stream and buffers are ours).
-        for task in [eventTask, reconnectWatcher, sleepTask, playbackWatcher] { task?.cancel() }
-        (eventTask, reconnectWatcher, sleepTask, playbackWatcher) = (nil, nil, nil, nil)
+        for task in [eventTask, reconnectWatcher, sleepTask, playbackWatcher, busWatcher] { task?.cancel() }
+        (eventTask, reconnectWatcher, sleepTask, playbackWatcher, busWatcher) = (nil, nil, nil, nil, nil)
         await reconnect?.shutdown()
         reconnect = nil
         await stopSleepInhibitor()

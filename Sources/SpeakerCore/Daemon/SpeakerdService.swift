@@ -6,7 +6,9 @@ import ServiceLifecycle
 /// running, and on SIGTERM/SIGINT winds it down (discovery and playback stopped, STOPPING=1).
 ///
 /// A SIGTERM in the middle of start-up cancels the sequence at once (the timeline records
-/// "start-up was cancelled") instead of waiting for a slow Connect to finish.
+/// "start-up was cancelled") instead of waiting for a slow Connect to finish. Losing our own
+/// bus connection (at any time, start-up included) winds the daemon down the same way, then
+/// `run()` throws `busLost`: speakerd exits non-zero and systemd restarts it.
 public actor SpeakerdService: Service {
     private enum State {
         case idle
@@ -25,16 +27,39 @@ public actor SpeakerdService: Service {
         guard case .idle = state else { throw SpeakerdServiceError.alreadyStarted }
         state = .running
         let daemon = self.daemon
-        try? await cancelWhenGracefulShutdown { await daemon.start() }
-        if let problem = await daemon.fatalProblem {
+        // Start-up, cut short by SIGTERM/SIGINT or by losing the bus.
+        var lostBus = await Self.untilBusLost(daemon) {
+            try? await cancelWhenGracefulShutdown { await daemon.start() }
+        }
+        if lostBus == nil, let problem = await daemon.fatalProblem {
             await daemon.shutdown()
             state = .stopped
             throw SpeakerdServiceError.cannotServe(problem)
         }
-        // Wait for SIGTERM/SIGINT; cancellation of the group ends the wait too.
-        try? await gracefulShutdown()
+        // Wait for SIGTERM/SIGINT or the bus going away; cancellation of the group ends the wait too.
+        if lostBus == nil {
+            lostBus = await Self.untilBusLost(daemon) { try? await gracefulShutdown() }
+        }
+        let failure = lostBus.map(SpeakerdServiceError.busLost)
+        // Said once, before winding down, with the journal's error priority: it is why we exit.
+        if let failure { daemon.logger.critical("\(failure)") }
         await daemon.shutdown()
         state = .stopped
+        if let failure { throw failure }
+    }
+
+    /// Runs `operation` until it returns or the daemon loses its bus, whichever comes first;
+    /// returns the bus if it was lost first (the operation is then cancelled).
+    private static func untilBusLost(
+        _ daemon: SpeakerdDaemon, _ operation: @escaping @Sendable () async -> Void
+    ) async -> BusSelection? {
+        await withTaskGroup(of: BusSelection?.self) { group in
+            group.addTask { await operation(); return nil }
+            group.addTask { await daemon.busLoss() }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
     }
 
     /// Called by the watchdog pacer through the coordinator actor.
@@ -45,11 +70,23 @@ public actor SpeakerdService: Service {
 public enum SpeakerdServiceError: Error, Equatable, Sendable, CustomStringConvertible {
     case alreadyStarted
     case cannotServe(String)
+    /// Our connection to this bus was lost: no API is left, so speakerd exits to be restarted.
+    case busLost(BusSelection)
 
     public var description: String {
         switch self {
         case .alreadyStarted: "the speakerd service was started twice"
         case .cannotServe(let problem): problem
+        case .busLost(let bus):
+            "lost the D-Bus connection to \(bus.spokenName); exiting so systemd can restart speakerd"
         }
+    }
+}
+
+extension BusSelection {
+    /// The bus as a sentence names it: "the system bus", or its address.
+    var spokenName: String {
+        if case .address(let address) = self { return address }
+        return "the \(self) bus"
     }
 }

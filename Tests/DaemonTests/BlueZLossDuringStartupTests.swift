@@ -1,0 +1,59 @@
+import Logging
+import SystemPackage
+import Testing
+import TestSupport
+@testable import SpeakerCore
+
+/// A playback side whose audio path is only "there" once the test says so, so a test can make
+/// something happen while start-up's last step (`playbackReady`) is still waiting on it.
+private struct HeldAudioPath: DaemonPlayback {
+    let held: StuckStep
+
+    func preloadSoundfont(_ path: String) async throws {}
+    func checkOutput() async throws {}
+    func waitForAudioPath(speaker: String?) async throws { await held.wait() }
+    func play(file: FileDescriptor, displayName: String, queue: Bool) async throws { try? file.close() }
+    func stop() async {}
+    func pause() async throws {}
+    func resume() async throws {}
+    func speakerLost() async {}
+    func speakerBack() async {}
+    func snapshot() async -> StatusReport.Playback { .idle }
+}
+
+extension DaemonIntegrationTests {
+    @Test("bluetoothd leaving while start-up's last step runs leaves the daemon waiting for it, not claiming playback-ready")
+    func bluetoothdLeavesDuringLastStartupStep() async throws {
+        let world = try await FakeBusWorld.start()
+        try await addSpeaker(world)
+        let state = TemporaryDirectory()
+        knownState(state)
+        let held = StuckStep()
+        defer { held.open() }
+        let logger = Logger(label: "test.speakerd")
+        let daemon = SpeakerdDaemon(
+            configuration: DaemonConfiguration(scanDuration: .seconds(1), stateDirectory: state.path, bus: .address(world.address)),
+            dependencies: DaemonDependencies(
+                connectBus: { _ in try await DBusConnection.connect(world.bus) },
+                makeBlueZ: { connection in try await DBusBlueZClient.start(connection: connection!, logger: logger) },
+                playback: HeldAudioPath(held: held)),
+            notifier: nil, logger: logger)
+        let starting = Task { await daemon.start() }
+        try await daemon.gate.wait(for: .speakerConnected, timeout: .seconds(10))
+        for _ in 0..<500 where held.waiting == 0 { try await Task.sleep(for: .milliseconds(10)) }  // bounded
+        try #require(held.waiting == 1, "start-up never reached the playbackReady step")
+
+        try await world.stopBlueZ()
+        for _ in 0..<500 where await daemon.lifecycle != .blocked(.noBlueZ) { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(await daemon.lifecycle == .blocked(.noBlueZ), "the daemon never saw bluetoothd leave")
+        held.open()
+        await starting.value
+
+        #expect(daemon.gate.level < .speakerConnected, "readiness jumped back up with no BlueZ behind it")
+        #expect(await daemon.lifecycle == .blocked(.noBlueZ))
+        let outcome = await daemon.startupTimeline?.entry(StartupScenarios.Step.playbackReady)?.outcome
+        #expect(outcome == .failed("not ready after all: \(CompatibilityProblem.noBlueZ)"))
+        await daemon.shutdown()
+        _ = world
+    }
+}
