@@ -24,10 +24,11 @@ private struct HeldAudioPath: DaemonPlayback {
 extension DaemonIntegrationTests {
     @Test("bluetoothd leaving while start-up's last step runs leaves the daemon waiting for it, not claiming playback-ready")
     func bluetoothdLeavesDuringLastStartupStep() async throws {
-        let world = try await FakeBusWorld.start()
-        try await addSpeaker(world)
-        let state = TemporaryDirectory()
-        knownState(state)
+        let fake = try await DaemonWorld.start()
+        try await fake.addAdapter()
+        try await fake.addSpeaker()
+        fake.remember([DaemonWorld.flip])
+        let world = fake.world, state = fake.state
         let held = StuckStep()
         defer { held.open() }
         let logger = Logger(label: "test.speakerd")

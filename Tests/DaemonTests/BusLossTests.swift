@@ -76,10 +76,11 @@ extension DaemonIntegrationTests {
 
     @Test("losing the bus while running ends the service with busLost after STOPPING=1, logged once as critical")
     func busLostWhileRunning() async throws {
-        let world = try await FakeBusWorld.start()
-        try await addSpeaker(world)
-        let state = TemporaryDirectory()
-        knownState(state)
+        let fake = try await DaemonWorld.start()
+        try await fake.addAdapter()
+        try await fake.addSpeaker()
+        fake.remember([DaemonWorld.flip])
+        let world = fake.world, state = fake.state
         let listener = NotifySocketListener(path: state.path + "/notify")
         let lines = LoggedLines()
         let daemon = try observedDaemon(world, state: state, listener: listener, lines: lines)
@@ -98,9 +99,9 @@ extension DaemonIntegrationTests {
 
     @Test("losing the bus in the middle of start-up ends the service with busLost even while a step is stuck")
     func busLostDuringStartup() async throws {
-        let world = try await FakeBusWorld.start()
-        let state = TemporaryDirectory()
-        knownState(state)
+        let fake = try await DaemonWorld.start()
+        fake.remember([DaemonWorld.flip])
+        let world = fake.world, state = fake.state
         let listener = NotifySocketListener(path: state.path + "/notify")
         let lines = LoggedLines()
         // Reaching BlueZ never finishes (and ignores cancellation): only the bus loss can end start-up.
@@ -124,11 +125,12 @@ extension DaemonIntegrationTests {
 
     @Test("bluetoothd leaving is not a lost bus: the daemon keeps serving and waits for it")
     func bluetoothdLeavingIsNotBusLoss() async throws {
-        let world = try await FakeBusWorld.start()
-        try await addSpeaker(world)
-        let state = TemporaryDirectory()
-        knownState(state)
-        let daemon = makeDaemon(world, state: state)
+        let fake = try await DaemonWorld.start()
+        try await fake.addAdapter()
+        try await fake.addSpeaker()
+        fake.remember([DaemonWorld.flip])
+        let world = fake.world, state = fake.state
+        let daemon = fake.makeDaemon()
         await daemon.start()
         try await daemon.gate.wait(for: .speakerConnected, timeout: .seconds(10))
         try await world.stopBlueZ()
@@ -152,17 +154,16 @@ extension DaemonProcessTests {
     @Test("the real speakerd: bluetoothd leaving keeps it waiting; its bus dying makes it exit 75 at once with STOPPING=1 and one clear line")
     func busDeathEndsSpeakerd() async throws {
         let world = try await FakeBusWorld.start()
-        let speaker = DaemonIntegrationTests.flip
+        let speaker = DaemonWorld.flip.address
         let setup = try await world.connect()
         _ = try await world.mock("AddAdapter", path: "/org/bluez", arguments: [.string("hci0"), .string("box")], using: setup)
         _ = try await world.mock("AddDevice", path: "/org/bluez",
                                  arguments: [.string("hci0"), .string(speaker), .string("JBL Flip 5")], using: setup)
         setup.close()
         let state = TemporaryDirectory()
-        DaemonIntegrationTests().knownState(state)
+        DaemonWorld.remember([DaemonWorld.flip], in: state)
         state.write("", to: "speakerd.conf")
         let listener = NotifySocketListener(path: state.path + "/notify")
-        let waiting = GatedPlayEndToEndTests()
 
         let run = try await ExecutableRun.run(
             "speakerd", ["--config", state.path + "/speakerd.conf", "--state-dir", state.path,
@@ -171,20 +172,20 @@ extension DaemonProcessTests {
         ) { pid in
             let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "the test bus")
             // Start-up over (playback-ready comes last): bluetoothd leaving mid start-up is another story.
-            try await waiting.eventually("speakerd has connected the speaker and finished start-up") {
+            try await eventually("speakerd has connected the speaker and finished start-up") {
                 guard let status = try? await client.status() else { return false }
                 return status.speaker?.connected == true && status.readiness == "playbackReady"
             }
             // bluetoothd goes away: speakerd notices, stays, and still answers.
             try await world.stopBlueZ()
-            try await waiting.eventually("speakerd has seen the speaker go with bluetoothd") {
+            try await eventually("speakerd has seen the speaker go with bluetoothd") {
                 (try? await client.status().speaker?.connected) == false
             }
             #expect(!hasExited(pid), "speakerd exited when only bluetoothd left")
 
             // Its own bus dies: nothing is left to serve, so it must exit (a timeout here kills it).
             try await killBusDaemon(of: world)
-            try await waiting.eventually("speakerd has exited after its bus died", within: .seconds(20)) { hasExited(pid) }
+            try await eventually("speakerd has exited after its bus died", within: .seconds(20)) { hasExited(pid) }
         }
         #expect(run.status == 75, "speakerd ended with \(run.status); stderr:\n\(run.standardError)")
         let line = "<2>speakerd: lost the D-Bus connection to \(world.address); exiting so systemd can restart speakerd"
@@ -204,12 +205,11 @@ extension DaemonProcessTests {
         let setup = try await world.connect()
         _ = try await world.mock("AddAdapter", path: "/org/bluez", arguments: [.string("hci0"), .string("box")], using: setup)
         _ = try await world.mock("AddDevice", path: "/org/bluez",
-                                 arguments: [.string("hci0"), .string(DaemonIntegrationTests.flip), .string("JBL Flip 5")], using: setup)
+                                 arguments: [.string("hci0"), .string(DaemonWorld.flip.address), .string("JBL Flip 5")], using: setup)
         setup.close()
         let state = TemporaryDirectory()
-        DaemonIntegrationTests().knownState(state)
+        DaemonWorld.remember([DaemonWorld.flip], in: state)
         state.write("", to: "speakerd.conf")
-        let waiting = GatedPlayEndToEndTests()
         let played = Mutex<ExecutableRun?>(nil)
 
         let daemon = try await ExecutableRun.run(
@@ -217,16 +217,16 @@ extension DaemonProcessTests {
                          "--audio-output", "null", "--soundfont", GatedPlayEndToEndTests.soundFont]
         ) { pid in
             let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "the test bus")
-            try await waiting.eventually("speakerd answers") { (try? await client.status()) != nil }
+            try await eventually("speakerd answers") { (try? await client.status()) != nil }
             // A song of almost six minutes: it is still playing when the bus dies.
             async let play = ExecutableRun.run("composer-cli", ["play", "--wait", song, "--bus", world.address])
-            try await waiting.eventually("the song is playing") {
+            try await eventually("the song is playing") {
                 (try? await client.status().playback.state) == "playing"
             }
             try await killBusDaemon(of: world)
             let run = try await play
             played.withLock { $0 = run }
-            try await waiting.eventually("speakerd has exited after its bus died", within: .seconds(20)) { hasExited(pid) }
+            try await eventually("speakerd has exited after its bus died", within: .seconds(20)) { hasExited(pid) }
         }
         #expect(daemon.status == 75, "speakerd ended with \(daemon.status); stderr:\n\(daemon.standardError)")
         let run = try #require(played.withLock { $0 })

@@ -101,7 +101,10 @@ struct DaemonWorld: Sendable {
     // MARK: - speakerd's side
 
     /// `state.json` listing `speakers`, most recently connected first.
-    func remember(_ speakers: [Speaker]) {
+    func remember(_ speakers: [Speaker]) { Self.remember(speakers, in: state) }
+
+    /// `state.json` in `directory` (for tests that run speakerd on a world of their own).
+    static func remember(_ speakers: [Speaker], in state: TemporaryDirectory) {
         let entries = speakers.enumerated().map { index, speaker in
             let stamp = "2027-01-15T08:\(String(format: "%02d", 59 - index)):00Z"
             return #"{"address":"\#(speaker.address)","name":"\#(speaker.name)","firstConnected":"2027-01-01T08:00:00Z","lastConnected":"\#(stamp)"}"#
