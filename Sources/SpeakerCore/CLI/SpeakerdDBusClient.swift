@@ -130,6 +130,8 @@ public final class SpeakerdDBusClient: SpeakerdControl {
             return .rejected(name: name, message: "not allowed to talk to speakerd (join the speakerd group): \(message)")
         case .remote(let name, let message):
             return .rejected(name: name, message: message)
+        case .disconnected:
+            return .unreachable(bus: busDescription, reason: "lost the D-Bus connection (the bus daemon exited or restarted)")
         default:
             return .rejected(name: SpeakerdBus.ErrorName.failed, message: error.description)
         }
