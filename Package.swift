@@ -29,10 +29,12 @@ let package = Package(
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev", "libbluetooth-dev"])]
         ),
-        // fluidsynth.h sits in /usr/include; its pkg-config flags (glib, SDL2, -pthread) are not needed.
-        .systemLibrary(
+        // libfluidsynth, opened with dlopen on first use rather than linked: it pulls ~80 shared
+        // libraries that speakerd's start-up must not pay for (see include/CFluidSynth.h).
+        // fluidsynth.h (libfluidsynth-dev) gives the types; libfluidsynth3 is needed at run time.
+        .target(
             name: "CFluidSynth",
-            providers: [.apt(["libfluidsynth-dev"])]
+            linkerSettings: [.linkedLibrary("dl")]
         ),
         .target(
             name: "SpeakerCore",
