@@ -4,8 +4,9 @@
 /* FluidSynth, opened with dlopen on first use instead of linked.
  *
  * Why: libfluidsynth pulls about 80 shared libraries (PulseAudio, JACK, SDL2, X11, glib) into
- * any process linked with it; loading them costs speakerd ~15 ms and ~15 MiB at every start,
- * although the daemon needs FluidSynth only once it preloads the soundfont or plays.
+ * any process linked with it, and speakerd would pay for loading them at every start (see
+ * docs/BENCHMARKS.md, "Start-up"), although it needs FluidSynth only once it preloads the
+ * soundfont or plays.
  *
  * fluidsynth.h is included for its types and constants only. Its functions are declared but
  * not linked: call them through the table `speakerd_fluidsynth_load()` returns. The table's
