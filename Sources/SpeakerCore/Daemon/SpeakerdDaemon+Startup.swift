@@ -9,14 +9,18 @@ extension SpeakerdDaemon {
         let known = await stateStore.knownSpeakers
         let scenario = StartupScenarios.scenario(for: .init(
             hasKnownSpeakers: !known.isEmpty, autoPick: configuration.autoPick, requestWaiting: requestWaiting))
+        // Resolved when the speaker step has sent its Connect (or gave up before one): the
+        // soundfont preload waits for it so it never competes with the critical path.
+        let connectIssued = OneShotSignal<Void, Never>()
+        let preloadAfter = StartupScenarios.soundfontWaitsForConnect(in: scenario) ? connectIssued : nil
         let operations: [String: StartupOperation.Body] = [
             Step.config: { _ in try await self.checkConfiguration() },
             Step.bus: { _ in try await self.startBus() },
             Step.bluez: { context in try await self.reachBlueZ(context) },
             Step.adapter: { context in try await self.prepareAdapter(context) },
-            Step.connectKnown: { _ in try await self.connectKnownSpeakers() },
+            Step.connectKnown: { _ in try await self.connectKnownSpeakers(issued: connectIssued) },
             Step.scanAndPick: { _ in try await self.scanAndPick() },
-            Step.soundfont: { _ in try await self.preloadSoundfont() },
+            Step.soundfont: { _ in try await self.preloadSoundfontPolitely(after: preloadAfter) },
             Step.audioBackend: { _ in try await self.checkAudioBackend() },
             Step.playbackReady: { _ in try await self.becomePlaybackReady() },
         ]
@@ -105,12 +109,18 @@ extension SpeakerdDaemon {
 
     /// Tries the known speakers, most recent first; if none answers, scan-and-pick takes over
     /// while the reconnect policy keeps trying the most recent one in the background.
-    func connectKnownSpeakers() async throws {
+    ///
+    /// `issued` is resolved as the first `Connect` goes out (it is the last thing before the
+    /// call; the preload it releases then waits for its polite turn, which starts well after the
+    /// call is on the bus), or when this step ends without one.
+    func connectKnownSpeakers(issued: OneShotSignal<Void, Never>) async throws {
+        defer { _ = issued.succeed(()) }
         let known = await stateStore.knownSpeakers
         for speaker in known {
             let address = speaker.address
             await setTarget(address, name: speaker.name)
             await setPhase(.connecting(speakerName: speaker.name))
+            _ = issued.succeed(())
             if await connectTarget() == .connected { return }
         }
         guard let first = known.first else { return }
@@ -135,9 +145,24 @@ extension SpeakerdDaemon {
         if configuration.autoPick { throw DaemonOperationError.noSpeakerFound }
     }
 
-    func preloadSoundfont() async throws {
+    /// The `soundfont` step: once `connectIssued` (if any) resolved, loads the soundfont as a
+    /// polite block of the readiness gate (see `StartupScenarios` for why), and ends when it is
+    /// loaded or failed. Cancelling the step stops the wait; a load already begun completes and
+    /// is kept (the cache hands it to the next play).
+    func preloadSoundfontPolitely(after connectIssued: OneShotSignal<Void, Never>?) async throws {
         guard let playback = playback else { throw DaemonOperationError.noPlaybackEngine }
-        try await playback.preloadSoundfont(configuration.soundfont)
+        if let connectIssued { _ = try await connectIssued.result().get() }
+        let path = configuration.soundfont
+        let loaded = OneShotSignal<Void, any Error>()
+        gate.runNowOrWhenPolitely(.bus, label: "preload soundfont \(path)") {
+            do {
+                try await playback.preloadSoundfont(path)
+                _ = loaded.succeed(())
+            } catch {
+                _ = loaded.fail(error)
+            }
+        }
+        try await loaded.result().get()
     }
 
     func checkAudioBackend() async throws {
