@@ -35,6 +35,7 @@ extension SpeakerdDaemon {
             return
         }
         lastTimeline = timeline
+        await followLogind()
         logger.info("start-up (\(timeline.scenario)) took \(Int(timeline.totalMs)) ms; critical path: \(timeline.criticalPath.joined(separator: " → "))")
         if case .blocked = lifecycle { return }  // the compatibility gate closed; events reopen it
         lifecycle = .running
@@ -59,9 +60,18 @@ extension SpeakerdDaemon {
         try await connection.requestName(SpeakerdBus.name)
         self.connection = connection
         self.apiObject = object
+        makeSleepInhibitor(on: connection)
+        await raise(.bus)
+    }
+
+    /// Subscribes to logind's sleep signals once start-up's graph has run: those are bus round
+    /// trips that neither READY=1 nor the way to the speaker's `Connect` needs. The inhibitor
+    /// itself exists from the bus step on (`makeSleepInhibitor`), so connects and scans during
+    /// start-up still take the lock; suspend and resume are followed from here on.
+    func followLogind() async {
+        guard let connection, lifecycle != .stopping, lifecycle != .stopped else { return }
         await watchSleep(on: connection)
         await startSleepInhibitor(on: connection)
-        await raise(.bus)
     }
 
     /// READY=1 once the API answers: requests can be made from then on (they wait in the gate).
