@@ -120,9 +120,9 @@ extension SpeakerdDaemon {
     /// Tries the known speakers, most recent first; if none answers, scan-and-pick takes over
     /// while the reconnect policy keeps trying the most recent one in the background.
     ///
-    /// `issued` is resolved as the first `Connect` goes out (it is the last thing before the
-    /// call; the preload it releases then waits for its polite turn, which starts well after the
-    /// call is on the bus), or when this step ends without one.
+    /// `issued` is resolved just before `connectTarget()` sends the first `Connect` (a few actor
+    /// hops before it is on the bus; the preload it releases first waits for its polite turn,
+    /// 25 ms, so the call always goes out first), or when this step ends without one.
     func connectKnownSpeakers(issued: OneShotSignal<Void, Never>) async throws {
         defer { _ = issued.succeed(()) }
         let known = await stateStore.knownSpeakers
