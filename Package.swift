@@ -1,6 +1,23 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+/// The executables carry the Swift runtime and Foundation inside them (`-static-stdlib`):
+/// mapping and relocating the shared libswiftCore, Foundation and ICU libraries is most of an
+/// idle daemon's RSS and of its time to exec (docs/BENCHMARKS.md, "Start-up").
+///
+/// SpeakerCore and the tests keep the shared runtime; only the final link of an executable is
+/// static. Its objects were compiled against the shared Foundation, whose autolink entries do not
+/// name the static archives Foundation needs, so they are listed here (as `swiftc -static-stdlib`
+/// itself lists them), in one group so their order does not matter.
+let staticSwiftRuntime: [LinkerSetting] = [.unsafeFlags([
+    "-static-stdlib",
+    "-Xlinker", "--start-group",
+    "-lFoundation", "-lFoundationEssentials", "-lFoundationInternationalization", "-lCoreFoundation",
+    "-l_FoundationICU", "-l_FoundationCShims", "-l_FoundationCollections",
+    "-lswiftSynchronization", "-lswiftDispatch", "-ldispatch", "-lBlocksRuntime",
+    "-Xlinker", "--end-group",
+])]
+
 /// speakerd: a Bluetooth-speaker companion daemon (`speakerd`) and its CLI (`composer-cli`).
 ///
 /// Everything with logic lives in `SpeakerCore`; the executables only parse, wire and run.
@@ -29,10 +46,12 @@ let package = Package(
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev", "libbluetooth-dev"])]
         ),
-        // fluidsynth.h sits in /usr/include; its pkg-config flags (glib, SDL2, -pthread) are not needed.
-        .systemLibrary(
+        // libfluidsynth, opened with dlopen on first use rather than linked: it pulls ~80 shared
+        // libraries that speakerd's start-up must not pay for (see include/CFluidSynth.h).
+        // fluidsynth.h (libfluidsynth-dev) gives the types; libfluidsynth3 is needed at run time.
+        .target(
             name: "CFluidSynth",
-            providers: [.apt(["libfluidsynth-dev"])]
+            linkerSettings: [.linkedLibrary("dl")]
         ),
         .target(
             name: "SpeakerCore",
@@ -53,14 +72,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            linkerSettings: staticSwiftRuntime
         ),
         .executableTarget(
             name: "composer-cli",
             dependencies: [
                 "SpeakerCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            linkerSettings: staticSwiftRuntime
         ),
 
         // Shared by the test targets: the private dbus-daemon + fake BlueZ harness, WAV analysis, a seeded RNG.
@@ -74,7 +95,8 @@ let package = Package(
         .executableTarget(name: "bench-dbus", dependencies: ["SpeakerCore", "CBlueZ"], path: "Benchmarks/bench-dbus"),
         .executableTarget(name: "bench-readiness", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-readiness"),
         .executableTarget(name: "bench-playback", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-playback"),
-        .executableTarget(name: "bench-startup", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-startup"),
+        .executableTarget(name: "bench-startup", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-startup",
+                         linkerSettings: staticSwiftRuntime),
 
         .testTarget(name: "DBusTests", dependencies: ["SpeakerCore", "TestSupport"]),
         .testTarget(

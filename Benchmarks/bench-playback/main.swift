@@ -43,14 +43,14 @@ for _ in 0..<runs {
     let start = ContinuousClock.now
     let song = try MIDIFileReader.read(contentsOfFile: path(shortSong))
     try await engine.play(song, title: shortSong)
-    warmFirstFrame.append(Measure.seconds(probe.firstFrameInstant! - start))
+    warmFirstFrame.append(Measure.seconds(try await probe.firstFrameInstant() - start))
 
     let coldProbe = FirstFrameProbe()
     let coldStart = ContinuousClock.now
     let coldFont = try await SoundFont.load()
     let coldEngine = PlaybackEngine(output: coldProbe, soundFont: coldFont)
     try await coldEngine.play(try MIDIFileReader.read(contentsOfFile: path(shortSong)), title: shortSong)
-    coldInProcess.append(Measure.seconds(coldProbe.firstFrameInstant! - coldStart))
+    coldInProcess.append(Measure.seconds(try await coldProbe.firstFrameInstant() - coldStart))
 
     let out = scratch.appendingPathComponent("cold.wav").path
     coldFluidSynth.append(try Measure.run(fluidsynth, ["-ni", "-F", out, SoundFont.defaultPath, path(shortSong)]).seconds)

@@ -3,8 +3,9 @@
 // The start-up benchmark itself is `scripts/bench-startup` (it drives speakerd, the peers and the
 // fake BlueZ as separate processes, which is what is measured). This executable is the control
 // it compares speakerd's idle RSS against: a process that links SpeakerCore exactly as speakerd
-// does (Swift runtime, Foundation, libdbus, libfluidsynth...) but does no work, so
-// "speakerd idle RSS - this" is what the daemon's own state costs.
+// does (the Swift runtime and Foundation static, libdbus and libbluetooth shared; libfluidsynth is
+// opened only on first use) but does no work, so "speakerd idle RSS - this" is what the daemon's
+// own code and state cost.
 import Foundation
 import SpeakerCore
 

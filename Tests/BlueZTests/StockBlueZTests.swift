@@ -195,3 +195,28 @@ final class FinishedFlag: Sendable {
     func set() { value.withLock { $0 = true } }
     var isSet: Bool { value.withLock { $0 } }
 }
+
+/// speakerd's start-up registers the pairing agent just after `start` instead of before it
+/// returns (`registersAgentInBackground`): the agent must still reach bluetoothd.
+@Suite("Pairing agent registered in the background")
+struct BackgroundAgentTests {
+    @Test("with registration in the background, start returns and the agent still reaches bluetoothd")
+    func agentRegistersAfterStart() async throws {
+        let world = try await FakeBusWorld.start()
+        let control = try await world.connect()
+        defer { control.close() }
+        // The mock announces each call it takes; subscribe before the client exists.
+        var calls = try await control.signals(matching: DBusMatchRule(
+            path: "/org/bluez", interface: "org.freedesktop.DBus.Mock", member: "MethodCalled")).makeAsyncIterator()
+        let client = try await DBusBlueZClient.start(
+            connection: try await world.connect(), configuration: .init(registersAgentInBackground: true))
+        var methods: [String] = []
+        while !methods.contains("RequestDefaultAgent"), let call = await calls.next() {
+            if case .string(let method)? = call.arguments.first { methods.append(method) }
+        }
+        #expect(methods == ["RegisterAgent", "RequestDefaultAgent"])
+        await client.shutDown()
+        client.connection.close()
+        _ = world
+    }
+}

@@ -5,15 +5,23 @@ import Testing
 struct StartupScenarioGraphTests {
     typealias Step = StartupScenarios.Step
 
-    @Test("regular start connects the last speaker while the soundfont loads")
+    @Test("regular start connects the last speaker while the soundfont loads politely after READY=1 and the Connect")
     func regular() throws {
-        let plan = try StartupScenarios.scenario(for: .init(hasKnownSpeakers: true, autoPick: false, requestWaiting: false)).plan()
+        let scenario = StartupScenarios.scenario(for: .init(hasKnownSpeakers: true, autoPick: false, requestWaiting: false))
+        let plan = try scenario.plan()
         #expect(plan.scenario == "regular")
         #expect(plan.waits(Step.bluez, for: Step.bus))
         #expect(plan.waits(Step.adapter, for: Step.bluez))
         #expect(plan.waits(Step.connectKnown, for: Step.adapter))
         #expect(plan.waits(Step.connectKnown, for: Step.config))
         #expect(plan.mayRunInParallel(Step.connectKnown, Step.soundfont))
+        // Off the critical path: after READY=1 (the bus step), never before any Bluetooth step,
+        // and its body waits for the Connect to be issued.
+        #expect(plan.waits(Step.soundfont, for: Step.bus))
+        for step in [Step.bus, Step.bluez, Step.adapter, Step.connectKnown] {
+            #expect(!plan.waits(step, for: Step.soundfont), "\(step) waits for the soundfont")
+        }
+        #expect(StartupScenarios.soundfontWaitsForConnect(in: scenario))
         #expect(plan.mayRunInParallel(Step.bus, Step.audioBackend))
         #expect(plan.prerequisites(of: Step.playbackReady).isSuperset(of: [Step.connectKnown, Step.soundfont, Step.audioBackend]))
         #expect(!plan.waves.joined().contains(Step.scanAndPick))
@@ -30,12 +38,16 @@ struct StartupScenarioGraphTests {
         #expect(!plan.waves.joined().contains(Step.connectKnown))
         #expect(StartupScenarios.budget(for: manual) == nil)
 
+        #expect(plan.waits(Step.soundfont, for: Step.bus))
+        #expect(!StartupScenarios.soundfontWaitsForConnect(in: manual))
+
         let automatic = try StartupScenarios.firstRun(autoPick: true).plan()
         #expect(automatic.waits(Step.playbackReady, for: Step.scanAndPick))
+        #expect(automatic.waits(Step.playbackReady, for: Step.soundfont))
         #expect(automatic.mayRunInParallel(Step.scanAndPick, Step.soundfont))
     }
 
-    @Test("a start launched by a play request puts the soundfont on the critical path")
+    @Test("a start launched by a play request requires the soundfont, still after READY=1 and the Connect")
     func launchedByRequest() throws {
         let scenario = StartupScenarios.scenario(for: .init(hasKnownSpeakers: true, autoPick: false, requestWaiting: true))
         #expect(scenario.name == "launched by request")
@@ -46,6 +58,10 @@ struct StartupScenarioGraphTests {
         let plan = try scenario.plan()
         #expect(plan.waits(Step.playbackReady, for: Step.soundfont))
         #expect(plan.waits(Step.playbackReady, for: Step.connectKnown))
+        #expect(plan.waits(Step.soundfont, for: Step.bus))
+        #expect(!plan.waits(Step.connectKnown, for: Step.soundfont))
+        #expect(StartupScenarios.soundfontWaitsForConnect(in: scenario))
+        #expect(!StartupScenarios.soundfontWaitsForConnect(in: StartupScenarios.launchedByRequest(hasKnownSpeakers: false)))
     }
 
     @Test("BlueZ and the adapter are required in every scenario: they are the compatibility gate")

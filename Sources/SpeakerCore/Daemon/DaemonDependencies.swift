@@ -38,7 +38,10 @@ extension DaemonDependencies {
             connectBus: { bus in try await DBusConnection.connect(bus.busAddress) },
             makeBlueZ: { connection in
                 guard let connection else { throw BlueZClientError.bus("no D-Bus connection") }
-                return try await DBusBlueZClient.start(connection: connection, logger: logger)
+                // The pairing agent registers right after start rather than before the first
+                // Connect, which a paired speaker does not need it for.
+                return try await DBusBlueZClient.start(
+                    connection: connection, configuration: .init(registersAgentInBackground: true), logger: logger)
             },
             makePlayback: { wiring in coordinatorPlayback(configuration: configuration, wiring: wiring) })
     }

@@ -5,12 +5,17 @@
 /// The daemon has no operation queue: it reports its own in-flight speaker work to the
 /// inhibitor as the queue would (`busy` when the first starts, `drained` when the last ends).
 extension SpeakerdDaemon {
-    /// Creates the inhibitor on the daemon's bus and follows logind's suspend and resume.
-    func startSleepInhibitor(on connection: DBusConnection) async {
+    /// Creates the inhibitor on the daemon's bus, without any bus traffic yet.
+    func makeSleepInhibitor(on connection: DBusConnection) {
         guard sleepInhibitor == nil else { return }
+        sleepInhibitor = SleepInhibitor(provider: LogindClient(connection: connection), logger: logger)
+    }
+
+    /// Makes the inhibitor if needed and follows logind's suspend and resume.
+    func startSleepInhibitor(on connection: DBusConnection) async {
+        makeSleepInhibitor(on: connection)
+        guard let inhibitor = sleepInhibitor, inhibitorTask == nil else { return }
         let client = LogindClient(connection: connection)
-        let inhibitor = SleepInhibitor(provider: client, logger: logger)
-        sleepInhibitor = inhibitor
         let events: LogindSleepEvents
         do { events = try await client.sleepEvents() } catch {
             logger.notice("sleep delay lock will not follow suspend and resume: \(error)")

@@ -81,8 +81,10 @@ extension SpeakerdDaemon {
         if lifecycle == .running, let playback = playback {
             do {
                 // The output moves to the (re)connected speaker first, then a song the loss
-                // paused goes on where it stopped.
+                // paused goes on where it stopped. Ready also means the soundfont is loaded
+                // (as in start-up); once preloaded this returns at once.
                 try await playback.waitForAudioPath(speaker: address.description)
+                try await playback.preloadSoundfont(configuration.soundfont)
                 await playback.speakerBack()
                 await raise(.playbackReady)
                 await setPhase(.ready(speakerName: target.name))

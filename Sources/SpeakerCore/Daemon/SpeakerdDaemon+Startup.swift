@@ -9,14 +9,18 @@ extension SpeakerdDaemon {
         let known = await stateStore.knownSpeakers
         let scenario = StartupScenarios.scenario(for: .init(
             hasKnownSpeakers: !known.isEmpty, autoPick: configuration.autoPick, requestWaiting: requestWaiting))
+        // Resolved when the speaker step has sent its Connect (or gave up before one): the
+        // soundfont preload waits for it so it never competes with the critical path.
+        let connectIssued = OneShotSignal<Void, Never>()
+        let preloadAfter = StartupScenarios.soundfontWaitsForConnect(in: scenario) ? connectIssued : nil
         let operations: [String: StartupOperation.Body] = [
             Step.config: { _ in try await self.checkConfiguration() },
             Step.bus: { _ in try await self.startBus() },
             Step.bluez: { context in try await self.reachBlueZ(context) },
             Step.adapter: { context in try await self.prepareAdapter(context) },
-            Step.connectKnown: { _ in try await self.connectKnownSpeakers() },
+            Step.connectKnown: { _ in try await self.connectKnownSpeakers(issued: connectIssued) },
             Step.scanAndPick: { _ in try await self.scanAndPick() },
-            Step.soundfont: { _ in try await self.preloadSoundfont() },
+            Step.soundfont: { _ in try await self.preloadSoundfontPolitely(after: preloadAfter) },
             Step.audioBackend: { _ in try await self.checkAudioBackend() },
             Step.playbackReady: { _ in try await self.becomePlaybackReady() },
         ]
@@ -31,6 +35,7 @@ extension SpeakerdDaemon {
             return
         }
         lastTimeline = timeline
+        await followLogind()
         logger.info("start-up (\(timeline.scenario)) took \(Int(timeline.totalMs)) ms; critical path: \(timeline.criticalPath.joined(separator: " → "))")
         if case .blocked = lifecycle { return }  // the compatibility gate closed; events reopen it
         lifecycle = .running
@@ -56,9 +61,18 @@ extension SpeakerdDaemon {
         self.connection = connection
         self.apiObject = object
         watchBus(connection)
+        makeSleepInhibitor(on: connection)
+        await raise(.bus)
+    }
+
+    /// Subscribes to logind's sleep signals once start-up's graph has run: those are bus round
+    /// trips that neither READY=1 nor the way to the speaker's `Connect` needs. The inhibitor
+    /// itself exists from the bus step on (`makeSleepInhibitor`), so connects and scans during
+    /// start-up still take the lock; suspend and resume are followed from here on.
+    func followLogind() async {
+        guard let connection, lifecycle != .stopping, lifecycle != .stopped else { return }
         await watchSleep(on: connection)
         await startSleepInhibitor(on: connection)
-        await raise(.bus)
     }
 
     /// READY=1 once the API answers: requests can be made from then on (they wait in the gate).
@@ -106,12 +120,18 @@ extension SpeakerdDaemon {
 
     /// Tries the known speakers, most recent first; if none answers, scan-and-pick takes over
     /// while the reconnect policy keeps trying the most recent one in the background.
-    func connectKnownSpeakers() async throws {
+    ///
+    /// `issued` is resolved just before `connectTarget()` sends the first `Connect` (a few actor
+    /// hops before it is on the bus; the preload it releases first waits for its polite turn,
+    /// 25 ms, so the call always goes out first), or when this step ends without one.
+    func connectKnownSpeakers(issued: OneShotSignal<Void, Never>) async throws {
+        defer { _ = issued.succeed(()) }
         let known = await stateStore.knownSpeakers
         for speaker in known {
             let address = speaker.address
             await setTarget(address, name: speaker.name)
             await setPhase(.connecting(speakerName: speaker.name))
+            _ = issued.succeed(())
             if await connectTarget() == .connected { return }
         }
         guard let first = known.first else { return }
@@ -136,9 +156,24 @@ extension SpeakerdDaemon {
         if configuration.autoPick { throw DaemonOperationError.noSpeakerFound }
     }
 
-    func preloadSoundfont() async throws {
+    /// The `soundfont` step: once `connectIssued` (if any) resolved, loads the soundfont as a
+    /// polite block of the readiness gate (see `StartupScenarios` for why), and ends when it is
+    /// loaded or failed. Cancelling the step stops the wait; a load already begun completes and
+    /// is kept (the cache hands it to the next play).
+    func preloadSoundfontPolitely(after connectIssued: OneShotSignal<Void, Never>?) async throws {
         guard let playback = playback else { throw DaemonOperationError.noPlaybackEngine }
-        try await playback.preloadSoundfont(configuration.soundfont)
+        if let connectIssued { _ = try await connectIssued.result().get() }
+        let path = configuration.soundfont
+        let loaded = OneShotSignal<Void, any Error>()
+        gate.runNowOrWhenPolitely(.bus, label: "preload soundfont \(path)") {
+            do {
+                try await playback.preloadSoundfont(path)
+                _ = loaded.succeed(())
+            } catch {
+                _ = loaded.fail(error)
+            }
+        }
+        try await loaded.result().get()
     }
 
     func checkAudioBackend() async throws {

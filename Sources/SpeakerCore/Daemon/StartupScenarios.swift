@@ -5,7 +5,18 @@
 /// configuration check, then the bus (so the API answers, and
 /// READY=1 goes out, as early as possible) and BlueZ → adapter, which form the compatibility
 /// gate: if either aborts, the rest is cancelled and the daemon waits for the condition to clear.
-/// The soundfont preload and the audio-backend check run in parallel with the Bluetooth chain.
+/// The audio-backend check runs in parallel with the Bluetooth chain.
+///
+/// The soundfont preload is deliberately **off the critical path** (issue 6: "a polite deferred
+/// task after start-up"). Loading it opens libfluidsynth (about 80 shared libraries) and parses
+/// the font: tens to hundreds of milliseconds of CPU and disk that, run alongside, would delay
+/// READY=1 and the `Connect` on a 2-core box. So its step comes after `bus` (READY=1 is out), and
+/// its body waits until the speaker step has issued its `Connect` (when the graph has one), then
+/// runs the load through the readiness gate's polite runner, so it still trickles in behind
+/// anything urgent. It runs in parallel with the connection, is recorded in the timeline like
+/// every step (its span includes that wait), and `playbackReady` still waits for it: playback
+/// ready means the audio path is there **and** the soundfont is loaded, so a play accepted at
+/// `playbackReady` starts at once, and one asked earlier waits in the gate.
 public enum StartupScenarios {
     /// Operation names: stable, they appear in `composer-cli startup`.
     public enum Step {
@@ -48,22 +59,24 @@ public enum StartupScenarios {
         return situation.hasKnownSpeakers ? regular : firstRun(autoPick: situation.autoPick)
     }
 
-    /// Known speaker: connect it while the soundfont loads; playback ready when both are done.
+    /// Known speaker: connect it, then load the soundfont politely while the connection comes
+    /// up; playback ready when both are done.
     public static var regular: StartupScenario {
         StartupScenario(Name.regular, steps: common + [
             StartupStep(Step.connectKnown, after: [Step.adapter], .optional, timeout: .seconds(8)),
-            StartupStep(Step.soundfont, after: [Step.config], .optional, timeout: .seconds(10)),
+            StartupStep(Step.soundfont, after: [Step.bus], .optional, timeout: .seconds(10)),
             StartupStep(Step.playbackReady, after: [Step.connectKnown, Step.soundfont, Step.audioBackend], .optional),
         ])
     }
 
     /// No known speaker: scan-and-pick. With auto-pick the picked speaker is connected and
     /// playback becomes ready; without, start-up ends waiting for the user (no budget applies:
-    /// a person is involved), while the API keeps answering.
+    /// a person is involved), while the API keeps answering. The soundfont loads politely once
+    /// READY=1 is out: there is no `Connect` to let go first, and a scan takes seconds.
     public static func firstRun(autoPick: Bool) -> StartupScenario {
         var steps = common + [
             StartupStep(Step.scanAndPick, after: [Step.adapter], .optional, timeout: .seconds(30)),
-            StartupStep(Step.soundfont, after: [Step.config], .optional, timeout: .seconds(10)),
+            StartupStep(Step.soundfont, after: [Step.bus], .optional, timeout: .seconds(10)),
         ]
         if autoPick {
             steps.append(StartupStep(Step.playbackReady, after: [Step.scanAndPick, Step.soundfont, Step.audioBackend], .optional))
@@ -71,15 +84,16 @@ public enum StartupScenarios {
         return StartupScenario(Name.firstRun, steps: steps)
     }
 
-    /// A play request is waiting in the readiness gate: the soundfont is on the critical path
-    /// (required, not a polite background task), everything else as in the regular or first run.
+    /// A play request is waiting in the readiness gate: the soundfont is required (the request
+    /// cannot be served without it), everything else as in the regular or first run; it still
+    /// lets the `Connect` go first, as the speaker is the slower half of serving the request.
     public static func launchedByRequest(hasKnownSpeakers: Bool) -> StartupScenario {
         let speakerStep = hasKnownSpeakers
             ? StartupStep(Step.connectKnown, after: [Step.adapter], .optional, timeout: .seconds(8))
             : StartupStep(Step.scanAndPick, after: [Step.adapter], .optional, timeout: .seconds(30))
         return StartupScenario(Name.launchedByRequest, steps: common + [
             speakerStep,
-            StartupStep(Step.soundfont, after: [Step.config], .required, timeout: .seconds(10)),
+            StartupStep(Step.soundfont, after: [Step.bus], .required, timeout: .seconds(10)),
             StartupStep(Step.playbackReady, after: [speakerStep.name, Step.soundfont, Step.audioBackend], .optional),
         ])
     }
@@ -93,6 +107,12 @@ public enum StartupScenarios {
             StartupStep(Step.adapter, after: [Step.bluez], timeout: .seconds(5)),
             StartupStep(Step.audioBackend, after: [Step.config], .optional, timeout: .seconds(5)),
         ]
+    }
+
+    /// Whether the scenario's soundfont step waits for the speaker step to issue its `Connect`
+    /// before loading (there is a known speaker to connect), rather than only for READY=1.
+    public static func soundfontWaitsForConnect(in scenario: StartupScenario) -> Bool {
+        scenario.steps.contains { $0.name == Step.connectKnown }
     }
 
     /// Whether a scenario runs without user input, so the 3 s budget applies.

@@ -15,7 +15,7 @@ final class AudioDriver {
     /// opened (FluidSynth logs the back-end's reason on stderr).
     init?(settings: SynthSettings, source: PlaybackSource) {
         let retained = Unmanaged.passRetained(source)
-        guard let handle = new_fluid_audio_driver2(settings.handle, audioDriverCallback, retained.toOpaque()) else {
+        guard let handle = settings.fluid.new_fluid_audio_driver2(settings.handle, audioDriverCallback, retained.toOpaque()) else {
             retained.release()
             return nil
         }
@@ -26,7 +26,7 @@ final class AudioDriver {
 
     /// Deleting the driver joins its thread, so the callback never runs after this.
     deinit {
-        delete_fluid_audio_driver(handle)
+        settings.fluid.delete_fluid_audio_driver(handle)
         source.release()
     }
 }

@@ -8,14 +8,15 @@ import Synchronization
 /// Warnings, information and debug lines are dropped; the latest error is kept so a typed error
 /// can quote FluidSynth's reason (for example why an ALSA device could not be opened).
 enum FluidSynthLog {
-    /// Installs the handlers; evaluated once, before the first FluidSynth object is created.
-    static let installed: Void = {
-        fluid_set_log_function(Int32(FLUID_PANIC.rawValue), recordFluidSynthError, nil)
-        fluid_set_log_function(Int32(FLUID_ERR.rawValue), recordFluidSynthError, nil)
-        fluid_set_log_function(Int32(FLUID_WARN.rawValue), nil, nil)
-        fluid_set_log_function(Int32(FLUID_INFO.rawValue), nil, nil)
-        fluid_set_log_function(Int32(FLUID_DBG.rawValue), nil, nil)
-    }()
+    /// Installs the handlers; `FluidSynthLibrary` calls it once, when it opens the library and
+    /// before any FluidSynth object exists.
+    static func install(_ fluid: FluidSynthLibrary.API) {
+        _ = fluid.fluid_set_log_function(Int32(FLUID_PANIC.rawValue), recordFluidSynthError, nil)
+        _ = fluid.fluid_set_log_function(Int32(FLUID_ERR.rawValue), recordFluidSynthError, nil)
+        _ = fluid.fluid_set_log_function(Int32(FLUID_WARN.rawValue), nil, nil)
+        _ = fluid.fluid_set_log_function(Int32(FLUID_INFO.rawValue), nil, nil)
+        _ = fluid.fluid_set_log_function(Int32(FLUID_DBG.rawValue), nil, nil)
+    }
 
     fileprivate static let lastErrorMessage = Mutex<String?>(nil)
 

@@ -54,7 +54,7 @@ public final class SoundFont: Sendable {
         else { throw .missing(path: path) }
         // fluid_is_soundfont checks the RIFF/sfbk magic, so a text file or a WAV is reported as such
         // rather than as a generic load failure.
-        guard fluid_is_soundfont(path) != 0 else { throw .invalid(path: path) }
+        guard try FluidSynthLibrary.api().fluid_is_soundfont(path) != 0 else { throw .invalid(path: path) }
         let synthesizer = try Synthesizer(sampleRate: sampleRate)
         guard synthesizer.loadSoundFont(path: path) != nil else { throw .invalid(path: path) }
         return SoundFont(path: path, synthesizer: synthesizer)

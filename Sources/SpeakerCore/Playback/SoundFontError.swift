@@ -8,6 +8,8 @@ public enum SoundFontError: Error, Equatable, Sendable {
     case outOfMemory(String)
     /// Another song is still using this SoundFont's synthesiser.
     case inUse(path: String)
+    /// libfluidsynth could not be opened (not installed, or too old); the loader's reason.
+    case libraryUnavailable(reason: String)
 }
 
 extension SoundFontError: CustomStringConvertible {
@@ -21,6 +23,8 @@ extension SoundFontError: CustomStringConvertible {
             "could not create the \(what): out of memory"
         case let .inUse(path):
             "soundfont \(path) is already playing another song; stop it first"
+        case let .libraryUnavailable(reason):
+            "FluidSynth is not available (\(reason)); install libfluidsynth3"
         }
     }
 }

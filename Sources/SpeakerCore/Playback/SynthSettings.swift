@@ -7,35 +7,38 @@ import CFluidSynth
 /// outlive whatever was created from it; `Synthesizer` and `AudioDriver` keep theirs alive.
 final class SynthSettings {
     let handle: OpaquePointer
+    /// The library's functions, for this object and the ones created from it.
+    let fluid: FluidSynthLibrary.API
 
     /// Creates settings with FluidSynth's defaults, the given sample rate, and the thread-safe API
     /// switched off: every call into a synthesiser of ours is already serialised (a `PlaybackSource`
     /// holds its synthesiser behind a `Mutex`), so FluidSynth's own lock would only cost time.
     init(sampleRate: Int) throws(SoundFontError) {
-        FluidSynthLog.installed
-        guard let handle = new_fluid_settings() else { throw .outOfMemory("FluidSynth settings") }
+        let fluid = try FluidSynthLibrary.api()
+        guard let handle = fluid.new_fluid_settings() else { throw .outOfMemory("FluidSynth settings") }
         self.handle = handle
+        self.fluid = fluid
         set("synth.sample-rate", Double(sampleRate))
         set("synth.threadsafe-api", 0)
     }
 
-    deinit { delete_fluid_settings(handle) }
+    deinit { fluid.delete_fluid_settings(handle) }
 
     /// Sets an integer setting; returns false when FluidSynth does not know the key.
     @discardableResult
     func set(_ key: String, _ value: Int) -> Bool {
-        fluid_settings_setint(handle, key, Int32(clamping: value)) == FLUID_OK
+        fluid.fluid_settings_setint(handle, key, Int32(clamping: value)) == FLUID_OK
     }
 
     /// Sets a floating-point setting; returns false when FluidSynth does not know the key.
     @discardableResult
     func set(_ key: String, _ value: Double) -> Bool {
-        fluid_settings_setnum(handle, key, value) == FLUID_OK
+        fluid.fluid_settings_setnum(handle, key, value) == FLUID_OK
     }
 
     /// Sets a string setting; returns false when FluidSynth does not know the key.
     @discardableResult
     func set(_ key: String, _ value: String) -> Bool {
-        fluid_settings_setstr(handle, key, value) == FLUID_OK
+        fluid.fluid_settings_setstr(handle, key, value) == FLUID_OK
     }
 }

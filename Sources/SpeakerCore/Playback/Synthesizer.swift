@@ -7,38 +7,40 @@ import CFluidSynth
 /// share it. That contract is why it may be marked `@unchecked Sendable`.
 final class Synthesizer: @unchecked Sendable {
     let handle: OpaquePointer
+    let fluid: FluidSynthLibrary.API
     /// Kept alive because FluidSynth reads some settings after creation.
     private let settings: SynthSettings
     let sampleRate: Int
 
     init(sampleRate: Int) throws(SoundFontError) {
         let settings = try SynthSettings(sampleRate: sampleRate)
-        guard let handle = new_fluid_synth(settings.handle) else { throw .outOfMemory("FluidSynth synthesiser") }
+        guard let handle = settings.fluid.new_fluid_synth(settings.handle) else { throw .outOfMemory("FluidSynth synthesiser") }
+        self.fluid = settings.fluid
         self.settings = settings
         self.handle = handle
         self.sampleRate = sampleRate
     }
 
-    deinit { delete_fluid_synth(handle) }
+    deinit { fluid.delete_fluid_synth(handle) }
 
     /// Loads a SoundFont file and makes its presets the active ones; returns FluidSynth's font id.
     /// Slow (tens of milliseconds for a small GM font): call it off latency-sensitive threads.
     func loadSoundFont(path: String) -> Int32? {
-        let id = fluid_synth_sfload(handle, path, 1)
+        let id = fluid.fluid_synth_sfload(handle, path, 1)
         return id == FLUID_FAILED ? nil : id
     }
 
     /// Silences every voice and returns every channel to its power-on state (programs, controllers,
     /// pitch bend, tuning), so one song's settings never leak into the next.
     func reset() {
-        fluid_synth_all_notes_off(handle, -1)
-        fluid_synth_all_sounds_off(handle, -1)
-        fluid_synth_system_reset(handle)
+        fluid.fluid_synth_all_notes_off(handle, -1)
+        fluid.fluid_synth_all_sounds_off(handle, -1)
+        fluid.fluid_synth_system_reset(handle)
     }
 
     /// Releases every held note on every channel (they fade with their release envelope).
     func releaseAllNotes() {
-        fluid_synth_all_notes_off(handle, -1)
+        fluid.fluid_synth_all_notes_off(handle, -1)
     }
 
     /// Sends one message. FluidSynth's return codes only report out-of-range values, which our MIDI
@@ -47,24 +49,24 @@ final class Synthesizer: @unchecked Sendable {
         switch message {
         case let .noteOn(channel, key, velocity):
             // A note-on with velocity 0 is a note-off (MIDI 1.0); FluidSynth handles that itself.
-            fluid_synth_noteon(handle, Int32(channel), Int32(key), Int32(velocity))
+            fluid.fluid_synth_noteon(handle, Int32(channel), Int32(key), Int32(velocity))
         case let .noteOff(channel, key, _):
-            fluid_synth_noteoff(handle, Int32(channel), Int32(key))
+            fluid.fluid_synth_noteoff(handle, Int32(channel), Int32(key))
         case let .polyPressure(channel, key, pressure):
-            fluid_synth_key_pressure(handle, Int32(channel), Int32(key), Int32(pressure))
+            fluid.fluid_synth_key_pressure(handle, Int32(channel), Int32(key), Int32(pressure))
         case let .controlChange(channel, controller, value):
-            fluid_synth_cc(handle, Int32(channel), Int32(controller), Int32(value))
+            fluid.fluid_synth_cc(handle, Int32(channel), Int32(controller), Int32(value))
         case let .programChange(channel, program):
-            fluid_synth_program_change(handle, Int32(channel), Int32(program))
+            fluid.fluid_synth_program_change(handle, Int32(channel), Int32(program))
         case let .channelPressure(channel, pressure):
-            fluid_synth_channel_pressure(handle, Int32(channel), Int32(pressure))
+            fluid.fluid_synth_channel_pressure(handle, Int32(channel), Int32(pressure))
         case let .pitchBend(channel, value):
-            fluid_synth_pitch_bend(handle, Int32(channel), Int32(value))
+            fluid.fluid_synth_pitch_bend(handle, Int32(channel), Int32(value))
         case let .systemExclusive(bytes):
             guard !bytes.isEmpty else { return }
             bytes.withUnsafeBufferPointer { buffer in
                 buffer.withMemoryRebound(to: CChar.self) { chars in
-                    _ = fluid_synth_sysex(handle, chars.baseAddress, Int32(chars.count), nil, nil, nil, 0)
+                    _ = fluid.fluid_synth_sysex(handle, chars.baseAddress, Int32(chars.count), nil, nil, nil, 0)
                 }
             }
         }
@@ -73,11 +75,11 @@ final class Synthesizer: @unchecked Sendable {
     /// Renders `frames` frames of 16-bit stereo into an interleaved buffer starting at frame `offset`.
     func renderInterleavedS16(_ buffer: UnsafeMutableBufferPointer<Int16>, offset: Int, frames: Int) {
         let base = UnsafeMutableRawPointer(buffer.baseAddress!)
-        fluid_synth_write_s16(handle, Int32(frames), base, Int32(offset * 2), 2, base, Int32(offset * 2 + 1), 2)
+        fluid.fluid_synth_write_s16(handle, Int32(frames), base, Int32(offset * 2), 2, base, Int32(offset * 2 + 1), 2)
     }
 
     /// Renders `frames` frames of float stereo into two planar buffers starting at frame `offset`.
     func renderPlanarFloat(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, offset: Int, frames: Int) {
-        fluid_synth_write_float(handle, Int32(frames), left, Int32(offset), 1, right, Int32(offset), 1)
+        fluid.fluid_synth_write_float(handle, Int32(frames), left, Int32(offset), 1, right, Int32(offset), 1)
     }
 }

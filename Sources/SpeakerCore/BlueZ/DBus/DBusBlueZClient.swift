@@ -211,7 +211,11 @@ public actor DBusBlueZClient: BlueZClient {
             let restarted = hasSeenBluetoothd
             hasSeenBluetoothd = true
             await resynchronise()
-            await registerAgent()
+            if previous == .unknown, configuration.registersAgentInBackground {
+                Task { [weak self] in await self?.registerAgent() }
+            } else {
+                await registerAgent()
+            }
             // Announced once usable: the cache is rebuilt and the agent is in place.
             if previous != .unknown { broadcaster.yield(.bluetoothdAppeared) }
             if restarted { broadcaster.yield(.bluetoothdRestarted) }

@@ -1,0 +1,95 @@
+import Foundation
+import Logging
+import SystemPackage
+import Testing
+@testable import SpeakerCore
+
+/// The soundfont preload is a polite deferred task: it starts only once start-up has issued its
+/// `Connect`, and `playbackReady` waits for it (see `StartupScenarios`).
+@Suite("Soundfont preload off the critical path")
+struct SoundfontPreloadTests {
+    static let speaker = try! BluetoothAddress("11:22:33:AA:BB:CC")
+
+    /// A playback side whose preload the test holds until it lets it finish, and which records
+    /// what BlueZ had been asked when the preload began.
+    final class HeldPreload: DaemonPlayback {
+        let bluez: FakeBlueZClient
+        let began = OneShotSignal<[FakeBlueZClient.Call], Never>()
+        let release = OneShotSignal<Void, Never>()
+
+        init(bluez: FakeBlueZClient) { self.bluez = bluez }
+
+        func preloadSoundfont(_ path: String) async throws {
+            _ = began.succeed(await bluez.calls)
+            _ = try await release.result()
+        }
+        func checkOutput() async throws {}
+        func waitForAudioPath(speaker: String?) async throws {}
+        func play(file: FileDescriptor, displayName: String, queue: Bool) async throws {}
+        func stop() async {}
+        func pause() async throws {}
+        func resume() async throws {}
+        func speakerLost() async {}
+        func speakerBack() async {}
+        func snapshot() async -> StatusReport.Playback { .idle }
+    }
+
+    func makeDaemon(bluez: FakeBlueZClient, playback: HeldPreload, state: TemporaryDirectory) -> SpeakerdDaemon {
+        let configuration = DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path)
+        let dependencies = DaemonDependencies(connectBus: nil, makeBlueZ: { _ in bluez }, playback: playback)
+        return SpeakerdDaemon(configuration: configuration, dependencies: dependencies, notifier: nil,
+                              logger: Logger(label: "test.speakerd"))
+    }
+
+    @Test("regular start sends the Connect before the soundfont loads, and is playback-ready only once it is loaded")
+    func connectFirstThenPoliteLoad() async throws {
+        let bluez = FakeBlueZClient(
+            adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)],
+            devices: [Device(address: Self.speaker, name: "JBL Flip 5", deviceClass: 0x240414, paired: true, trusted: true)])
+        let playback = HeldPreload(bluez: bluez)
+        let state = TemporaryDirectory()
+        state.write("""
+            {"version":1,"speakers":[{"address":"\(Self.speaker)","name":"JBL Flip 5",\
+            "firstConnected":"2027-01-15T08:00:00Z","lastConnected":"2027-01-15T08:00:00Z"}]}
+            """, to: "state.json")
+        let daemon = makeDaemon(bluez: bluez, playback: playback, state: state)
+        let startup = Task { await daemon.start() }
+
+        let askedBeforeLoad = try await playback.began.result(timeout: .seconds(10)).get()
+        #expect(askedBeforeLoad.contains(.connect(Self.speaker)), "the preload began before the Connect was sent")
+        try await daemon.gate.wait(for: .speakerConnected, timeout: .seconds(10))
+        #expect(!daemon.gate.isReached(.playbackReady), "playback ready while the soundfont was still loading")
+
+        _ = playback.release.succeed(())
+        try await daemon.gate.wait(for: .playbackReady, timeout: .seconds(10))
+        await startup.value
+        let timeline = try #require(await daemon.startupTimeline)
+        let bus = try #require(timeline.entry(StartupScenarios.Step.bus))
+        let soundfont = try #require(timeline.entry(StartupScenarios.Step.soundfont))
+        let ready = try #require(timeline.entry(StartupScenarios.Step.playbackReady))
+        #expect(soundfont.outcome == .ok)
+        #expect(soundfont.startMs >= bus.endMs)
+        #expect(ready.startMs >= soundfont.endMs)
+        await daemon.shutdown()
+    }
+
+    @Test("a first run with no speaker to connect still preloads the soundfont once READY=1 is out")
+    func firstRunPreloadsAfterReady() async throws {
+        let bluez = FakeBlueZClient(
+            adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)])
+        let playback = HeldPreload(bluez: bluez)
+        let state = TemporaryDirectory()
+        let daemon = makeDaemon(bluez: bluez, playback: playback, state: state)
+        let startup = Task { await daemon.start() }
+
+        let askedBeforeLoad = try await playback.began.result(timeout: .seconds(10)).get()
+        #expect(!askedBeforeLoad.contains { if case .connect = $0 { true } else { false } })
+        #expect(daemon.gate.isReached(.bus))
+        _ = playback.release.succeed(())
+        await startup.value
+        let timeline = try #require(await daemon.startupTimeline)
+        #expect(timeline.scenario == StartupScenarios.Name.firstRun)
+        #expect(timeline.entry(StartupScenarios.Step.soundfont)?.outcome == .ok)
+        await daemon.shutdown()
+    }
+}
