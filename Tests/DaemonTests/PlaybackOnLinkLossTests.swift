@@ -24,15 +24,27 @@ extension LinkLossTests {
             + [0, 0, 0, UInt8(track.count)] + track
     }
 
+    /// True while `descriptor` still refers to the file at `path`. Tests run in parallel, so a
+    /// closed number may already belong to another test's file: comparing inodes tells them apart.
+    static func isOpen(_ descriptor: FileDescriptor, on path: String) -> Bool {
+        var byDescriptor = stat()
+        var byPath = stat()
+        guard fstat(descriptor.rawValue, &byDescriptor) == 0, stat(path, &byPath) == 0 else { return false }
+        return byDescriptor.st_ino == byPath.st_ino && byDescriptor.st_dev == byPath.st_dev
+    }
+
     /// Starts a 30 s song and lets two seconds of it play.
     func playLongSong(_ fake: DaemonWorld, _ daemon: SpeakerdDaemon, _ clock: TestClock<Duration>) async throws {
         try await eventually("playback is ready") { daemon.gate.isReached(.playbackReady) }
         let path = fake.state.path + "/held.mid"
         try Data(Self.heldNote(seconds: 30)).write(to: URL(fileURLWithPath: path))
+        // In-process, the request hands the descriptor itself to the daemon, which closes it
+        // (over D-Bus the client sends a copy and keeps its own). Closing it here as well would
+        // close whatever took the number meanwhile: another test's harness pipe or bus socket.
         let file = try FileDescriptor.open(path, .readOnly)
-        defer { try? file.close() }
         let started = try await daemon.play(PlayRequest(file: file, displayName: "held.mid", queue: false))
         #expect(started.message == "Playing held.mid on JBL Flip 5")
+        #expect(!Self.isOpen(file, on: path), "the daemon keeps the client's descriptor open after reading the song")
         _ = try await clock.advance(atMost: .seconds(5), until: "two seconds have played") {
             try await daemon.status().playback.positionSeconds ?? 0 >= 2
         }

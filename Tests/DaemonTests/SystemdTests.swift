@@ -63,9 +63,14 @@ struct SystemdTests {
         let task = Task { try await pacer.run() }
         await clock.advance(by: .seconds(0))
         #expect(await waitFor { listener.receivedCount(adding: 0) >= 1 })
+        // A ping arrives before the pacer sleeps again, and its sleep counts from whatever the
+        // clock says then: each step waits for that sleep, or under load time would move first.
+        #expect(try await sleeperWaits(on: clock))
         await clock.advance(by: .seconds(5))
-        await clock.advance(by: .seconds(4))
         #expect(await waitFor { listener.receivedCount(adding: 0) >= 2 })
+        #expect(try await sleeperWaits(on: clock))
+        await clock.advance(by: .seconds(4))
+        #expect(listener.receivedCount(adding: 0) == 2, "no ping before the interval is over")
         await clock.advance(by: .seconds(1))
         #expect(await waitFor { listener.receivedCount(adding: 0) >= 3 })
         task.cancel()
@@ -119,6 +124,15 @@ extension NotifySocketListener {
         pending.append(contentsOf: receiveAll())
         return pending.count
     }
+}
+
+/// Whether something (the pacer, between pings) is asleep on `clock`, waiting a bounded number of
+/// scheduler turns for it; `checkSuspension()` throws exactly when a sleep is pending.
+func sleeperWaits(on clock: TestClock<Duration>) async throws -> Bool {
+    for _ in 0..<1_000 {
+        do { try await clock.checkSuspension() } catch is SuspensionError { return true }
+    }
+    return false
 }
 
 /// Waits (by yielding, not sleeping on time) until a condition another task makes true holds.

@@ -89,6 +89,9 @@ extension SpeakerdDaemon: SpeakerdControl {
         return try await speakers()
     }
 
+    /// Plays the song in `request`, taking ownership of `request.file`: it is closed whatever
+    /// happens, so an in-process caller must not close it too (the number may be reused by then).
+    /// The D-Bus object hands over a duplicate of the descriptor the client sent.
     public func play(_ request: PlayRequest) async throws(SpeakerdError) -> StatusReport {
         guard let playback = playback else {
             try? request.file.close()
