@@ -7,11 +7,7 @@ import Testing
 /// takes a newer bluetoothd that replaces it without being restarted.
 @Suite("BlueZ client against a BlueZ too old for speakerd")
 struct OldBlueZTests {
-    static let bluez4Template: String = {
-        var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(2)
-        return (parts + ["FakeBlueZ", "bluez4_mock.py"]).joined(separator: "/")
-    }()
+    static let bluez4Template = fakeBlueZTemplate("bluez4_mock.py")
     static let bluez4 = BlueZClientError.unsupportedBlueZ(found: "BlueZ 4 (org.bluez.Manager)", needed: "5.30")
 
     @Test("BlueZ 4 on the bus: calls fail with an error that names it and asks for BlueZ 5.30 or newer")
@@ -76,4 +72,34 @@ struct OldBlueZTests {
         #expect(BlueZSupport.lacksObjectManager(.remote(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "")))
         #expect(!BlueZSupport.lacksObjectManager(.remote(name: "org.freedesktop.DBus.Error.NoReply", message: "")))
     }
+}
+
+/// BlueZ 5 before 5.30 on a real bus: its adapter has no SetDiscoveryFilter.
+@Suite("BlueZ client against a BlueZ 5 before 5.30")
+struct BlueZ5Before530Tests {
+    static let template = fakeBlueZTemplate("bluez5_before530_mock.py")
+
+    @Test("its first adapter shows the age: calls then fail with an error that asks for BlueZ 5.30 or newer")
+    func adapterWithoutDiscoveryFilter() async throws {
+        let world = try await FakeBusWorld.start(template: Self.template)
+        let client = try await DBusBlueZClient.start(connection: try await world.connect(), clock: TestClock())
+        defer { Task { await client.shutDown(); client.connection.close() } }
+        let events = client.events()
+        #expect(try await client.adapters().isEmpty, "with no adapter to look at, nothing is judged yet")
+
+        let control = try await world.connect()
+        defer { control.close() }
+        _ = try await world.mock("AddAdapter", arguments: [.string("hci0"), .string("box")], using: control)
+        _ = await nextEvent(events) { if case .adapterAdded = $0 { true } else { false } }
+        let tooOld = BlueZClientError.unsupportedBlueZ(
+            found: "BlueZ 5 older than 5.30 (org.bluez.Adapter1 has no SetDiscoveryFilter)", needed: "5.30")
+        await #expect(throws: tooOld) { try await client.adapters() }
+    }
+}
+
+/// The path of one of our dbusmock templates in Tests/FakeBlueZ.
+func fakeBlueZTemplate(_ file: String) -> String {
+    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(2)
+    return (parts + ["FakeBlueZ", Substring(file)]).joined(separator: "/")
 }
