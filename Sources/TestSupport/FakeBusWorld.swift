@@ -62,6 +62,9 @@ public final class FakeBusWorld: Sendable {
     public func stopBlueZ() async throws { try await command("stop-mock") }
     /// Starts the mock BlueZ again, with fresh stock state.
     public func startBlueZ() async throws { try await command("start-mock") }
+    /// Starts another bluetoothd: the mock with `template` (a dbusmock name or a `.py` path), here
+    /// and at every later start. Stop the running one first.
+    public func startBlueZ(template: String) async throws { try await command("start-mock \(template)") }
     /// Stops and starts the mock: what a bluetoothd restart looks like on the bus.
     public func restartBlueZ() async throws { try await command("restart-mock") }
 

@@ -4,6 +4,9 @@ public enum BlueZClientError: Error, Equatable, Sendable, CustomStringConvertibl
     case bluez(BlueZError, operation: String)
     /// Nobody owns `org.bluez`: bluetoothd is not running.
     case bluetoothdNotRunning
+    /// bluetoothd runs but lacks what speakerd needs: `found` names what the bus shows
+    /// (e.g. "BlueZ 4 (org.bluez.Manager)"), `needed` the oldest BlueZ that works ("5.30").
+    case unsupportedBlueZ(found: String, needed: String)
     /// bluetoothd runs but has no adapter.
     case noAdapter
     /// The named adapter is not (or no longer) known.
@@ -23,6 +26,8 @@ public enum BlueZClientError: Error, Equatable, Sendable, CustomStringConvertibl
             return "\(operation) failed: \(error)"
         case .bluetoothdNotRunning:
             return "bluetoothd is not running (nobody owns org.bluez on the system bus): start bluetooth.service"
+        case .unsupportedBlueZ(let found, let needed):
+            return "\(found) found; speakerd needs BlueZ \(needed) or newer: upgrade the bluez package"
         case .noAdapter:
             return "no Bluetooth adapter: plug one in, or check `rfkill list` and the kernel driver"
         case .unknownAdapter(let address):

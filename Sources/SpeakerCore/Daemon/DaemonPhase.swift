@@ -46,7 +46,8 @@ public enum CompatibilityProblem: Equatable, Sendable, CustomStringConvertible {
     case noAdapter(configured: String?)
     /// The adapter is soft- or hard-blocked by rfkill.
     case adapterBlocked(adapter: String)
-    /// BlueZ lacks what speakerd needs (e.g. `Device1.Disconnected`, BlueZ < 5.50 ).
+    /// bluetoothd lacks what speakerd needs: `found` is what the bus shows (e.g. "BlueZ 4
+    /// (org.bluez.Manager)"), `needed` the oldest BlueZ version that works (e.g. "5.30").
     case blueZTooOld(found: String, needed: String)
 
     public var description: String {
@@ -60,7 +61,7 @@ public enum CompatibilityProblem: Equatable, Sendable, CustomStringConvertible {
         case .adapterBlocked(let adapter):
             "Bluetooth adapter \(adapter) is blocked by rfkill; run 'rfkill unblock bluetooth'"
         case .blueZTooOld(let found, let needed):
-            "BlueZ \(found) is too old; speakerd needs \(needed) or newer"
+            "\(found) found; speakerd needs BlueZ \(needed) or newer (upgrade the bluez package)"
         }
     }
 }

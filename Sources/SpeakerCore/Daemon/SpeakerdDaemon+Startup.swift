@@ -91,6 +91,9 @@ extension SpeakerdDaemon {
             _ = try await bluez!.adapters()
         } catch let error as BlueZClientError where error == .bluetoothdNotRunning {
             throw await block(.noBlueZ, context)
+        } catch BlueZClientError.unsupportedBlueZ(let found, let needed) {
+            // Replacing bluetoothd (a new owner of org.bluez) reopens the gate, as for .noBlueZ.
+            throw await block(.blueZTooOld(found: found, needed: needed), context)
         }
     }
 

@@ -28,6 +28,11 @@ actor BlueZObjectCache {
 
     // MARK: - Views
 
+    /// Where the adapters are now, in path order (for the compatibility check's introspection).
+    var adapterPaths: [DBusObjectPath] {
+        objects.keys.sorted().filter { objects[$0]?.interfaces[BlueZInterface.adapter] != nil }
+    }
+
     /// Adapters in path order (hci0 before hci1).
     var adapters: [Adapter] {
         objects.keys.sorted().compactMap { path in

@@ -39,6 +39,8 @@ public actor DBusBlueZClient: BlueZClient {
     private var bluetoothd = Bluetoothd.unknown
     private var hasSeenBluetoothd = false
     private var agentRegistered = false
+    /// Whether this bluetoothd is new enough (`BlueZSupport`); judged again for every new owner.
+    var support = BlueZSupport.Verdict.undetermined
     private var noisyPending: Set<BluetoothAddress> = []
     private let throttleTrigger = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     private let debounceTrigger = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -53,7 +55,8 @@ public actor DBusBlueZClient: BlueZClient {
 
     /// Connects the client to BlueZ on `connection`: subscribes first, then reads every object,
     /// then registers the agent. Works when bluetoothd is not running yet (it is picked up when it
-    /// appears; calls meanwhile throw `.bluetoothdNotRunning`).
+    /// appears; calls meanwhile throw `.bluetoothdNotRunning`). A bluetoothd too old for speakerd
+    /// (`BlueZSupport`) is named by every call (`.unsupportedBlueZ`) until a newer one takes org.bluez.
     public static func start(
         connection: DBusConnection, clock: any Clock<Duration> = ContinuousClock(),
         configuration: BlueZClientConfiguration = .init(), logger: Logger = Logger(label: "speakerd.bluez")
@@ -140,6 +143,8 @@ public actor DBusBlueZClient: BlueZClient {
         switch signal {
         case .interfacesAdded(let path, let interfaces):
             update = await cache.interfacesAdded(at: path, interfaces)
+            // The first adapter of a bluetoothd that had none tells its age.
+            if interfaces[BlueZInterface.adapter] != nil { await checkSupport() }
         case .interfacesRemoved(let path, let interfaces):
             update = await cache.interfacesRemoved(at: path, interfaces)
         case .propertiesChanged(let path, let interface, let changed, let invalidated):
@@ -197,6 +202,7 @@ public actor DBusBlueZClient: BlueZClient {
             logger.warning("bluetoothd left the bus (org.bluez has no owner); waiting for it to come back")
             bluetoothd = .absent
             agentRegistered = false
+            support = .undetermined
             publish(await cache.clear())
             broadcaster.yield(.bluetoothdVanished)
         case (let previous, let new?):
@@ -208,10 +214,13 @@ public actor DBusBlueZClient: BlueZClient {
             logger.info("bluetoothd is on the bus as \(new); reading its objects")
             bluetoothd = .present(owner: new)
             agentRegistered = false
+            support = .undetermined
             let restarted = hasSeenBluetoothd
             hasSeenBluetoothd = true
             await resynchronise()
-            if previous == .unknown, configuration.registersAgentInBackground {
+            // A BlueZ too old has no AgentManager1 to register with; it is only named, not used.
+            if case .tooOld = support {
+            } else if previous == .unknown, configuration.registersAgentInBackground {
                 Task { [weak self] in await self?.registerAgent() }
             } else {
                 await registerAgent()
@@ -230,6 +239,10 @@ public actor DBusBlueZClient: BlueZClient {
                 method: "GetManagedObjects", timeout: configuration.callTimeout)
             let managed = try reply.decode([DBusObjectPath: [String: [String: DBusValue]]].self, at: 0)
             publish(await cache.load(managed))
+            await checkSupport()
+        } catch where BlueZSupport.lacksObjectManager(error) {
+            await judgePreFive(error)
+            publish(await cache.clear())
         } catch {
             // bluetoothd vanished again, or answered nonsense: the next owner change re-syncs.
             logger.warning("could not read BlueZ's objects: \(error)")
@@ -267,6 +280,7 @@ public actor DBusBlueZClient: BlueZClient {
         case .created, .shutDown: throw .bus("the BlueZ client is not running")
         }
         guard case .present = bluetoothd else { throw .bluetoothdNotRunning }
+        if case .tooOld(let found) = support { throw .unsupportedBlueZ(found: found, needed: BlueZSupport.minimumVersion) }
     }
 
     func broadcast(_ update: BlueZObjectCache.Update) { publish(update) }
