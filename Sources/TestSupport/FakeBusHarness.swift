@@ -13,7 +13,8 @@ final class FakeBusHarness: Sendable {
     private struct Lines {
         var buffered: [String] = []
         var partial: [UInt8] = []
-        var waiting: [CheckedContinuation<String?, Never>] = []
+        var waiting: [(id: UInt64, continuation: CheckedContinuation<Line, Never>)] = []
+        var nextWaiter: UInt64 = 0
         var ended = false
     }
 
@@ -126,20 +127,31 @@ final class FakeBusHarness: Sendable {
         }
     }
 
+    /// What a wait for the script's next line of stdout ended with.
+    enum Line: Sendable, Equatable {
+        case text(String)
+        /// The script exited (its stdout closed).
+        case ended
+        /// Nothing came within the wait's bound: the script is stuck.
+        case timedOut(Duration)
+
+        var text: String? { if case .text(let text) = self { text } else { nil } }
+    }
+
     private func receive(stdout bytes: [UInt8], ended: Bool) {
-        let resumptions = lines.withLock { state -> [(CheckedContinuation<String?, Never>, String?)] in
+        let resumptions = lines.withLock { state -> [(CheckedContinuation<Line, Never>, Line)] in
             if ended { state.ended = true }
             state.partial += bytes
             while let newline = state.partial.firstIndex(of: UInt8(ascii: "\n")) {
                 state.buffered.append(String(decoding: state.partial[..<newline], as: UTF8.self))
                 state.partial.removeSubrange(...newline)
             }
-            var result: [(CheckedContinuation<String?, Never>, String?)] = []
+            var result: [(CheckedContinuation<Line, Never>, Line)] = []
             while !state.waiting.isEmpty, !state.buffered.isEmpty {
-                result.append((state.waiting.removeFirst(), state.buffered.removeFirst()))
+                result.append((state.waiting.removeFirst().continuation, .text(state.buffered.removeFirst())))
             }
             if state.ended {
-                result += state.waiting.map { ($0, nil) }
+                result += state.waiting.map { ($0.continuation, .ended) }
                 state.waiting = []
             }
             return result
@@ -147,28 +159,45 @@ final class FakeBusHarness: Sendable {
         for (continuation, line) in resumptions { continuation.resume(returning: line) }
     }
 
-    /// The next line of stdout, or nil once the script has exited.
-    func nextLine() async -> String? {
-        await withCheckedContinuation { continuation in
-            let ready = lines.withLock { state -> String?? in
-                if !state.buffered.isEmpty { return .some(state.buffered.removeFirst()) }
-                if state.ended { return .some(nil) }
-                state.waiting.append(continuation)
-                return .none
+    /// The next line of stdout, `.ended` once the script has exited, or `.timedOut` when
+    /// nothing came within `limit` of real time. The script bounds its own waits (10 s for the
+    /// mock), so the bound only turns a stuck script into a clear failure instead of a hang.
+    func nextLine(within limit: Duration = .seconds(30)) async -> Line {
+        let id = lines.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: limit)
+            guard !Task.isCancelled, let self else { return }
+            let stuck = self.lines.withLock { state -> CheckedContinuation<Line, Never>? in
+                guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiting.remove(at: index).continuation
+            }
+            stuck?.resume(returning: .timedOut(limit))
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            let ready = lines.withLock { state -> Line? in
+                if !state.buffered.isEmpty { return .text(state.buffered.removeFirst()) }
+                if state.ended { return .ended }
+                state.waiting.append((id, continuation))
+                return nil
             }
             if let ready { continuation.resume(returning: ready) }
         }
     }
 
-    /// Sends one command line and returns the script's one-line answer.
-    func send(_ command: String) async -> String? {
+    /// Sends one command line and returns the script's one-line answer (`.ended` if it could
+    /// not be sent).
+    func send(_ command: String) async -> Line {
         await commandLock.run {
             let written = input.withLock { fd -> Bool in
                 guard fd >= 0 else { return false }
                 let bytes = Array((command + "\n").utf8)
                 return write(fd, bytes, bytes.count) == bytes.count
             }
-            guard written else { return nil }
+            guard written else { return .ended }
             return await nextLine()
         }
     }
@@ -186,10 +215,18 @@ final class FakeBusHarness: Sendable {
     }
 
     /// Closes stdin and waits until the script's stdout closes: by then the script, the mock
-    /// and the bus (which shares that stdout) have all exited.
-    func stop() async {
+    /// and the bus (which shares that stdout) have all exited. Returns false if it did not
+    /// within the bound.
+    @discardableResult
+    func stop() async -> Bool {
         terminate()
-        while await nextLine() != nil {}
+        while true {
+            switch await nextLine() {
+            case .text: continue
+            case .ended: return true
+            case .timedOut: return false
+            }
+        }
     }
 }
 

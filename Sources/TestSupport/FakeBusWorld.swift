@@ -46,8 +46,12 @@ public final class FakeBusWorld: Sendable {
         if let template { arguments += ["--template", template] }
         if let parameters { arguments += ["--parameters", parameters] }
         let harness = try FakeBusHarness(script: scriptPath, arguments: arguments)
-        guard let address = await harness.nextLine(), address.hasPrefix("unix:") else {
+        let first = await harness.nextLine()
+        guard let address = first.text, address.hasPrefix("unix:") else {
             harness.terminate()
+            if case .timedOut(let limit) = first {
+                throw FakeBusWorldError.startFailed("no bus address within \(limit): \(harness.standardErrorTail())")
+            }
             throw FakeBusWorldError.startFailed(harness.standardErrorTail())
         }
         return FakeBusWorld(address: address, harness: harness)
@@ -83,8 +87,12 @@ public final class FakeBusWorld: Sendable {
     }
 
     private func command(_ line: String) async throws {
-        let answer = await harness.send(line)
-        guard answer == "ok" else { throw FakeBusWorldError.commandFailed(line, answer ?? "the harness exited") }
+        switch await harness.send(line) {
+        case .text("ok"): return
+        case .text(let answer): throw FakeBusWorldError.commandFailed(line, answer)
+        case .ended: throw FakeBusWorldError.commandFailed(line, "the harness exited")
+        case .timedOut(let limit): throw FakeBusWorldError.commandFailed(line, "no answer within \(limit)")
+        }
     }
 
     /// `scripts/fake-bluez` in this checkout (override with SPEAKERD_FAKE_BLUEZ).

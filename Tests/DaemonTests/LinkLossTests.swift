@@ -20,7 +20,10 @@ struct LinkLossTests {
         fake.remember([Self.flip])
         let clock = TestClock<Duration>()
         let daemon = fake.makeDaemon(clock: clock, playback: playback, configure)
-        await daemon.start()
+        // With playback, start-up's soundfont step runs as a polite block of the readiness gate,
+        // spaced on this test clock: awaiting `start()` without moving the clock waits for ever.
+        let started = daemon.startInBackground()
+        _ = try await clock.advance(atMost: .seconds(3), until: "start-up has finished") { started.isSet }
         try await eventually("the speaker is connected") { daemon.gate.isReached(.speakerConnected) }
         #expect(try await fake.calls("Connect") == 1)
         return (fake, daemon, clock)
