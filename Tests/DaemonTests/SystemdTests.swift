@@ -41,6 +41,21 @@ struct SystemdTests {
         #expect(error?.description == "cannot notify systemd: No such file or directory")
     }
 
+    @Test("a notification socket nobody reads fills up and then fails at once: the sender is never parked in sendto")
+    func fullSocketNeverBlocks() throws {
+        let directory = TemporaryDirectory()
+        let listener = NotifySocketListener(path: directory.path + "/notify")
+        let notifier = try #require(try SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.notifySocket]))
+        // The kernel queues only net.unix.max_dgram_qlen datagrams (10 by default) for a reader
+        // that does not read; a blocking send would hang this test right there.
+        var failure: SystemdNotifyError?
+        for _ in 0..<10_000 where failure == nil {
+            do { try notifier.send(.watchdog) } catch { failure = error }
+        }
+        #expect(failure?.description == "cannot notify systemd: its notification socket is full (nothing is reading it)")
+        #expect(listener.receiveAll().contains("WATCHDOG=1"), "the datagrams sent before it filled up arrived")
+    }
+
     @Test("the watchdog is paced at half of WATCHDOG_USEC, only for our own PID")
     func watchdogSettings() {
         let settings = WatchdogSettings(environment: ["WATCHDOG_USEC": "10000000"], processID: 42)

@@ -45,6 +45,11 @@ public final class SystemdNotifier: Sendable {
     deinit { close(socketFD) }
 
     /// Sends the messages in one datagram, so `READY=1` and its `STATUS=` arrive together.
+    ///
+    /// Never blocks: a datagram socket whose reader stopped reading (its queue holds only
+    /// `net.unix.max_dgram_qlen` datagrams) would otherwise park the calling thread in `sendto`
+    /// for ever, and with it a thread of the cooperative pool that shutdown needs. A full queue
+    /// is an error the caller logs; systemd reads its socket promptly, so it means no one listens.
     public func send(_ messages: [NotifyMessage]) throws(SystemdNotifyError) {
         let payload = Array(messages.map(\.assignment).joined(separator: "\n").utf8)
         var address = sockaddr_un()
@@ -60,7 +65,7 @@ public final class SystemdNotifier: Sendable {
         let sent = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                 payload.withUnsafeBytes { bytes in
-                    sendto(socketFD, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), socketAddress, length)
+                    sendto(socketFD, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), socketAddress, length)
                 }
             }
         }
@@ -79,6 +84,8 @@ public enum SystemdNotifyError: Error, Equatable, Sendable, CustomStringConverti
         switch self {
         case .invalidSocket(let name):
             "NOTIFY_SOCKET '\(name)' is neither an absolute path nor an '@' abstract name of usable length"
+        case .sendFailed(let code) where code == EAGAIN || code == EWOULDBLOCK:
+            "cannot notify systemd: its notification socket is full (nothing is reading it)"
         case .sendFailed(let code):
             "cannot notify systemd: \(String(cString: strerror(code)))"
         }
