@@ -1,32 +1,7 @@
 import Clocks
 import Testing
+import TestSupport
 @testable import SpeakerCore
-
-/// A daemon whose status moves through a script, one step per `status` call (the last repeats).
-actor ScriptedStatusControl: SpeakerdControl {
-    private var script: [StatusReport.Playback]
-    private(set) var statusCalls = 0
-
-    init(_ script: [StatusReport.Playback]) { self.script = script }
-
-    func status() async throws(SpeakerdError) -> StatusReport {
-        statusCalls += 1
-        let playback = script.count > 1 ? script.removeFirst() : script[0]
-        return StatusReport(readiness: "playbackReady", message: "Ready: JBL Flip 5",
-                            speaker: .init(address: "11:22:33:AA:BB:CC", name: "JBL Flip 5", connected: true),
-                            playback: playback)
-    }
-    func startup() async throws(SpeakerdError) -> StartupReport { throw .local("not scripted") }
-    func scan() async throws(SpeakerdError) -> ScanReport { throw .local("not scripted") }
-    func speakers() async throws(SpeakerdError) -> SpeakersReport { throw .local("not scripted") }
-    func connect(_ address: BluetoothAddress?) async throws(SpeakerdError) -> StatusReport { throw .local("not scripted") }
-    func disconnect() async throws(SpeakerdError) -> StatusReport { throw .local("not scripted") }
-    func forget(_ address: BluetoothAddress) async throws(SpeakerdError) -> SpeakersReport { throw .local("not scripted") }
-    func play(_ request: PlayRequest) async throws(SpeakerdError) -> StatusReport { throw .local("not scripted") }
-    func stop() async throws(SpeakerdError) -> StatusReport { throw .local("not scripted") }
-    func pause() async throws(SpeakerdError) -> StatusReport { throw .local("not scripted") }
-    func resume() async throws(SpeakerdError) -> StatusReport { throw .local("not scripted") }
-}
 
 @Suite("composer-cli play --wait follows the song to its end")
 struct PlaybackWaiterTests {
@@ -36,7 +11,7 @@ struct PlaybackWaiterTests {
 
     @Test("without signals it polls the status until the song has finished, never faster than 4 times a second")
     func pollsUntilFinished() async throws {
-        let control = ScriptedStatusControl([Self.playing("song.mid", at: 0.5), Self.playing("song.mid", at: 1),
+        let control = ScriptedSpeakerd([Self.playing("song.mid", at: 0.5), Self.playing("song.mid", at: 1),
                                              .init(state: "paused", file: "song.mid", positionSeconds: 1, durationSeconds: 90),
                                              .idle])
         let waiter = PlaybackWaiter(control: control, clock: ImmediateClock(), pollInterval: .milliseconds(10))
@@ -50,7 +25,7 @@ struct PlaybackWaiterTests {
 
     @Test("with PlaybackChanged signals a queued song waits through the one before it, reading status once per signal")
     func queuedSongFollowsSignals() async throws {
-        let control = ScriptedStatusControl([Self.playing("first.mid", at: 80), Self.playing("song.mid", at: 0),
+        let control = ScriptedSpeakerd([Self.playing("first.mid", at: 80), Self.playing("song.mid", at: 0),
                                              Self.playing("song.mid", at: 45), .idle])
         let (wakeUps, signal) = AsyncStream.makeStream(of: Void.self)
         for _ in 0..<3 { signal.yield() }
@@ -65,13 +40,13 @@ struct PlaybackWaiterTests {
 
     @Test("a song stopped early or replaced ends the wait with a sentence saying so")
     func stoppedOrReplaced() async throws {
-        let stopped = ScriptedStatusControl([Self.playing("song.mid", at: 10),
+        let stopped = ScriptedSpeakerd([Self.playing("song.mid", at: 10),
                                              .init(state: "stopped", file: "song.mid", positionSeconds: 72, durationSeconds: 90)])
         let stoppedOutcome = try await PlaybackWaiter(control: stopped, clock: ImmediateClock()).wait(for: "song.mid")
         #expect(!stoppedOutcome.playedToEnd)
         #expect(stoppedOutcome.sentence(for: "song.mid") == "song.mid was stopped at 1:12")
 
-        let replaced = ScriptedStatusControl([Self.playing("song.mid", at: 10), Self.playing("other.mid", at: 0)])
+        let replaced = ScriptedSpeakerd([Self.playing("song.mid", at: 10), Self.playing("other.mid", at: 0)])
         let replacedOutcome = try await PlaybackWaiter(control: replaced, clock: ImmediateClock()).wait(for: "song.mid")
         #expect(!replacedOutcome.playedToEnd)
         #expect(replacedOutcome.sentence(for: "song.mid") == "song.mid was replaced by other.mid")

@@ -4,37 +4,6 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// A speakerd whose status follows a script, one step per `status` call (the last repeats), and
-/// that tells the test of every call, so the test knows when the waiter is waiting.
-actor ScriptedSpeakerd: SpeakerdControl {
-    private var script: [StatusReport.Playback]
-    let calls: AsyncStream<Int>
-    private let callFeed: AsyncStream<Int>.Continuation
-    private var count = 0
-
-    init(_ script: [StatusReport.Playback]) {
-        self.script = script
-        (calls, callFeed) = AsyncStream.makeStream(of: Int.self)
-    }
-
-    func status() async throws(SpeakerdError) -> StatusReport {
-        count += 1
-        callFeed.yield(count)
-        let playback = script.count > 1 ? script.removeFirst() : script[0]
-        return StatusReport(readiness: "playbackReady", message: "Ready", speaker: nil, playback: playback)
-    }
-    func startup() async throws(SpeakerdError) -> StartupReport { throw .local("not scripted") }
-    func scan() async throws(SpeakerdError) -> ScanReport { throw .local("not scripted") }
-    func speakers() async throws(SpeakerdError) -> SpeakersReport { throw .local("not scripted") }
-    func connect(_ address: BluetoothAddress?) async throws(SpeakerdError) -> StatusReport { throw .local("not scripted") }
-    func disconnect() async throws(SpeakerdError) -> StatusReport { throw .local("not scripted") }
-    func forget(_ address: BluetoothAddress) async throws(SpeakerdError) -> SpeakersReport { throw .local("not scripted") }
-    func play(_ request: PlayRequest) async throws(SpeakerdError) -> StatusReport { throw .local("not scripted") }
-    func stop() async throws(SpeakerdError) -> StatusReport { throw .local("not scripted") }
-    func pause() async throws(SpeakerdError) -> StatusReport { throw .local("not scripted") }
-    func resume() async throws(SpeakerdError) -> StatusReport { throw .local("not scripted") }
-}
-
 @Suite("play --wait when signals do not come")
 struct PlaybackWaiterFallbackTests {
     static let playing = StatusReport.Playback(state: "playing", file: "song.mid", positionSeconds: 1, durationSeconds: 90)
