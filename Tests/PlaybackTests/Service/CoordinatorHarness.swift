@@ -39,6 +39,13 @@ struct CoordinatorHarness {
         try ClientSongs.request(bytes, named: name, in: directory, queue: queue)
     }
 
+    /// Sends `bytes` as a client would and returns once the song is playing (or waiting).
+    @discardableResult
+    func startPlaying(_ bytes: [UInt8], named name: String) async throws -> PlaybackServiceStatus {
+        let (request, _) = try self.request(bytes, named: name)
+        return try await coordinator.play(request)
+    }
+
     /// The WAV of the `index`-th song (complete once that song ended or was stopped).
     func wav(_ index: Int) throws -> WAVFile {
         try WAVFile(path: directory.appendingPathComponent("song-\(index).wav").path)

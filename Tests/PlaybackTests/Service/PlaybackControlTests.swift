@@ -98,8 +98,7 @@ struct PlaybackControlTests {
     func pauseResumeStop() async throws {
         let harness = try await CoordinatorHarness(initial: .playbackReady)
         defer { harness.cleanUp() }
-        let (request, _) = try harness.request(ClientSongs.sustainedA4(seconds: 10), named: "long.mid")
-        _ = try await harness.coordinator.play(request)
+        try await harness.startPlaying(ClientSongs.sustainedA4(seconds: 10), named: "long.mid")
         let (next, _) = try harness.request(ClientSongs.threeNotes, named: "next.mid", queue: true)
         _ = try await harness.coordinator.play(next)
         await harness.play(for: .seconds(2))
@@ -156,8 +155,7 @@ struct PlaybackControlTests {
     func shutdownStopsPlayback() async throws {
         let harness = try await CoordinatorHarness(initial: .playbackReady)
         defer { harness.cleanUp() }
-        let (request, _) = try harness.request(ClientSongs.threeNotes, named: "tune.mid")
-        _ = try await harness.coordinator.play(request)
+        try await harness.startPlaying(ClientSongs.threeNotes, named: "tune.mid")
         await harness.play(for: .seconds(1))
         #expect(await harness.eventually { await harness.position() >= 0.95 })
         await harness.coordinator.shutdown()

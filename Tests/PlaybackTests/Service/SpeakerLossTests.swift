@@ -12,8 +12,7 @@ struct SpeakerLossTests {
     func dropPausesAndRiseResumes() async throws {
         let harness = try await CoordinatorHarness(initial: .playbackReady)
         defer { harness.cleanUp() }
-        let (request, _) = try harness.request(ClientSongs.threeNotes, named: "tune.mid")
-        _ = try await harness.coordinator.play(request)
+        try await harness.startPlaying(ClientSongs.threeNotes, named: "tune.mid")
         await harness.play(for: .seconds(1))
         #expect(await harness.eventually { await harness.position() >= 0.95 })
 
@@ -53,8 +52,7 @@ struct SpeakerLossTests {
     func changesReportSpeakerLoss() async throws {
         let harness = try await CoordinatorHarness(initial: .playbackReady)
         defer { harness.cleanUp() }
-        let (request, _) = try harness.request(ClientSongs.sustainedA4(seconds: 5), named: "a4.mid")
-        _ = try await harness.coordinator.play(request)
+        try await harness.startPlaying(ClientSongs.sustainedA4(seconds: 5), named: "a4.mid")
         let changes = await harness.coordinator.changes()
         harness.gate.drop(to: .adapter)
         #expect(await harness.eventually { await harness.activity() == .paused })
@@ -76,8 +74,7 @@ struct SpeakerLossTests {
     func userPauseSurvivesReconnect() async throws {
         let harness = try await CoordinatorHarness(initial: .playbackReady)
         defer { harness.cleanUp() }
-        let (request, _) = try harness.request(ClientSongs.sustainedA4(seconds: 5), named: "a4.mid")
-        _ = try await harness.coordinator.play(request)
+        try await harness.startPlaying(ClientSongs.sustainedA4(seconds: 5), named: "a4.mid")
         try await harness.coordinator.pause()
         harness.gate.drop(to: .adapter)
         for _ in 0..<200 { await Task.yield() }
@@ -92,8 +89,7 @@ struct SpeakerLossTests {
     func resumeWhileSpeakerAway() async throws {
         let harness = try await CoordinatorHarness(initial: .playbackReady)
         defer { harness.cleanUp() }
-        let (request, _) = try harness.request(ClientSongs.sustainedA4(seconds: 5), named: "a4.mid")
-        _ = try await harness.coordinator.play(request)
+        try await harness.startPlaying(ClientSongs.sustainedA4(seconds: 5), named: "a4.mid")
         try await harness.coordinator.pause()
         harness.gate.drop(to: .adapter)
         let status = try await harness.coordinator.resume()
@@ -107,8 +103,7 @@ struct SpeakerLossTests {
     func stopPolicy() async throws {
         let harness = try await CoordinatorHarness(initial: .playbackReady, settings: PlaybackServiceSettings(onSpeakerLost: .stop))
         defer { harness.cleanUp() }
-        let (request, _) = try harness.request(ClientSongs.sustainedA4(seconds: 5), named: "a4.mid")
-        _ = try await harness.coordinator.play(request)
+        try await harness.startPlaying(ClientSongs.sustainedA4(seconds: 5), named: "a4.mid")
         let (queued, _) = try harness.request(ClientSongs.threeNotes, named: "next.mid", queue: true)
         _ = try await harness.coordinator.play(queued)
         await harness.play(for: .seconds(1))
