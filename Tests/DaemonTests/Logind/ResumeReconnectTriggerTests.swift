@@ -13,7 +13,7 @@ struct ResumeReconnectTriggerTests {
         await trigger.handle(.resumed)
         await clock.advance(by: .seconds(2))
 
-        let request: Void? = await nextRequest(&requests, clock: clock)
+        let request: Void? = await requests.next()
         #expect(request != nil)
     }
 
@@ -59,7 +59,7 @@ struct ResumeReconnectTriggerTests {
         await trigger.handle(.resumed)
         await clock.advance(by: .seconds(2))
 
-        let request: Void? = await nextRequest(&requests, clock: clock)
+        let request: Void? = await requests.next()
         #expect(request != nil)
         await trigger.finish()
         let after: Void? = await requests.next()
@@ -80,19 +80,5 @@ struct ResumeReconnectTriggerTests {
         var received = 0
         for await _ in trigger.requests { received += 1 }
         #expect(received == 0)
-    }
-
-    /// The trigger's next request. Its timer task may register its sleep only after the test
-    /// moved time past the deadline, and a TestClock wakes a sleeper only when it is advanced:
-    /// so keep nudging it (by zero: time does not move) until the request comes.
-    func nextRequest(_ requests: inout AsyncStream<Void>.Iterator, clock: TestClock<Duration>) async -> Void? {
-        let nudger = Task {
-            while !Task.isCancelled {
-                await clock.advance(by: .zero)
-                try? await Task.sleep(for: .milliseconds(1))
-            }
-        }
-        defer { nudger.cancel() }
-        return await requests.next()
     }
 }
