@@ -1,4 +1,5 @@
 import SpeakerCore
+import TestSupport
 import Testing
 
 struct Refusal: DBusErrorConvertible, CustomStringConvertible {
@@ -13,7 +14,7 @@ struct PlainSwiftError: Error, CustomStringConvertible {
 
 @Suite("Method calls: replies, typed errors, timeouts, cancellation")
 struct CallTests {
-    let gate = Gate()
+    let gate = HeldGate()
 
     func start() async throws -> Loopback {
         let gate = self.gate

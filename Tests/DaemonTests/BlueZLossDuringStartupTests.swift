@@ -1,24 +1,14 @@
 import Logging
-import SystemPackage
 import Testing
 import TestSupport
 @testable import SpeakerCore
 
 /// A playback side whose audio path is only "there" once the test says so, so a test can make
 /// something happen while start-up's last step (`playbackReady`) is still waiting on it.
-private struct HeldAudioPath: DaemonPlayback {
-    let held: StuckStep
+private struct HeldAudioPath: StandInPlayback {
+    let held: HeldGate
 
-    func preloadSoundfont(_ path: String) async throws {}
-    func checkOutput() async throws {}
     func waitForAudioPath(speaker: String?) async throws { await held.wait() }
-    func play(file: FileDescriptor, displayName: String, queue: Bool) async throws { try? file.close() }
-    func stop() async {}
-    func pause() async throws {}
-    func resume() async throws {}
-    func speakerLost() async {}
-    func speakerBack() async {}
-    func snapshot() async -> StatusReport.Playback { .idle }
 }
 
 extension DaemonIntegrationTests {
@@ -29,7 +19,7 @@ extension DaemonIntegrationTests {
         try await fake.addSpeaker()
         fake.remember([DaemonWorld.flip])
         let world = fake.world, state = fake.state
-        let held = StuckStep()
+        let held = HeldGate()
         defer { held.open() }
         let logger = Logger(label: "test.speakerd")
         let daemon = SpeakerdDaemon(

@@ -26,32 +26,6 @@ func hasExited(_ pid: pid_t) -> Bool {
     return stat[afterName.upperBound...].hasPrefix("Z")
 }
 
-/// A start-up step that never finishes by itself and ignores cancellation, until the test opens it.
-final class StuckStep: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let open = state.withLock { state -> Bool in
-                if !state.open { state.waiters.append(continuation) }
-                return state.open
-            }
-            if open { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiters = state.withLock { state in
-            state.open = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    var waiting: Int { state.withLock { $0.waiters.count } }
-}
-
 /// The lines a daemon logged, as the journal would get them (priority prefix included).
 final class LoggedLines: Sendable {
     private let lines = Mutex<[String]>([])
@@ -105,7 +79,7 @@ extension DaemonIntegrationTests {
         let listener = NotifySocketListener(path: state.path + "/notify")
         let lines = LoggedLines()
         // Reaching BlueZ never finishes (and ignores cancellation): only the bus loss can end start-up.
-        let stuck = StuckStep()
+        let stuck = HeldGate()
         let daemon = try observedDaemon(world, state: state, listener: listener, lines: lines) { _ in
             await stuck.wait()
             throw CancellationError()

@@ -12,7 +12,7 @@ struct SoundfontPreloadTests {
 
     /// A playback side whose preload the test holds until it lets it finish, and which records
     /// what BlueZ had been asked when the preload began.
-    final class HeldPreload: DaemonPlayback {
+    final class HeldPreload: StandInPlayback {
         let bluez: FakeBlueZClient
         let began = OneShotSignal<[FakeBlueZClient.Call], Never>()
         let release = OneShotSignal<Void, Never>()
@@ -23,15 +23,6 @@ struct SoundfontPreloadTests {
             _ = began.succeed(await bluez.calls)
             _ = try await release.result()
         }
-        func checkOutput() async throws {}
-        func waitForAudioPath(speaker: String?) async throws {}
-        func play(file: FileDescriptor, displayName: String, queue: Bool) async throws {}
-        func stop() async {}
-        func pause() async throws {}
-        func resume() async throws {}
-        func speakerLost() async {}
-        func speakerBack() async {}
-        func snapshot() async -> StatusReport.Playback { .idle }
     }
 
     func makeDaemon(bluez: FakeBlueZClient, playback: HeldPreload, state: TemporaryDirectory) -> SpeakerdDaemon {
