@@ -6,15 +6,49 @@ import TestSupport
 /// speakerd started the way a request starts it on a machine: nobody runs it; `composer-cli play`
 /// calls its name on a bus that has an activation file for it, and the bus daemon launches it.
 ///
-/// The service's Exec= gives no `--bus` and points `DBUS_SYSTEM_BUS_ADDRESS` at a socket that does
-/// not exist, so the request can only be served if speakerd found the bus that started it
-/// (`DBUS_STARTER_ADDRESS`). Serialized and bounded like the other end-to-end suites.
+/// Two ways the bus starts it, as on real machines:
+/// - **by dbus-daemon itself** (`Exec=`): the Exec= gives no `--bus` and points
+///   `DBUS_SYSTEM_BUS_ADDRESS` at a socket that does not exist, so the request can only be served
+///   if speakerd found the bus that started it (`DBUS_STARTER_ADDRESS`);
+/// - **through systemd** (`SystemdService=`, what systemd/ ships): systemd starts the unit with
+///   no `DBUS_STARTER_*` and with an `INVOCATION_ID`, on the bus the unit names. The launcher
+///   recreates exactly that environment (there is no PID-1 systemd here), so speakerd can only
+///   know a request is waiting from the calls it is handed once it owns its name.
+/// Serialized and bounded like the other end-to-end suites.
 @Suite("Launched by a request: D-Bus activation end to end", .serialized)
 struct ActivationEndToEndTests {
     static let speaker = "11:22:33:AA:BB:CC"
 
+    enum Launch: String, CustomTestStringConvertible, CaseIterable {
+        case byDBusDaemon, bySystemd
+        var testDescription: String { self == .byDBusDaemon ? "started by dbus-daemon" : "started as systemd starts it" }
+
+        /// The launcher's body: the environment speakerd gets, then its command line.
+        func script(speakerd: String, state: String, wav: String) -> String {
+            let flags = """
+                --config '\(state)/speakerd.conf' --state-dir '\(state)' \
+                  --audio-output 'file:\(wav)' --soundfont '\(GatedPlayEndToEndTests.soundFont)' 2>>'\(state)/speakerd.log'
+                """
+            switch self {
+            case .byDBusDaemon:
+                return """
+                    DBUS_SYSTEM_BUS_ADDRESS='unix:path=\(state)/no-system-bus-here' exec '\(speakerd)' \
+                      \(flags)
+                    """
+            case .bySystemd:
+                // The unit knows its bus (the system bus; here the test's); systemd passes no starter variables.
+                return """
+                    bus="$DBUS_STARTER_ADDRESS"
+                    unset DBUS_STARTER_ADDRESS DBUS_STARTER_BUS_TYPE
+                    INVOCATION_ID=5f0e3c1d2b4a49c8a1e7d6f5c4b3a291 exec '\(speakerd)' --bus "$bus" \
+                      \(flags)
+                    """
+            }
+        }
+    }
+
     /// A state dir with one known speaker and an activation file that starts speakerd on it.
-    func prepare() throws -> (state: TemporaryDirectory, services: String, wav: String) {
+    func prepare(_ launch: Launch) throws -> (state: TemporaryDirectory, services: String, wav: String) {
         let state = TemporaryDirectory()
         state.write("""
             {"version":1,"speakers":[{"address":"\(Self.speaker)","name":"JBL Flip 5",\
@@ -25,13 +59,8 @@ struct ActivationEndToEndTests {
         try FileManager.default.createDirectory(atPath: services, withIntermediateDirectories: true)
         let wav = state.path + "/song.wav"
         let speakerd = ExecutableRun.productsDirectory.appendingPathComponent("speakerd").path
-        state.write("""
-            #!/bin/sh
-            DBUS_SYSTEM_BUS_ADDRESS='unix:path=\(state.path)/no-system-bus-here' exec '\(speakerd)' \
-              --config '\(state.path)/speakerd.conf' --state-dir '\(state.path)' \
-              --audio-output 'file:\(wav)' --soundfont '\(GatedPlayEndToEndTests.soundFont)' 2>>'\(state.path)/speakerd.log'
-
-            """, to: "launch-speakerd")
+        state.write("#!/bin/sh\n" + launch.script(speakerd: speakerd, state: state.path, wav: wav) + "\n",
+                    to: "launch-speakerd")
         guard chmod(state.path + "/launch-speakerd", 0o755) == 0 else { throw POSIXError(.EPERM) }
         state.write("[D-BUS Service]\nName=\(SpeakerdBus.name)\nExec=\(state.path)/launch-speakerd\n",
                     to: "services/\(SpeakerdBus.name).service")
@@ -47,10 +76,11 @@ struct ActivationEndToEndTests {
         return pid_t(pid)
     }
 
-    @Test("composer-cli play activates speakerd, which serves on the starter bus, runs the launched-by-request start-up and plays the song")
-    func playActivatesSpeakerd() async throws {
+    @Test("composer-cli play activates speakerd, which serves on the bus that started it, runs the launched-by-request start-up and plays the song",
+          arguments: Launch.allCases)
+    func playActivatesSpeakerd(_ launch: Launch) async throws {
         let songPath = try GatedPlayEndToEndTests.song()
-        let (state, services, wav) = try prepare()
+        let (state, services, wav) = try prepare(launch)
         let world = try await FakeBusWorld.start(serviceDirectory: services)
         let bus = try await world.connect()
         defer { bus.close() }

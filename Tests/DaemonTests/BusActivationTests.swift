@@ -26,6 +26,16 @@ struct BusActivationTests {
         #expect(configuration.bus == .address(Self.starter))
     }
 
+    @Test("systemd's INVOCATION_ID marks a start by systemd, which may be for a request; nothing else changes")
+    func startedBySystemd() throws {
+        let bySystemd = try resolve(environment: ["INVOCATION_ID": "5f0e3c1d2b4a49c8a1e7d6f5c4b3a291"])
+        #expect(bySystemd.startedBySystemd)
+        #expect(!bySystemd.launchedByRequest, "only the calls waiting for the name can tell")
+        #expect(bySystemd.bus == .system)
+        #expect(!(try resolve(environment: [:])).startedBySystemd)
+        #expect(!(try resolve(environment: ["INVOCATION_ID": ""])).startedBySystemd)
+    }
+
     @Test("a starter bus type without an address names that bus")
     func starterTypeOnly() throws {
         #expect(try BusActivation(environment: ["DBUS_STARTER_BUS_TYPE": "session"])?.bus == .session)

@@ -22,11 +22,16 @@ struct DaemonIntegrationTests {
         return fake
     }
 
-    @Test("regular start connects the last speaker, says READY=1 once the API is up, and answers status")
-    func regularStart() async throws {
+    /// Started by systemd (as at boot), speakerd also checks whether a request was waiting for
+    /// its name; with nobody calling, start-up stays regular.
+    @Test("regular start connects the last speaker, says READY=1 once the API is up, and answers status",
+          arguments: [false, true])
+    func regularStart(startedBySystemd: Bool) async throws {
         let fake = try await knownSpeakerWorld()
         let listener = NotifySocketListener(path: fake.state.path + "/notify")
-        let daemon = fake.makeDaemon(notifier: try SystemdNotifier(destination: .path(listener.notifySocket)))
+        let daemon = fake.makeDaemon(notifier: try SystemdNotifier(destination: .path(listener.notifySocket))) {
+            $0.startedBySystemd = startedBySystemd
+        }
         await daemon.start()
         try await daemon.gate.wait(for: .speakerConnected, timeout: .seconds(10))
 

@@ -66,6 +66,7 @@ final class DBusExportRegistry: Sendable {
             return true
         default:
             guard let object else { return false }
+            object.noteMethodCall()
             dispatchMethod(call, object: object, interface: interface, member: member, path: path)
             return true
         }

@@ -107,6 +107,7 @@ public final class DBusObject: Sendable {
     public let interfaces: [DBusInterface]
     private let values: Mutex<[String: [String: DBusValue]]>
     private let exportedAt = Mutex<[DBusObjectExport]>([])
+    private let callsReceived = Atomic<Int>(0)
 
     public init(interfaces: [DBusInterface]) throws(DBusError) {
         var initial: [String: [String: DBusValue]] = [:]
@@ -124,6 +125,14 @@ public final class DBusObject: Sendable {
     }
 
     func interface(named name: String) -> DBusInterface? { interfaces.first { $0.name == name } }
+
+    /// How many calls to the object's own methods have arrived, counted on the connection's I/O
+    /// thread as each is read, before its handler runs. A service started for a request (bus
+    /// activation) finds the calls queued for its name here once it owns the name and has made
+    /// one more round trip to the bus.
+    public var methodCallsReceived: Int { callsReceived.load(ordering: .acquiring) }
+
+    func noteMethodCall() { callsReceived.add(1, ordering: .releasing) }
 
     /// The current value of a property, or nil if it is not declared.
     public func property(_ name: String, of interface: String) -> DBusValue? {

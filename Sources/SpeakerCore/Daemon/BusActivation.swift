@@ -7,8 +7,9 @@
 /// that bus unless `--bus` or the config file name another.
 ///
 /// Activation through systemd (`SystemdService=` in the activation file) passes neither: such a
-/// start cannot be told from a boot start by its environment and runs the regular graph; the
-/// waiting request is still held in the readiness gate and served.
+/// start cannot be told from a boot start by its environment. speakerd then finds out in its bus
+/// step, from the calls it is handed once it owns its name, and switches the rest of start-up to
+/// the "launched by request" graph (`SpeakerdDaemon.switchToLaunchedByRequestIfCalled`).
 public struct BusActivation: Equatable, Sendable {
     /// The bus that activated us: its address when given, else its type.
     public let bus: BusSelection

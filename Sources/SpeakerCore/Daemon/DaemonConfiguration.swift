@@ -36,6 +36,10 @@ public struct DaemonConfiguration: Equatable, Sendable {
     /// The D-Bus daemon started this process for a request (`BusActivation`): start-up runs the
     /// "launched by request" graph. Read from the environment, never from the file.
     public var launchedByRequest: Bool
+    /// systemd started this process (`INVOCATION_ID` is set), perhaps for a D-Bus request through
+    /// `SystemdService=`, which passes no `DBUS_STARTER_*`: the bus step then looks for calls
+    /// already waiting for speakerd's name. Read from the environment, never from the file.
+    public var startedBySystemd: Bool
 
     public init(
         adapter: String? = nil,
@@ -48,7 +52,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
         scanDuration: Duration = .seconds(10),
         stateDirectory: String = DaemonConfiguration.defaultStateDirectory,
         bus: BusSelection = .system,
-        launchedByRequest: Bool = false
+        launchedByRequest: Bool = false,
+        startedBySystemd: Bool = false
     ) {
         self.adapter = adapter
         self.autoPick = autoPick
@@ -61,6 +66,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
         self.stateDirectory = stateDirectory
         self.bus = bus
         self.launchedByRequest = launchedByRequest
+        self.startedBySystemd = startedBySystemd
     }
 
     /// The built-in defaults, used for every key the config file leaves out.

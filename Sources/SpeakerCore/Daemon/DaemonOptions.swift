@@ -39,7 +39,8 @@ public struct DaemonOptions: Equatable, Sendable {
     ///
     /// - Parameters:
     ///   - environment: the process environment (`STATE_DIRECTORY`, and dbus-daemon's
-    ///     `DBUS_STARTER_ADDRESS` / `DBUS_STARTER_BUS_TYPE` for an activated speakerd).
+    ///     `DBUS_STARTER_ADDRESS` / `DBUS_STARTER_BUS_TYPE` for an activated speakerd, and
+    ///     systemd's `INVOCATION_ID`).
     ///   - readFile: reads a file's text; nil when it does not exist. Injected for tests.
     public func resolve(
         environment: [String: String],
@@ -52,6 +53,7 @@ public struct DaemonOptions: Equatable, Sendable {
             configuration.bus = activation.bus
             configuration.launchedByRequest = true
         }
+        configuration.startedBySystemd = !(environment["INVOCATION_ID"] ?? "").isEmpty
         let text: String?
         do { text = try readFile(path) } catch { throw .unreadable(path: path, reason: error.description) }
         if let text {

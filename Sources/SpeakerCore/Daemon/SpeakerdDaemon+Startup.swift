@@ -29,7 +29,10 @@ extension SpeakerdDaemon {
             let sequencer = try StartupSequencer(
                 scenario: scenario, operations: operations, budget: StartupScenarios.budget(for: scenario),
                 clock: dependencies.clock, logger: logger)
+            let mayBeActivated = configuration.startedBySystemd && !requestWaiting
+            startupRun = mayBeActivated ? (sequencer, operations, !known.isEmpty) : nil
             timeline = await sequencer.run()
+            startupRun = nil
         } catch {
             logger.critical("start-up graph \(scenario.name) is invalid: \(error)")
             return
@@ -62,7 +65,32 @@ extension SpeakerdDaemon {
         self.apiObject = object
         watchBus(connection)
         makeSleepInhibitor(on: connection)
+        await switchToLaunchedByRequestIfCalled(object, on: connection)
         await raise(.bus)
+    }
+
+    /// Started by systemd for a D-Bus request (`SystemdService=` in the activation file),
+    /// speakerd gets no `DBUS_STARTER_*` variables, so it cannot tell before start-up that a
+    /// request is waiting. The bus daemon hands it the calls it queued for the name as soon as
+    /// it owns the name; one more round trip to the bus makes sure they have all been read. If
+    /// any arrived, the rest of start-up becomes the "launched by request" graph (the steps
+    /// after the bus are not running yet, so only they change). Only a start by systemd can be
+    /// such a start (`startedBySystemd`); others skip the round trip.
+    func switchToLaunchedByRequestIfCalled(_ object: DBusObject, on connection: DBusConnection) async {
+        guard let run = startupRun else { return }
+        do { _ = try await connection.callBus("GetId", []) } catch {
+            logger.warning("could not check for requests waiting at start-up: \(error)")
+            return
+        }
+        guard object.methodCallsReceived > 0 else { return }
+        let scenario = StartupScenarios.launchedByRequest(hasKnownSpeakers: run.knownSpeakers)
+        do {
+            try await run.sequencer.revise(to: scenario, operations: run.operations,
+                                           budget: StartupScenarios.budget(for: scenario))
+            logger.info("a request was waiting for speakerd's name: start-up continues as launched by request")
+        } catch {
+            logger.warning("a request is waiting, but start-up could not switch to \(scenario.name): \(error)")
+        }
     }
 
     /// Subscribes to logind's sleep signals once start-up's graph has run: those are bus round

@@ -44,6 +44,8 @@ public actor SpeakerdDaemon {
         didSet { phaseSlot.value = phase.statusLine }
     }
     var lastTimeline: StartupTimeline?
+    /// The start-up run in progress, so the bus step can switch it to "launched by request".
+    var startupRun: (sequencer: StartupSequencer, operations: [String: StartupOperation.Body], knownSpeakers: Bool)?
     var lastScan: [RankedCandidate] = []
     var reconnect: ReconnectController<ErasedClock>?
     var eventTask: Task<Void, Never>?

@@ -4,7 +4,9 @@ extension StartupSequencer {
         started[index] = stopwatch.elapsed()
         let step = graph.steps[index]
         eventBroadcaster.publish(.started(step.name))
-        bodyTasks[index] = spawnBody(index)
+        // The body reports through its slot, not the graph index: a revision may renumber the graph.
+        slots.append(index)
+        bodyTasks[index] = spawnBody(slot: slots.count - 1, bodies[index], StartupContext(name: step.name))
         if let timeout = step.timeout ?? defaultTimeout {
             scheduleDeadline(for: index, timeout: timeout, startedAt: started[index]!)
         }
@@ -12,25 +14,26 @@ extension StartupSequencer {
 
     /// Spawned from a nonisolated context so the body starts on the global executor instead of
     /// first queueing on this actor.
-    nonisolated func spawnBody(_ index: Int) -> Task<Void, Never> {
-        let body = bodies[index]
-        let context = StartupContext(name: graph.steps[index].name)
-        return Task {
+    nonisolated func spawnBody(slot: Int, _ body: @escaping StartupOperation.Body, _ context: StartupContext) -> Task<Void, Never> {
+        Task {
             let outcome: OperationOutcome
             do {
                 try await body(context)
                 outcome = .ok
             } catch let abort as StartupAbort {
-                await self.operationAborted(index, abort.reason)
+                await self.bodyAborted(slot: slot, abort.reason)
                 return
             } catch is CancellationError {
                 outcome = .cancelled
             } catch {
                 outcome = .failed("\(error)")
             }
-            await self.operationEnded(index, outcome)
+            await self.bodyEnded(slot: slot, outcome)
         }
     }
+
+    func bodyEnded(slot: Int, _ outcome: OperationOutcome) { operationEnded(slots[slot], outcome) }
+    func bodyAborted(slot: Int, _ reason: String) { operationAborted(slots[slot], reason) }
 
     func spawnBudgetTimer(_ budget: Duration) -> Task<Void, Never> {
         let stopwatch = self.stopwatch

@@ -14,7 +14,9 @@ import Logging
 /// itself required; the sequence goes on with whatever does not need it (the daemon then falls
 /// back, e.g. from "connect last speaker" to scan-and-pick).
 ///
-/// The graph is validated when the sequencer is made, so a bad graph never half-runs.
+/// The graph is validated when the sequencer is made, so a bad graph never half-runs. While it
+/// runs, the steps not yet started may be swapped for another scenario's (``revise(to:operations:budget:)``):
+/// the daemon learns only once it owns its bus name whether a request launched it.
 public actor StartupSequencer {
     /// The budget of a start-up that needs no user input: a known speaker should be there
     /// within 3 s of `systemctl start speakerd`.
@@ -26,11 +28,11 @@ public actor StartupSequencer {
         case finished(StartupTimeline)
     }
 
-    public nonisolated let scenarioName: String
-    nonisolated let graph: StartupGraph
-    nonisolated let bodies: [StartupOperation.Body]
+    public internal(set) var scenarioName: String
+    var graph: StartupGraph
+    var bodies: [StartupOperation.Body]
     nonisolated let defaultTimeout: Duration?
-    nonisolated let budget: Duration?
+    var budget: Duration?
     nonisolated let clock: any Clock<Duration>
     nonisolated let logger: Logger
     nonisolated let eventBroadcaster = Broadcaster<StartupEvent>()
@@ -44,6 +46,8 @@ public actor StartupSequencer {
     var outcomes: [OperationOutcome?]
     var decidedCount = 0
     var bodyTasks: [Task<Void, Never>?]
+    /// For each body started, in order, the graph index of its operation (see `spawnBody`).
+    var slots: [Int] = []
     var deadlines = Heap<StartupDeadline>()
     var deadlineTimer: Task<Void, Never>?
     var timerTarget: Duration?
@@ -97,7 +101,7 @@ public actor StartupSequencer {
     }
 
     /// The graph laid out in waves, without running it.
-    public nonisolated func plan() -> StartupPlan { StartupPlan(scenario: scenarioName, graph: graph) }
+    public func plan() -> StartupPlan { StartupPlan(scenario: scenarioName, graph: graph) }
 
     /// Operations starting and finishing, the budget overrun, an abort; ends when the run does.
     public nonisolated func events() -> AsyncStream<StartupEvent> { eventBroadcaster.subscribe() }
