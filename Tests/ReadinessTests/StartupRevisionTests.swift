@@ -22,16 +22,23 @@ struct StartupRevisionTests {
         StartupStep("config"),
     ])
 
+    /// The `before` run, started, with `config` done: its sequencer, events and result.
+    func startBefore(_ ops: ScriptedOperations, clock: TestClock<Duration> = TestClock())
+        throws -> (StartupSequencer, AsyncStream<StartupEvent>.Iterator, Task<StartupTimeline, Never>) {
+        let sequencer = try StartupSequencer(
+            scenario: Self.before, operations: ops.bodies(for: Self.before), defaultTimeout: nil, clock: clock)
+        let events = sequencer.events().makeAsyncIterator()
+        let run = Task { await sequencer.run() }
+        ops.end("config")
+        return (sequencer, events, run)
+    }
+
     @Test("a revision made while the bus step runs replaces the steps after it, and the timeline carries the new scenario")
     func revisionReplacesUnstartedSteps() async throws {
         let clock = TestClock()
         let ops = ScriptedOperations()
-        let sequencer = try StartupSequencer(
-            scenario: Self.before, operations: ops.bodies(for: Self.before), defaultTimeout: nil, clock: clock)
-        var events = sequencer.events().makeAsyncIterator()
-        let run = Task { await sequencer.run() }
-        await readEvents(until: .started("config"), from: &events)
-        ops.end("config")
+        let (sequencer, iterator, run) = try startBefore(ops, clock: clock)
+        var events = iterator
         await readEvents(until: .started("bus"), from: &events)
 
         try await sequencer.revise(to: Self.after, operations: ops.bodies(for: Self.after), budget: .seconds(3))
@@ -56,11 +63,8 @@ struct StartupRevisionTests {
     @Test("the revised requirement holds: the now required soundfont failing aborts the run")
     func revisedRequirementApplies() async throws {
         let ops = ScriptedOperations()
-        let sequencer = try StartupSequencer(
-            scenario: Self.before, operations: ops.bodies(for: Self.before), defaultTimeout: nil, clock: TestClock())
-        var events = sequencer.events().makeAsyncIterator()
-        let run = Task { await sequencer.run() }
-        ops.end("config")
+        let (sequencer, iterator, run) = try startBefore(ops)
+        var events = iterator
         await readEvents(until: .started("bus"), from: &events)
         try await sequencer.revise(to: Self.after, operations: ops.bodies(for: Self.after), budget: nil)
         ops.end("bus")
@@ -75,11 +79,8 @@ struct StartupRevisionTests {
     @Test("a revision that would rewrite a step already started is refused, and the run goes on unchanged")
     func revisionCannotChangeHistory() async throws {
         let ops = ScriptedOperations()
-        let sequencer = try StartupSequencer(
-            scenario: Self.before, operations: ops.bodies(for: Self.before), defaultTimeout: nil, clock: TestClock())
-        var events = sequencer.events().makeAsyncIterator()
-        let run = Task { await sequencer.run() }
-        ops.end("config")
+        let (sequencer, iterator, run) = try startBefore(ops)
+        var events = iterator
         ops.end("bus")
         await readEvents(until: .started("soundfont"), from: &events)  // both steps after the bus run
 
@@ -104,11 +105,8 @@ struct StartupRevisionTests {
     @Test("a new step whose dependencies are already done starts at once; one behind a failed step is skipped")
     func newStepsStartOrSkipAtOnce() async throws {
         let ops = ScriptedOperations()
-        let sequencer = try StartupSequencer(
-            scenario: Self.before, operations: ops.bodies(for: Self.before), defaultTimeout: nil, clock: TestClock())
-        var events = sequencer.events().makeAsyncIterator()
-        let run = Task { await sequencer.run() }
-        ops.end("config")
+        let (sequencer, iterator, run) = try startBefore(ops)
+        var events = iterator
         ops.end("bus")
         await readEvents(until: .started("soundfont"), from: &events)
         ops.end("speaker", .fail("unreachable"))
