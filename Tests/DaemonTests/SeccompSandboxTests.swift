@@ -69,5 +69,10 @@ struct SeccompSandboxTests {
                     "\(setting): stderr was \(run.standardError)")
             #expect(!FileManager.default.fileExists(atPath: marker), "\(setting): the program ran anyway")
         }
+        let missing = try await ExecutableRun.run(program: Self.launcher,
+                                                  [directory.path + "/no.service", "/usr/bin/touch", directory.path + "/ran"])
+        #expect(missing.status == 1 && missing.standardError.hasPrefix("systemd-seccomp-exec: cannot read the unit file "),
+                "a missing unit file: exit \(missing.status), stderr \(missing.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/ran"), "a missing unit file: the program ran anyway")
     }
 }
