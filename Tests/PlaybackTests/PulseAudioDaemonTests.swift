@@ -55,8 +55,9 @@ struct PulseAudioDaemonTests {
 
     /// Runs speakerd (`--audio-output pulseaudio`, `PULSE_SERVER=pulseServer`) on a fake world with
     /// the known speaker present, hands `body` a client once it is ready to play, then stops it
-    /// with SIGTERM and expects a clean exit.
-    static func withDaemon(pulseServer: String, in directory: URL,
+    /// with SIGTERM and expects a clean exit. A `launcher` (a program and its arguments) starts
+    /// speakerd through it, e.g. under the unit's seccomp filters.
+    static func withDaemon(pulseServer: String, in directory: URL, launcher: [String] = [],
                            _ body: (SpeakerdDBusClient) async throws -> Void) async throws {
         let world = try await FakeBusWorld.start()
         defer { _ = world }
@@ -73,7 +74,12 @@ struct PulseAudioDaemonTests {
 
         var environment = ProcessInfo.processInfo.environment
         environment["PULSE_SERVER"] = pulseServer
-        let daemon = try ChildProcess.spawn(Self.productsDirectory.appendingPathComponent("speakerd").path, [
+        if !launcher.isEmpty, let asan = environment["ASAN_OPTIONS"] {
+            // LeakSanitizer's exit scan needs ptrace, which a sandboxing launcher may refuse (see SandboxedPulseAudioTests).
+            environment["ASAN_OPTIONS"] = asan + ":detect_leaks=0"
+        }
+        let speakerd = Self.productsDirectory.appendingPathComponent("speakerd").path
+        let daemon = try ChildProcess.spawn(launcher.first ?? speakerd, Array(launcher.dropFirst()) + (launcher.isEmpty ? [] : [speakerd]) + [
             "--config", directory.appendingPathComponent("speakerd.conf").path, "--state-dir", directory.path,
             "--bus", world.address, "--audio-output", "pulseaudio", "--soundfont", "/usr/share/sounds/sf2/TimGM6mb.sf2",
         ], environment: environment, standardError: directory.appendingPathComponent("speakerd.log").path)
