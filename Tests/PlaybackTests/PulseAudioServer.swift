@@ -24,8 +24,10 @@ final class PulseAudioServer: Sendable {
         try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
         let launcher = try ChildProcess.spawn("/usr/bin/pulseaudio", [
             "--daemonize=yes", "-n", "--system=no", "--use-pid-file=yes",
-            // A server left behind by a crashed test exits by itself once idle.
-            "--exit-idle-time=20", "--log-target=stderr",
+            // A server left behind by a crashed test exits by itself once idle; not sooner than a
+            // slow start of speakerd under AddressSanitizer on a loaded machine may take (it was
+            // 20 s, and a server gone idle before parec connected failed a leak-check run).
+            "--exit-idle-time=300", "--log-target=stderr",
             "-L", "module-null-sink sink_name=out rate=44100",
             "-L", "module-native-protocol-unix socket=\(runtime.path)/native auth-anonymous=1",
         ], environment: environment(runtime), standardError: directory.appendingPathComponent("pulseaudio.log").path)
@@ -40,19 +42,21 @@ final class PulseAudioServer: Sendable {
 
     /// Starts recording the null sink's monitor as raw 16-bit stereo at 44.1 kHz; returns once the
     /// recording stream is connected (parec says so on stderr), so nothing played afterwards is
-    /// missed. The wait looks at parec's log every 10 ms, bounded so a broken parec fails the test.
+    /// missed. The wait looks at parec's log every 10 ms, bounded (30 s) so a broken parec fails
+    /// the test, and says what parec said.
     func record(to path: String) async throws -> Recording {
         let log = path + ".log"
         let parec = try ChildProcess.spawn("/usr/bin/parec", [
             "--verbose", "--server=\(address)", "--device=\(Self.monitor)", "--raw", "--latency-msec=20",
             "--format=s16le", "--rate=44100", "--channels=2", path,
         ], environment: Self.environment(directory), standardError: log)
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while (try? String(contentsOfFile: log, encoding: .utf8))?.contains("Connected to device") != true {
             guard ContinuousClock.now < deadline else {
                 parec.signal(SIGKILL)
                 _ = await parec.exitStatus()
-                throw PulseAudioServerError("parec could not connect to \(address)")
+                let said = (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").last ?? "nothing"
+                throw PulseAudioServerError("parec could not connect to \(address) within 30 s; it said: \(said)")
             }
             try await Task.sleep(for: .milliseconds(10))
         }
