@@ -26,7 +26,7 @@ let staticSwiftRuntime: [LinkerSetting] = [.unsafeFlags([
 /// - lld with `--symbol-ordering-file`: the functions a start-up runs (`link/speakerd-startup.order`,
 ///   recorded by `scripts/startup-order`) are laid out together, so the pages they touch are few.
 ///   A stale list costs only memory: names no longer in the image are skipped, new code goes after.
-/// - `-z pack-relative-relocs` (DT_RELR, glibc 2.36+, Debian 12): the ~90,000 relative
+/// - `-z pack-relative-relocs` (DT_RELR, glibc 2.36+, Debian 12): the ~51,000 relative
 ///   relocations of the position-independent image take 10 KB instead of 1.2 MB, all of it read
 ///   at every start.
 /// lld takes the first archive on the command line that defines a symbol, so Foundation must not
