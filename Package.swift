@@ -1,7 +1,8 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-/// The executables carry the Swift runtime and Foundation inside them (`-static-stdlib`):
+/// composer-cli carries the Swift runtime and Foundation inside it (`-static-stdlib`; speakerd and
+/// its probe use `speakerdImage` below, without Foundation):
 /// mapping and relocating the shared libswiftCore, Foundation and ICU libraries is most of an
 /// idle daemon's RSS and of its time to exec (docs/BENCHMARKS.md, "Start-up").
 ///
@@ -16,6 +17,41 @@ let staticSwiftRuntime: [LinkerSetting] = [.unsafeFlags([
     "-l_FoundationICU", "-l_FoundationCShims", "-l_FoundationCollections",
     "-lswiftSynchronization", "-lswiftDispatch", "-ldispatch", "-lBlocksRuntime",
     "-Xlinker", "--end-group",
+])]
+
+/// speakerd's own image, smaller in memory at idle (docs/BENCHMARKS.md, "Start-up"): an idle daemon's
+/// RSS is mostly clean pages of this binary that the kernel maps around each page fault, so what
+/// counts is how densely the code run at start-up is packed, not only how big the binary is.
+/// - No libFoundation, CoreFoundation or ICU: SpeakerCore and speakerd use FoundationEssentials.
+/// - lld with `--symbol-ordering-file`: the functions a start-up runs (`link/speakerd-startup.order`,
+///   recorded by `scripts/startup-order`) are laid out together, so the pages they touch are few.
+///   A stale list costs only memory: names no longer in the image are skipped, new code goes after.
+/// - `-z pack-relative-relocs` (DT_RELR, glibc 2.36+, Debian 12): the ~51,000 relative
+///   relocations of the position-independent image take 10 KB instead of 1.2 MB, all of it read
+///   at every start.
+/// lld takes the first archive on the command line that defines a symbol, so Foundation must not
+/// be on it at all (see SpeakerCore's `noFoundation`), or a specialisation both Foundation and
+/// FoundationEssentials define would pull Foundation back in.
+let speakerdImage: [LinkerSetting] = [.unsafeFlags([
+    "-static-stdlib",
+    "-use-ld=lld",
+    "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/link/speakerd-startup.order",
+    "-Xlinker", "--no-warn-symbol-ordering",
+    "-Xlinker", "--start-group",
+    "-lFoundationEssentials", "-l_FoundationICU", "-l_FoundationCShims", "-l_FoundationCollections",
+    "-lswiftSynchronization", "-lswiftDispatch", "-ldispatch", "-lBlocksRuntime",
+    "-Xlinker", "--end-group",
+])]
+
+/// No autolink of Foundation from SpeakerCore: it uses FoundationEssentials, and a Foundation-only
+/// call slipping in (one file's `import Foundation` makes Foundation's members visible in every
+/// file of the module) now fails speakerd's link instead of silently bringing libFoundation,
+/// CoreFoundation and ICU back into the daemon. Targets that want Foundation import it themselves.
+/// (`-function-sections` for SpeakerCore, to order its code too, measured no better: not used.)
+let noFoundation: [SwiftSetting] = [.unsafeFlags([
+    "-Xfrontend", "-disable-autolink-library", "-Xfrontend", "Foundation",
+    "-Xfrontend", "-disable-autolink-library", "-Xfrontend", "FoundationInternationalization",
 ])]
 
 /// speakerd: a Bluetooth-speaker companion daemon (`speakerd`) and its CLI (`composer-cli`).
@@ -63,7 +99,8 @@ let package = Package(
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "Collections", package: "swift-collections"),
                 .product(name: "SystemPackage", package: "swift-system"),
-            ]
+            ],
+            swiftSettings: noFoundation
         ),
         .executableTarget(
             name: "speakerd",
@@ -73,7 +110,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            linkerSettings: staticSwiftRuntime
+            swiftSettings: noFoundation,
+            linkerSettings: speakerdImage
         ),
         .executableTarget(
             name: "composer-cli",
@@ -96,7 +134,7 @@ let package = Package(
         .executableTarget(name: "bench-readiness", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-readiness"),
         .executableTarget(name: "bench-playback", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-playback"),
         .executableTarget(name: "bench-startup", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-startup",
-                         linkerSettings: staticSwiftRuntime),
+                         swiftSettings: noFoundation, linkerSettings: speakerdImage),
 
         .testTarget(name: "DBusTests", dependencies: ["SpeakerCore", "TestSupport"]),
         .testTarget(

@@ -3,15 +3,27 @@
 // The start-up benchmark itself is `scripts/bench-startup` (it drives speakerd, the peers and the
 // fake BlueZ as separate processes, which is what is measured). This executable is the control
 // it compares speakerd's idle RSS against: a process that links SpeakerCore exactly as speakerd
-// does (the Swift runtime and Foundation static, libdbus and libbluetooth shared; libfluidsynth is
-// opened only on first use) but does no work, so "speakerd idle RSS - this" is what the daemon's
-// own code and state cost.
-import Foundation
+// does (the Swift runtime and FoundationEssentials static, no libFoundation or ICU; libdbus and
+// libbluetooth shared; libfluidsynth is opened only on first use) but does no work, so "speakerd
+// idle RSS - this" is what the daemon's own code and state cost. Like speakerd, it reads its
+// file with Glibc alone: importing Foundation here would link the full Foundation into the probe.
+import Glibc
 import SpeakerCore
 
 /// VmRSS of this process in KiB, from /proc/self/status.
 func residentKiB() -> Int? {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+    let fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { break }
+        bytes += buffer.prefix(count)
+    }
+    let status = String(decoding: bytes, as: UTF8.self)
     for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
         return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
     }
@@ -23,7 +35,7 @@ let bus = BusAddress.system
 withExtendedLifetime(bus) {}
 
 guard let kib = residentKiB() else {
-    FileHandle.standardError.write(Data("bench-startup: cannot read VmRSS from /proc/self/status\n".utf8))
+    _ = "bench-startup: cannot read VmRSS from /proc/self/status\n".withCString { write(STDERR_FILENO, $0, strlen($0)) }
     exit(1)
 }
 print("\(kib) KiB VmRSS: idle Swift process linking SpeakerCore")

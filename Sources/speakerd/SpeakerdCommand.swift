@@ -1,7 +1,11 @@
 import ArgumentParser
-import Foundation
 import Logging
 import SpeakerCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// speakerd's entry point: parse flags, set up logging, hand over to `DaemonLauncher`.
 @main

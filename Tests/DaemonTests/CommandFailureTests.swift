@@ -24,4 +24,12 @@ struct CommandFailureTests {
         #expect(CommandFailure.line(program: "composer-cli", message: "Error: ", exitStatus: 2)
                 == "composer-cli: failed (exit status 2)")
     }
+
+    @Test("a message of only spaces, tabs or no-break spaces counts as empty; other text is kept as it is")
+    func blankMessage() {
+        #expect(CommandFailure.line(program: "speakerd", message: " \t\u{00A0}\u{2003}", exitStatus: 75)
+                == "speakerd: failed (exit status 75)")
+        #expect(CommandFailure.line(program: "speakerd", message: "  two spaces first", exitStatus: 1)
+                == "speakerd:   two spaces first")
+    }
 }

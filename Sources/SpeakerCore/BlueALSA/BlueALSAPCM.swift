@@ -40,7 +40,7 @@ public struct BlueALSAPCM: Sendable, Equatable, CustomStringConvertible {
     /// The speaker's address, read from the device path's last component; nil if it has none.
     public var address: BluetoothAddress? {
         guard let last = device.split(separator: "/").last, last.hasPrefix("dev_") else { return nil }
-        let pairs = last.dropFirst(4).replacingOccurrences(of: "_", with: ":")
+        let pairs = last.dropFirst(4).replacingOccurrences(of: "_" as Character, with: ":")
         return try? BluetoothAddress(pairs)
     }
 

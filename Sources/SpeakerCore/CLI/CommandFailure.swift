@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// How speakerd and composer-cli end: help and `--version` print in full, every failure is
 /// exactly one line on stderr ("composer-cli: …") and a non-zero exit.
@@ -31,7 +31,7 @@ public enum CommandFailure {
                 print(text)
                 exit(0)
             case let .failure(message, exitStatus):
-                FileHandle.standardError.write(Data((line(program: program, message: message, exitStatus: exitStatus) + "\n").utf8))
+                writeToStandardError(line(program: program, message: message, exitStatus: exitStatus) + "\n")
                 exit(exitStatus == 0 ? 1 : exitStatus)
             case .logged(let exitStatus):
                 exit(exitStatus == 0 ? 1 : exitStatus)
@@ -44,7 +44,24 @@ public enum CommandFailure {
     public static func line(program: String, message: String, exitStatus: Int32) -> String {
         var text = message.split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? ""
         if text.hasPrefix("Error: ") { text.removeFirst(7) }
-        if text.trimmingCharacters(in: .whitespaces).isEmpty { text = "failed (exit status \(exitStatus))" }
+        if text.unicodeScalars.allSatisfy(isBlank) { text = "failed (exit status \(exitStatus))" }
         return "\(program): \(text)"
+    }
+
+    /// Straight to descriptor 2 (unbuffered, as the process exits next); a failing stderr
+    /// (closed, or a full pipe that errors) loses the line, as there is nowhere else to say it.
+    private static func writeToStandardError(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            bytes = bytes.dropFirst(written)
+        }
+    }
+
+    /// What Foundation's `CharacterSet.whitespaces` holds: tab and the space separators (Zs).
+    private static func isBlank(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == "\t" || scalar.properties.generalCategory == .spaceSeparator
     }
 }

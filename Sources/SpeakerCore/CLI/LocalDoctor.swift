@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// The checks `composer-cli doctor` can make on this machine without the daemon.
 ///

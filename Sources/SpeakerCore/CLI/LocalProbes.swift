@@ -1,13 +1,26 @@
 import CBlueZ
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Glibc
 
 /// The real-machine probes behind `LocalDoctor`.
 public enum LocalProbes {
     @Sendable public static func fileHeader(_ path: String) -> [UInt8]? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        return (try? handle.read(upToCount: 12)).map(Array.init) ?? []
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var header = [UInt8](repeating: 0, count: 12)
+        var filled = 0
+        while filled < header.count {
+            let count = header.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }  // end of file, or a read error: what was read so far
+            filled += count
+        }
+        return Array(header.prefix(filled))
     }
 
     /// Asks the kernel: an `AF_BLUETOOTH` socket exists only with Bluetooth support, and
@@ -18,8 +31,34 @@ public enum LocalProbes {
         if fd < 0 && (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT) { return .unsupported }
         if fd >= 0 { close(fd) }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/bluetooth")) ?? [])
-            .filter { $0.hasPrefix("hci") && !$0.contains(":") }.sorted()
+            .filter { $0.hasPrefix("hci") && !$0.contains(":" as Character) }.sorted()
         return names.isEmpty ? .noControllers : .controllers(names)
+    }
+
+    /// A D-Bus address value with its `%XX` byte escapes decoded (the D-Bus specification,
+    /// "Server Addresses"); nil when an escape is malformed or the bytes are not UTF-8.
+    static func unescape(_ value: String) -> String? {
+        var bytes: [UInt8] = []
+        var rest = value.utf8[...]
+        while let byte = rest.popFirst() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = rest.popFirst().flatMap(hexDigit), let low = rest.popFirst().flatMap(hexDigit)
+            else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// Connects a stream socket to the first `unix:path=` or `unix:abstract=` in a D-Bus
@@ -29,7 +68,7 @@ public enum LocalProbes {
             for pair in entry.dropFirst(5).split(separator: ",") {
                 let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
                 guard parts.count == 2, parts[0] == "path" || parts[0] == "abstract" else { continue }
-                return connectUnix(name: parts[1].removingPercentEncoding ?? parts[1], abstract: parts[0] == "abstract")
+                return connectUnix(name: unescape(parts[1]) ?? parts[1], abstract: parts[0] == "abstract")
             }
         }
         return "no unix:path= or unix:abstract= transport in the address"

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The one JSON encoding every `--json` report uses: sorted keys, pretty, slashes unescaped.
 ///

@@ -38,7 +38,7 @@ public enum BusAddress: Sendable, Hashable, CustomStringConvertible {
             }
             return value
         case .address(let address):
-            guard !address.isEmpty, !address.utf8.contains(0), address.contains(":") else {
+            guard !address.isEmpty, !address.utf8.contains(0), address.contains(":" as Character) else {
                 throw .connectionFailed(address: address, reason: "not a D-Bus address (expected e.g. unix:path=/run/dbus/system_bus_socket)")
             }
             return address

@@ -60,7 +60,7 @@ final class DBusMessage: @unchecked Sendable {
     var signature: String { dbus_message_get_signature(pointer).map { String(cString: $0) } ?? "" }
     var serial: UInt32 { dbus_message_get_serial(pointer) }
     var expectsReply: Bool { dbus_message_get_no_reply(pointer) == 0 }
-    var containsUnixFDs: Bool { signature.contains("h") }
+    var containsUnixFDs: Bool { signature.contains("h" as Character) }
 
     /// For an error reply: its name and its first string argument, as `DBusError.remote`.
     var remoteError: DBusError {

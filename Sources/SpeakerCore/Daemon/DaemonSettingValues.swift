@@ -15,7 +15,7 @@ public enum BusSelection: Equatable, Sendable, CustomStringConvertible {
         switch text {
         case "system": self = .system
         case "session": self = .session
-        case let other where other.contains(":") && other.contains("="): self = .address(other)
+        case let other where other.contains(":" as Character) && other.contains("=" as Character): self = .address(other)
         default:
             throw DaemonSettingError(setting: "bus", value: text,
                                      expected: "system, session or a D-Bus address such as unix:path=/run/bus")

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A speaker speakerd has connected to before: what auto-connect tries at start-up.
 public struct KnownSpeaker: Equatable, Sendable, Codable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// speakerd's API: what `composer-cli` asks, answered from the coordinator's state.
 extension SpeakerdDaemon: SpeakerdControl {
@@ -23,11 +27,11 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func speakers() async throws(SpeakerdError) -> SpeakersReport {
-        let formatter = ISO8601DateFormatter()
+        let formatter = Date.ISO8601FormatStyle()  // 2026-11-21T14:53:03Z, UTC
         let connected = gate.isReached(.speakerConnected) ? target?.address : nil
         return SpeakersReport(speakers: await stateStore.knownSpeakers.map {
             .init(address: $0.address.description, name: $0.name, connected: $0.address == connected,
-                  lastConnected: formatter.string(from: $0.lastConnected))
+                  lastConnected: formatter.format($0.lastConnected))
         })
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// The target speaker: connecting it, discovering others, and the reconnect controller.
 extension SpeakerdDaemon {

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import Logging
 
 /// The daemon's coordinator: owns the readiness gate, the BlueZ client, the target speaker,

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import Logging
 
 /// The known speakers, persisted in `<state dir>/state.json`.
@@ -148,10 +153,10 @@ public actor StateStore {
         return target
     }
 
+    /// `20261121T145303Z`: ISO 8601 in UTC without separators, so it sorts and fits a file name.
     static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withYear, .withMonth, .withDay, .withTime, .withTimeZone]
-        return formatter.string(from: date).replacingOccurrences(of: ":", with: "")
+        Date.ISO8601FormatStyle(dateSeparator: .omitted, dateTimeSeparator: .standard, timeSeparator: .omitted,
+                                timeZoneSeparator: .omitted, timeZone: .gmt).format(date)
     }
 
     /// A crash between create and rename leaves a temp file; it never holds the truth.

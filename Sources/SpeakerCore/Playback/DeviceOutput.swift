@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// A real-time sound device reached through one of FluidSynth's audio drivers: ALSA (any PCM name,
 /// BlueALSA's `bluealsa:DEV=…,PROFILE=a2dp` included) or PulseAudio.
@@ -70,9 +70,7 @@ public struct DeviceOutput: AudioOutput {
         if !source.isPaused { source.stop() }
         // A driver stuck in a blocking write (a frozen sound server) would make its deletion
         // wait forever: let a thread of its own wait for that instead of the engine.
-        let disposal = Thread { device.close() }
-        disposal.name = "audio-device-close"
-        disposal.start()
+        DetachedThread.start(name: "audio-dev-close") { device.close() }
         throw AudioOutputError.deviceStopped(output: description, after: stallLimit, reason: reason)
     }
 

@@ -1,5 +1,5 @@
 import CFluidSynth
-import Foundation
+import Glibc
 import Synchronization
 
 /// A SoundFont loaded into its own synthesiser, ready to play song after song.
@@ -35,22 +35,19 @@ public final class SoundFont: Sendable {
         let result: Result<SoundFont, SoundFontError> = await withCheckedContinuation { continuation in
             // A plain thread rather than the cooperative pool: the load blocks on disk and parsing,
             // and must not take one of the few threads every async task in the process shares.
-            let thread = Thread {
+            DetachedThread.start(name: "soundfont-load") {
                 continuation.resume(returning: Result { () throws(SoundFontError) in
                     try loadBlocking(path: path, sampleRate: sampleRate)
                 })
             }
-            thread.name = "soundfont-load"
-            thread.start()
         }
         return try result.get()
     }
 
     /// The synchronous load; `load` runs it off the caller's thread.
     static func loadBlocking(path: String, sampleRate: Int) throws(SoundFontError) -> SoundFont {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
-              FileManager.default.isReadableFile(atPath: path)
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR, access(path, R_OK) == 0
         else { throw .missing(path: path) }
         // fluid_is_soundfont checks the RIFF/sfbk magic, so a text file or a WAV is reported as such
         // rather than as a generic load failure.

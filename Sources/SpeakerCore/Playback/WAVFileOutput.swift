@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import SystemPackage
 
 /// Writes the song as a 16-bit PCM stereo WAV file.
