@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Start-up: the sequencer runs one scenario's graph; each step's work is a method here.
 extension SpeakerdDaemon {
