@@ -77,28 +77,35 @@ struct GatedPlayEndToEndTests {
         }
         #expect(daemon.status == 0, "speakerd did not stop cleanly on SIGTERM: \(daemon.standardError)")
 
-        // What the speaker would have heard: the whole scale, no more than a short release tail.
-        let file = try WAVFile(path: wav)
-        #expect(file.seconds >= song.durationSeconds - 0.05)
-        #expect(file.seconds <= song.durationSeconds + 1.05)
-        let mono = file.monoFloat
-        #expect(WAVAnalysis.rms(mono[...]) > 0.005, "the rendered song is silent")
-        // Each note of the scale sounds at its time: in the 200 ms after its note-on, its own pitch
-        // carries more energy than the pitch a tritone away (no harmonic of it).
-        let notes = song.events.compactMap { event -> (seconds: Double, key: UInt8)? in
-            if case .noteOn(_, let key, let velocity) = event.message, velocity > 0 { return (event.seconds, key) }
-            return nil
-        }
-        #expect(notes.count >= 7, "the C major scale has its notes")
-        for note in notes {
-            let start = Int((note.seconds + 0.03) * Double(file.sampleRate))
-            let end = min(start + file.sampleRate / 5, mono.count)
-            guard start < end else { Issue.record("note \(note.key) at \(note.seconds) s is past the WAV's end"); continue }
-            let pitch = 440 * pow(2, (Double(note.key) - 69) / 12)
-            let own = WAVAnalysis.energy(at: pitch, in: mono[start..<end], sampleRate: file.sampleRate)
-            let tritone = WAVAnalysis.energy(at: pitch * pow(2, 6.0 / 12), in: mono[start..<end], sampleRate: file.sampleRate)
-            #expect(own > 4 * tritone, "key \(note.key) at \(note.seconds) s is not what sounds there")
-        }
+        try expectWholeScaleInTune(wav: wav, song: song)
         _ = fake
+    }
+}
+
+/// What the speaker would have heard from the C major scale song: the whole scale, no more than
+/// a short release tail, and each note in tune: in the 200 ms after its note-on, its own pitch
+/// carries more energy than the pitch a tritone away (no harmonic of it).
+func expectWholeScaleInTune(wav: String, song: MIDISong, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let file = try WAVFile(path: wav)
+    #expect(file.seconds >= song.durationSeconds - 0.05 && file.seconds <= song.durationSeconds + 1.05,
+            "the WAV lasts \(file.seconds) s for a \(song.durationSeconds) s song", sourceLocation: sourceLocation)
+    let mono = file.monoFloat
+    #expect(WAVAnalysis.rms(mono[...]) > 0.005, "the rendered song is silent", sourceLocation: sourceLocation)
+    let notes = song.events.compactMap { event -> (seconds: Double, key: UInt8)? in
+        if case .noteOn(_, let key, let velocity) = event.message, velocity > 0 { return (event.seconds, key) }
+        return nil
+    }
+    #expect(notes.count >= 7, "the C major scale has its notes", sourceLocation: sourceLocation)
+    for note in notes {
+        let start = Int((note.seconds + 0.03) * Double(file.sampleRate))
+        let end = min(start + file.sampleRate / 5, mono.count)
+        guard start < end else {
+            Issue.record("note \(note.key) at \(note.seconds) s is past the WAV's end", sourceLocation: sourceLocation)
+            continue
+        }
+        let pitch = 440 * pow(2, (Double(note.key) - 69) / 12)
+        let own = WAVAnalysis.energy(at: pitch, in: mono[start..<end], sampleRate: file.sampleRate)
+        let tritone = WAVAnalysis.energy(at: pitch * pow(2, 6.0 / 12), in: mono[start..<end], sampleRate: file.sampleRate)
+        #expect(own > 4 * tritone, "key \(note.key) at \(note.seconds) s is not what sounds there", sourceLocation: sourceLocation)
     }
 }

@@ -78,25 +78,7 @@ extension SeccompSandboxTests {
         #expect(complaints.isEmpty, "speakerd complained under the sandbox:\n\(complaints.joined(separator: "\n"))")
 
         // What the speaker would have heard: the whole scale, in tune.
-        let file = try WAVFile(path: wav)
-        #expect(file.seconds >= song.durationSeconds - 0.05 && file.seconds <= song.durationSeconds + 1.05,
-                "the WAV lasts \(file.seconds) s for a \(song.durationSeconds) s song")
-        let mono = file.monoFloat
-        #expect(WAVAnalysis.rms(mono[...]) > 0.005, "the rendered song is silent")
-        let notes = song.events.compactMap { event -> (seconds: Double, key: UInt8)? in
-            if case .noteOn(_, let key, let velocity) = event.message, velocity > 0 { return (event.seconds, key) }
-            return nil
-        }
-        #expect(notes.count >= 7, "the C major scale has its notes")
-        for note in notes {
-            let start = Int((note.seconds + 0.03) * Double(file.sampleRate))
-            let end = min(start + file.sampleRate / 5, mono.count)
-            guard start < end else { Issue.record("note \(note.key) at \(note.seconds) s is past the WAV's end"); continue }
-            let pitch = 440 * pow(2, (Double(note.key) - 69) / 12)
-            let own = WAVAnalysis.energy(at: pitch, in: mono[start..<end], sampleRate: file.sampleRate)
-            let tritone = WAVAnalysis.energy(at: pitch * pow(2, 6.0 / 12), in: mono[start..<end], sampleRate: file.sampleRate)
-            #expect(own > 4 * tritone, "key \(note.key) at \(note.seconds) s is not what sounds there")
-        }
+        try expectWholeScaleInTune(wav: wav, song: song)
         _ = fake
     }
 }

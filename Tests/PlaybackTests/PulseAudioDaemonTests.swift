@@ -16,23 +16,30 @@ struct PulseAudioDaemonTests {
 
     @Test("speakerd plays a song to PulseAudio: the server's sink hears a 440 Hz tone", .timeLimit(.minutes(2)))
     func daemonPlaysToPulseAudio() async throws {
+        try await Self.expectA4HeardBySink()
+    }
+
+    /// speakerd (started through `launcher`, if any) plays a sustained A4 to a private server;
+    /// what the server's sink heard is recorded and must hold a clean A4.
+    static func expectA4HeardBySink(launcher: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory)
         var recording: Recording?
-        try await Self.withDaemon(pulseServer: server.address, in: directory) { client in
+        try await withDaemon(pulseServer: server.address, in: directory, launcher: launcher) { client in
             recording = try await server.record(to: directory.appendingPathComponent("monitor.raw").path)
-            let started = try await client.play(try Self.request(ClientSongs.sustainedA4(seconds: 1.2), named: "a4.mid", in: directory))
-            #expect(started.playback.state == "playing")
-            try await Self.eventually("the song has played to its end") {
+            let started = try await client.play(try request(ClientSongs.sustainedA4(seconds: 1.2), named: "a4.mid", in: directory))
+            #expect(started.playback.state == "playing", sourceLocation: sourceLocation)
+            try await eventually("the song has played to its end") {
                 try await client.status().playback.state != "playing"
             }
-            #expect(try await client.status().playback.state == "idle")
+            #expect(try await client.status().playback.state == "idle", sourceLocation: sourceLocation)
         }
-        let mono = try await #require(recording).finish()
+        let mono = try await #require(recording, sourceLocation: sourceLocation).finish()
         let tone = PulseAudioOutputTests.a4Windows(mono)
-        #expect(tone.loud > 0, "the sink heard nothing from speakerd")
-        #expect(tone.clean > 0, "no stretch of what the sink heard is a clean A4 (\(tone.loud) loud windows)")
+        #expect(tone.loud > 0, "the sink heard nothing from speakerd", sourceLocation: sourceLocation)
+        #expect(tone.clean > 0, "no stretch of what the sink heard is a clean A4 (\(tone.loud) loud windows)",
+                sourceLocation: sourceLocation)
     }
 
     @Test("speakerd without a PulseAudio server rejects the play with one clear line and stays up", .timeLimit(.minutes(2)))
