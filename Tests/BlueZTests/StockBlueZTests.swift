@@ -109,9 +109,11 @@ struct StockBlueZTests {
         try await bluez.mock("AddAdapter", .string("hci0"), .string("box"))
         try await bluez.mock("AddDevice", .string("hci0"), .string(speaker.description), .string("Flip"))
         _ = await nextEvent(bluez.events) { if case .deviceAdded = $0 { true } else { false } }
-        // The stock mock can only hang by blocking; it stalls 3 s of real time, our timeout is 30 s of test time.
+        // The stock mock can only hang by blocking; it stalls 10 s of real time, our timeout is 30 s
+        // of test time. (It stalled 3 s: under AddressSanitizer on a loaded machine the client had
+        // not yet armed its timer when the late answer came, and the Connect succeeded.)
         try await bluez.mock("AddMethod", .string("org.bluez.Device1"), .string("Connect"), .string(""), .string(""),
-                             .string("import time; time.sleep(3)"),
+                             .string("import time; time.sleep(10)"),
                              path: BlueZWorld.devicePath("hci0", speaker), interface: "org.freedesktop.DBus.Mock")
         let attempt = Task { try await bluez.client.connect(speaker) }
         await advanceUntilDone(bluez.clock, by: .seconds(30), attempt)
