@@ -14,12 +14,7 @@ struct BluetoothdRestartTests {
 
     @Test("bluetoothd restarting while the speaker is connected: status says it is gone, then the speaker is reconnected")
     func restartWhileConnected() async throws {
-        let fake = try await DaemonWorld.start(.speakerd, remembers: [Self.flip])
-        fake.remember([Self.flip])
-        let clock = TestClock<Duration>()
-        let daemon = fake.makeDaemon(clock: clock)
-        await daemon.start()
-        try await eventually("the speaker is connected") { daemon.gate.isReached(.speakerConnected) }
+        let (fake, daemon, _) = try await DaemonWorld.connectedDaemon()
 
         try await fake.world.stopBlueZ()
         try await eventually("the daemon notices bluetoothd is gone") { try await daemon.status().message == Self.waitingForBlueZ }
@@ -67,12 +62,7 @@ struct BluetoothdRestartTests {
 
     @Test("a quick bluetoothd restart (gone and back at once) ends with the speaker connected on the new bluetoothd")
     func quickRestart() async throws {
-        let fake = try await DaemonWorld.start(.speakerd, remembers: [Self.flip])
-        fake.remember([Self.flip])
-        let clock = TestClock<Duration>()
-        let daemon = fake.makeDaemon(clock: clock)
-        await daemon.start()
-        try await eventually("the speaker is connected") { daemon.gate.isReached(.speakerConnected) }
+        let (fake, daemon, clock) = try await DaemonWorld.connectedDaemon()
 
         try await fake.world.restartBlueZ()
         // The old link's loss may arm a backoff timer; moving time lets it run if it must.

@@ -18,18 +18,13 @@ struct CompatibilityGateTests {
         let clock = TestClock<Duration>()
         let daemon = fake.makeDaemon(clock: clock)
         await daemon.start()
-        let blocked = try await fake.client().status()
-        #expect(blocked.message == "Waiting for a Bluetooth adapter to be plugged in")
-        #expect(blocked.readiness == "bus")
+        try await fake.expectBlocked(daemon, saying: "Waiting for a Bluetooth adapter to be plugged in")
         #expect(await daemon.startupTimeline?.abortReason != nil)
 
         // The adapter is plugged in; bluetoothd lists the paired speaker on it.
         try await fake.addAdapter()
         try await fake.addSpeaker()
-        _ = try await clock.advance(atMost: .seconds(5), until: "the speaker is connected") {
-            daemon.gate.isReached(.speakerConnected)
-        }
-        try await statusSays(daemon, "Ready: JBL Flip 5")
+        try await fake.expectResumesAndConnects(daemon, clock)
         #expect(try await daemon.status().speaker?.connected == true)
         await daemon.shutdown()
     }
@@ -42,21 +37,16 @@ struct CompatibilityGateTests {
         let clock = TestClock<Duration>()
         let daemon = fake.makeDaemon(clock: clock)
         await daemon.start()
-        let blocked = try await fake.client().status()
-        #expect(blocked.message == "Bluetooth adapter hci0 is blocked by rfkill; run 'rfkill unblock bluetooth'")
-        #expect(blocked.readiness == "bus")
+        try await fake.expectBlocked(daemon, saying: "Bluetooth adapter hci0 is blocked by rfkill; run 'rfkill unblock bluetooth'")
         #expect(try await fake.calls("Connect") == 0)
 
         // `rfkill unblock bluetooth`: the adapter is off but can be powered again.
         try await fake.mock("SetPowerState", .string("hci0"), .string("off"))
-        _ = try await clock.advance(atMost: .seconds(5), until: "the speaker is connected") {
-            daemon.gate.isReached(.speakerConnected)
-        }
+        try await fake.expectResumesAndConnects(daemon, clock)
         let powered = try await fake.control.call(
             destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Properties",
             method: "Get", arguments: [.string("org.bluez.Adapter1"), .string("Powered")])
         #expect(powered.first?.unwrappingVariants == .bool(true), "speakerd powered the adapter")
-        try await statusSays(daemon, "Ready: JBL Flip 5")
         await daemon.shutdown()
     }
 
@@ -72,18 +62,13 @@ struct CompatibilityGateTests {
         let clock = TestClock<Duration>()
         let daemon = fake.makeDaemon(clock: clock)
         await daemon.start()
-        let blocked = try await fake.client().status()
-        #expect(blocked.message == "Bluetooth adapter hci0 is blocked by rfkill; run 'rfkill unblock bluetooth'")
-        #expect(blocked.readiness == "bus")
+        try await fake.expectBlocked(daemon, saying: "Bluetooth adapter hci0 is blocked by rfkill; run 'rfkill unblock bluetooth'")
         #expect(try await fake.calls("Connect") == 0)
 
         // Unblocked: with no PowerState to watch, the adapter being powered again is the sign.
         try await fake.mock("SetPowerFailure", .string("hci0"), .string(""))
         try await setPowered(true, fake)
-        _ = try await clock.advance(atMost: .seconds(5), until: "the speaker is connected") {
-            daemon.gate.isReached(.speakerConnected)
-        }
-        try await statusSays(daemon, "Ready: JBL Flip 5")
+        try await fake.expectResumesAndConnects(daemon, clock)
         await daemon.shutdown()
     }
 

@@ -11,10 +11,10 @@ struct FirstRunTests {
     static let (flip, charge, boom) = (DaemonWorld.flip, DaemonWorld.charge, DaemonWorld.boom)
     static let phone = DaemonWorld.Speaker(address: "44:55:66:DD:EE:FF", name: "Pixel 7")
 
-    /// Adapter hci0 with three devices: a loud untrusted speaker, a quieter trusted one, and a
-    /// phone louder than both (not an audio sink).
-    func nearbyDevices(_ fake: DaemonWorld) async throws {
-        try await fake.addAdapter()
+    /// Adapter hci0 (added unless the world already has it) with three devices: a loud untrusted
+    /// speaker, a quieter trusted one, and a phone louder than both (not an audio sink).
+    func nearbyDevices(_ fake: DaemonWorld, addingAdapter: Bool = true) async throws {
+        if addingAdapter { try await fake.addAdapter() }
         try await fake.addSpeaker(Self.charge, rssi: -40)
         try await fake.addSpeaker(Self.boom, rssi: -70)
         try await fake.control.call(destination: "org.bluez", path: Self.boom.path, interface: "org.freedesktop.DBus.Properties",
@@ -108,12 +108,7 @@ struct FirstRunTests {
     func scanRanksKnownThenTrustedThenSignal() async throws {
         let fake = try await DaemonWorld.start(.speakerd, remembers: [Self.flip])
         fake.remember([Self.flip])
-        try await fake.addSpeaker(Self.charge, rssi: -40)
-        try await fake.addSpeaker(Self.boom, rssi: -70)
-        try await fake.control.call(destination: "org.bluez", path: Self.boom.path, interface: "org.freedesktop.DBus.Properties",
-                                    method: "Set", arguments: [.string("org.bluez.Device1"), .string("Trusted"), .variant(.bool(true))])
-        try await fake.mock("AddDevice", .string("hci0"), .string(Self.phone.address), .string(Self.phone.name), path: "/org/bluez")
-        try await fake.advertise(Self.phone, rssi: -30)
+        try await nearbyDevices(fake, addingAdapter: false)
         let clock = TestClock<Duration>()
         let daemon = fake.makeDaemon(clock: clock)
         await daemon.start()

@@ -12,23 +12,6 @@ struct LinkLossTests {
     typealias Speaker = DaemonWorld.Speaker
     static let flip = DaemonWorld.flip
 
-    /// A regular start on our template with the speaker connected, its `Connect` counted.
-    func connectedDaemon(playback: Bool = false,
-                         _ configure: (inout DaemonConfiguration) -> Void = { _ in })
-        async throws -> (DaemonWorld, SpeakerdDaemon, TestClock<Duration>) {
-        let fake = try await DaemonWorld.start(.speakerd, remembers: [Self.flip])
-        fake.remember([Self.flip])
-        let clock = TestClock<Duration>()
-        let daemon = fake.makeDaemon(clock: clock, playback: playback, configure)
-        // With playback, start-up's soundfont step runs as a polite block of the readiness gate,
-        // spaced on this test clock: awaiting `start()` without moving the clock waits for ever.
-        let started = daemon.startInBackground()
-        _ = try await clock.advance(atMost: .seconds(3), until: "start-up has finished") { started.isSet }
-        try await eventually("the speaker is connected") { daemon.gate.isReached(.speakerConnected) }
-        #expect(try await fake.calls("Connect") == 1)
-        return (fake, daemon, clock)
-    }
-
     func reconnect(_ daemon: SpeakerdDaemon, is expected: (ReconnectPolicy<ErasedClock>.State?) -> Bool) async -> Bool {
         expected(await daemon.reconnectState)
     }
@@ -46,7 +29,7 @@ struct LinkLossTests {
 
     @Test("a link lost to a timeout is retried after about 1 s, then 2 s, and at once when the speaker is seen again")
     func timeoutBacksOffAndRearmsOnSight() async throws {
-        let (fake, daemon, clock) = try await connectedDaemon()
+        let (fake, daemon, clock) = try await DaemonWorld.connectedDaemon()
         // The speaker walks out of range: the link times out and pages go unanswered.
         try await fake.setConnectBehavior(Self.flip, "br-connection-page-timeout")
         try await fake.dropLink(reason: "Timeout")
@@ -83,7 +66,7 @@ struct LinkLossTests {
 
     @Test("a speaker that left BlueZ's list while out of reach is reconnected the moment it appears again")
     func reappearingSpeakerIsReconnectedAtOnce() async throws {
-        let (fake, daemon, clock) = try await connectedDaemon()
+        let (fake, daemon, clock) = try await DaemonWorld.connectedDaemon()
         try await fake.setConnectBehavior(Self.flip, "br-connection-page-timeout")
         try await fake.dropLink(reason: "Timeout")
         _ = try await clock.advance(atMost: .seconds(3), until: "the first retry") { try await fake.calls("Connect") == 2 }
@@ -103,7 +86,7 @@ struct LinkLossTests {
 
     @Test("a speaker that ends the link itself is retried gently: no tight loop while it advertises, then it comes back")
     func remoteEndIsRetriedGently() async throws {
-        let (fake, daemon, clock) = try await connectedDaemon()
+        let (fake, daemon, clock) = try await DaemonWorld.connectedDaemon()
         // A phone took the speaker: it refuses us, and keeps advertising.
         try await fake.setConnectBehavior(Self.flip, "br-connection-refused")
         try await fake.dropLink(reason: "Remote")

@@ -25,9 +25,7 @@ struct OldBlueZGateTests {
         let daemon = fake.makeDaemon(clock: clock)
         await daemon.start()
 
-        let blocked = try await fake.client().status()
-        #expect(blocked.message == Self.tooOld)
-        #expect(blocked.readiness == "bus", "the API answers while the gate is closed")
+        try await fake.expectBlocked(daemon, saying: Self.tooOld)
         #expect(await daemon.lifecycle == .blocked(.blueZTooOld(found: "BlueZ 4 (org.bluez.Manager)", needed: "5.30")))
         let timeline = try #require(await daemon.startupTimeline)
         #expect(timeline.abortReason == Self.tooOld)
@@ -39,10 +37,7 @@ struct OldBlueZGateTests {
         try await world.startBlueZ(template: "bluez5")
         try await fake.addAdapter()
         try await fake.addSpeaker()
-        _ = try await clock.advance(atMost: .seconds(5), until: "the speaker is connected") {
-            daemon.gate.isReached(.speakerConnected)
-        }
-        try await statusSays(daemon, "Ready: JBL Flip 5")
+        try await fake.expectResumesAndConnects(daemon, clock)
         #expect(try await daemon.status().speaker?.connected == true)
         #expect(try await fake.calls("Connect") == 1)
         await daemon.shutdown()

@@ -52,7 +52,7 @@ extension LinkLossTests {
 
     @Test("a song playing when the link times out pauses, and resumes where it stopped once the speaker reconnects")
     func songPausesAndResumes() async throws {
-        let (fake, daemon, clock) = try await connectedDaemon(playback: true)
+        let (fake, daemon, clock) = try await DaemonWorld.connectedDaemon(playback: true)
         try await playLongSong(fake, daemon, clock)
 
         try await fake.dropLink(reason: "Timeout")
@@ -74,7 +74,7 @@ extension LinkLossTests {
 
     @Test("with on_speaker_lost = stop the song stops on the loss and stays stopped after the reconnect")
     func songStopsWhenConfigured() async throws {
-        let (fake, daemon, clock) = try await connectedDaemon(playback: true) { $0.onSpeakerLost = .stop }
+        let (fake, daemon, clock) = try await DaemonWorld.connectedDaemon(playback: true) { $0.onSpeakerLost = .stop }
         try await playLongSong(fake, daemon, clock)
 
         try await fake.dropLink(reason: "Timeout")
