@@ -33,9 +33,6 @@ extension StartupSequencer {
             }
             carried[new] = old
         }
-        for (new, step) in newGraph.steps.enumerated() where carried[new] == nil {
-            if let old = graph.indexByName[step.name] { carried[new] = old }  // unstarted: state is blank anyway
-        }
         adopt(newGraph, bodies: newBodies, carrying: carried)
         scenarioName = scenario.name
         if newBudget != budget {
@@ -48,7 +45,8 @@ extension StartupSequencer {
         finishIfDone()
     }
 
-    /// Rebuilds the per-operation state for `newGraph`, keeping what `carried` maps across.
+    /// Rebuilds the per-operation state for `newGraph`, keeping what `carried` maps across (the
+    /// steps that have begun); every other step starts blank.
     private func adopt(_ newGraph: StartupGraph, bodies newBodies: [StartupOperation.Body], carrying carried: [Int: Int]) {
         let count = newGraph.count
         var newStarted = [Duration?](repeating: nil, count: count)
