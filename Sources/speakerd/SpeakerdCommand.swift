@@ -7,8 +7,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// speakerd's entry point: parse flags, set up logging, hand over to `DaemonLauncher`.
-@main
+/// speakerd's command line: parse flags, set up logging, hand over to `DaemonLauncher`
+/// (`SpeakerdMain` runs it).
 struct SpeakerdCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "speakerd",
