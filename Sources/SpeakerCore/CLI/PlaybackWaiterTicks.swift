@@ -18,7 +18,7 @@ struct PlaybackWaiterTicks: Sendable {
         let (wakeUps, wake) = AsyncStream.makeStream(of: Void.self)
         let (arms, arm) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let signalsEnded = SignalsEnded(signals == nil)
-        var tasks = [Self.ticking(clock, arms: arms, wake: wake) { interval in
+        var tasks = [Self.ticking(clock, arms: arms, wake: wake) {
             signalsEnded.value.load(ordering: .relaxed) ? pollInterval : fallbackPollInterval
         }]
         if let signals {
@@ -45,13 +45,13 @@ struct PlaybackWaiterTicks: Sendable {
 
     private static func ticking<C: Clock<Duration>>(
         _ clock: C, arms: AsyncStream<Void>, wake: AsyncStream<Void>.Continuation,
-        interval: @escaping @Sendable (Void) -> Duration
+        interval: @escaping @Sendable () -> Duration
     ) -> Task<Void, Never> {
         let start = clock.now
         return Task {
             var last = start
             for await _ in arms {
-                let step = interval(())
+                let step = interval()
                 var deadline = last.advanced(by: step)
                 let now = clock.now
                 while deadline.advanced(by: step) < now { deadline = deadline.advanced(by: step) }

@@ -29,7 +29,7 @@ public actor SpeakerdService: Service {
         let daemon = self.daemon
         // Start-up, cut short by SIGTERM/SIGINT or by losing the bus.
         var lostBus = await Self.untilBusLost(daemon) {
-            try? await cancelWhenGracefulShutdown { await daemon.start() }
+            await cancelWhenGracefulShutdown { await daemon.start() }
         }
         if lostBus == nil, let problem = await daemon.fatalProblem {
             await daemon.shutdown()

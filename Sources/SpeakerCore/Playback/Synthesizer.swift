@@ -32,15 +32,16 @@ final class Synthesizer: @unchecked Sendable {
 
     /// Silences every voice and returns every channel to its power-on state (programs, controllers,
     /// pitch bend, tuning), so one song's settings never leak into the next.
+    /// (FluidSynth's return codes here only report a channel out of range; -1 means all of them.)
     func reset() {
-        fluid.fluid_synth_all_notes_off(handle, -1)
-        fluid.fluid_synth_all_sounds_off(handle, -1)
-        fluid.fluid_synth_system_reset(handle)
+        _ = fluid.fluid_synth_all_notes_off(handle, -1)
+        _ = fluid.fluid_synth_all_sounds_off(handle, -1)
+        _ = fluid.fluid_synth_system_reset(handle)
     }
 
     /// Releases every held note on every channel (they fade with their release envelope).
     func releaseAllNotes() {
-        fluid.fluid_synth_all_notes_off(handle, -1)
+        _ = fluid.fluid_synth_all_notes_off(handle, -1)
     }
 
     /// Sends one message. FluidSynth's return codes only report out-of-range values, which our MIDI
@@ -49,19 +50,19 @@ final class Synthesizer: @unchecked Sendable {
         switch message {
         case let .noteOn(channel, key, velocity):
             // A note-on with velocity 0 is a note-off (MIDI 1.0); FluidSynth handles that itself.
-            fluid.fluid_synth_noteon(handle, Int32(channel), Int32(key), Int32(velocity))
+            _ = fluid.fluid_synth_noteon(handle, Int32(channel), Int32(key), Int32(velocity))
         case let .noteOff(channel, key, _):
-            fluid.fluid_synth_noteoff(handle, Int32(channel), Int32(key))
+            _ = fluid.fluid_synth_noteoff(handle, Int32(channel), Int32(key))
         case let .polyPressure(channel, key, pressure):
-            fluid.fluid_synth_key_pressure(handle, Int32(channel), Int32(key), Int32(pressure))
+            _ = fluid.fluid_synth_key_pressure(handle, Int32(channel), Int32(key), Int32(pressure))
         case let .controlChange(channel, controller, value):
-            fluid.fluid_synth_cc(handle, Int32(channel), Int32(controller), Int32(value))
+            _ = fluid.fluid_synth_cc(handle, Int32(channel), Int32(controller), Int32(value))
         case let .programChange(channel, program):
-            fluid.fluid_synth_program_change(handle, Int32(channel), Int32(program))
+            _ = fluid.fluid_synth_program_change(handle, Int32(channel), Int32(program))
         case let .channelPressure(channel, pressure):
-            fluid.fluid_synth_channel_pressure(handle, Int32(channel), Int32(pressure))
+            _ = fluid.fluid_synth_channel_pressure(handle, Int32(channel), Int32(pressure))
         case let .pitchBend(channel, value):
-            fluid.fluid_synth_pitch_bend(handle, Int32(channel), Int32(value))
+            _ = fluid.fluid_synth_pitch_bend(handle, Int32(channel), Int32(value))
         case let .systemExclusive(bytes):
             guard !bytes.isEmpty else { return }
             bytes.withUnsafeBufferPointer { buffer in
@@ -73,13 +74,15 @@ final class Synthesizer: @unchecked Sendable {
     }
 
     /// Renders `frames` frames of 16-bit stereo into an interleaved buffer starting at frame `offset`.
+    /// (FluidSynth fails these writes only for arguments out of range, which the callers' buffer
+    /// arithmetic rules out, so the return codes are not looked at.)
     func renderInterleavedS16(_ buffer: UnsafeMutableBufferPointer<Int16>, offset: Int, frames: Int) {
         let base = UnsafeMutableRawPointer(buffer.baseAddress!)
-        fluid.fluid_synth_write_s16(handle, Int32(frames), base, Int32(offset * 2), 2, base, Int32(offset * 2 + 1), 2)
+        _ = fluid.fluid_synth_write_s16(handle, Int32(frames), base, Int32(offset * 2), 2, base, Int32(offset * 2 + 1), 2)
     }
 
     /// Renders `frames` frames of float stereo into two planar buffers starting at frame `offset`.
     func renderPlanarFloat(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, offset: Int, frames: Int) {
-        fluid.fluid_synth_write_float(handle, Int32(frames), left, Int32(offset), 1, right, Int32(offset), 1)
+        _ = fluid.fluid_synth_write_float(handle, Int32(frames), left, Int32(offset), 1, right, Int32(offset), 1)
     }
 }
