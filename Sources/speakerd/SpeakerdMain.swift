@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import SpeakerCore
 
 /// The process's entry point: runs `SpeakerdCommand` as a task and parks the main thread until
 /// it is done.
@@ -10,14 +11,15 @@ import Glibc
 /// in an idle daemon for nothing (docs/BENCHMARKS.md, "Start-up"). Nothing in speakerd runs on the
 /// main actor or the main dispatch queue, so a parked main thread loses nothing.
 ///
-/// The main thread blocks the asynchronous signals before any other thread exists, so every
-/// thread inherits that mask and SIGTERM/SIGINT stay pending for the signal sources that
+/// The main thread blocks the shutdown signals (SIGTERM, SIGINT) before any other thread exists,
+/// so every thread inherits that mask and they stay pending for the signal sources that
 /// swift-service-lifecycle reads them from (libdispatch's signalfd), instead of being delivered
 /// to a thread that would take the default action and kill the daemon without a clean shutdown.
+/// Other signals keep their usual effect (SIGQUIT still dumps core, SIGHUP still ends it).
 @main
 enum SpeakerdMain {
     static func main() {
-        blockAsynchronousSignals()
+        blockShutdownSignals()
         let finished = DispatchSemaphore(value: 0)
         Task.detached {
             await SpeakerdCommand.main()
@@ -26,13 +28,10 @@ enum SpeakerdMain {
         finished.wait()
     }
 
-    /// Signals that report a fault of the thread itself (and so cannot wait) stay unblocked.
-    private static func blockAsynchronousSignals() {
+    private static func blockShutdownSignals() {
         var signals = sigset_t()
-        sigfillset(&signals)
-        for fault in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGSYS] {
-            sigdelset(&signals, fault)
-        }
+        sigemptyset(&signals)
+        for signal in DaemonLauncher.shutdownSignals { sigaddset(&signals, signal) }
         pthread_sigmask(SIG_BLOCK, &signals, nil)
     }
 }

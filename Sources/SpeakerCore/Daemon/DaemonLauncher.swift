@@ -1,6 +1,7 @@
 import Glibc
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// Builds and runs speakerd: configuration, systemd notification, the service group.
 ///
@@ -8,6 +9,12 @@ import ServiceLifecycle
 /// signals; shutdown runs in reverse, so the watchdog pacer stops first, then the playback
 /// coordinator, then the daemon winds down its discovery.
 public enum DaemonLauncher {
+    /// The signals that shut the daemon down gracefully (systemd's stop, Ctrl-C). speakerd's main
+    /// blocks them in every thread before it starts any, so that they wait for the signal sources
+    /// swift-service-lifecycle reads them from instead of killing the process outright.
+    public static let shutdownSignals: [Int32] = gracefulShutdownSignals.map(\.rawValue)
+    private static let gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint]
+
     public static func run(options: DaemonOptions, environment: [String: String]) async throws(DaemonLaunchError) {
         let configuration: DaemonConfiguration
         do { configuration = try options.resolve(environment: environment) } catch {
@@ -35,7 +42,7 @@ public enum DaemonLauncher {
             services.append(.init(service: pacer))
         }
         let group = ServiceGroup(configuration: .init(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            services: services, gracefulShutdownSignals: gracefulShutdownSignals, logger: logger))
         do { try await group.run() } catch SpeakerdServiceError.busLost(let bus) {
             throw .busLost(SpeakerdServiceError.busLost(bus).description)
         } catch let error as ServiceGroupError {
