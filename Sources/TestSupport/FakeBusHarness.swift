@@ -1,14 +1,15 @@
 import Glibc
+import SpeakerCore
 import Synchronization
 
 /// The `scripts/fake-bluez` process: its stdin (commands; closing it tears the world down)
 /// and its stdout (the address, then one answer per command).
 ///
-/// Spawned with posix_spawn rather than Foundation's `Process`: every pipe is close-on-exec
-/// (so no other test's child inherits our stdin and keeps the world alive), the child starts
-/// with an empty signal mask, and one plain thread per harness reads its output and reaps it.
-/// Foundation's process monitor reaps children one at a time and can stall every waiter
-/// behind one live child when many tests run in parallel.
+/// Spawned through `SpawnedProcess` rather than Foundation's `Process`: every pipe is
+/// close-on-exec (so no other test's child inherits our stdin and keeps the world alive), the
+/// child starts with an empty signal mask, one plain thread per harness reads its output, and
+/// SpawnedProcess's own thread reaps it. Foundation's process monitor reaps children one at a
+/// time and can stall every waiter behind one live child when many tests run in parallel.
 final class FakeBusHarness: Sendable {
     private struct Lines {
         var buffered: [String] = []
@@ -18,7 +19,6 @@ final class FakeBusHarness: Sendable {
         var ended = false
     }
 
-    private let pid: pid_t
     private let input: Mutex<Int32>
     private let lines = Mutex(Lines())
     private let errorText = Mutex<[UInt8]>([])
@@ -26,59 +26,27 @@ final class FakeBusHarness: Sendable {
     private let commandLock = AsyncSerialLock()
 
     init(script: String, arguments: [String]) throws {
-        var stdinPipe: [Int32] = [-1, -1], stdoutPipe: [Int32] = [-1, -1], stderrPipe: [Int32] = [-1, -1]
-        // pipe2(O_CLOEXEC) is not visible from Swift; a descriptor leaked in the short window
-        // before fcntl is closed again by the script's own start-up.
-        guard pipe(&stdinPipe) == 0, pipe(&stdoutPipe) == 0, pipe(&stderrPipe) == 0 else {
-            throw FakeBusWorldError.startFailed("cannot create pipes: \(String(cString: strerror(errno)))")
+        // Pipes, though files are safer (see SpawnedProcess): an end leaked into another test's
+        // fake-bus script in the short window before close-on-exec is set is closed again by that
+        // script's own start-up (`os.closerange`).
+        let process: SpawnedProcess
+        do {
+            process = try SpawnedProcess.spawn(script, arguments, standardInput: .pipe,
+                                               standardOutput: .pipe, standardError: .pipe)
+        } catch {
+            throw FakeBusWorldError.startFailed(error.description)
         }
-        for fd in stdinPipe + stdoutPipe + stderrPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var emptyMask = sigset_t()
-        sigemptyset(&emptyMask)
-        posix_spawnattr_setsigmask(&attributes, &emptyMask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let argv = ([script] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var child: pid_t = 0
-        let status = posix_spawn(&child, script, &actions, &attributes, argv, environ)
-        for fd in [stdinPipe[0], stdoutPipe[1], stderrPipe[1]] { close(fd) }
-        guard status == 0 else {
-            for fd in [stdinPipe[1], stdoutPipe[0], stderrPipe[0]] { close(fd) }
-            throw FakeBusWorldError.startFailed("cannot run \(script): \(String(cString: strerror(status)))")
-        }
-        pid = child
-        input = Mutex(stdinPipe[1])
-        startReader(stdout: stdoutPipe[0], stderr: stderrPipe[0])
+        input = Mutex(process.standardInputPipe!)
+        startReader(stdout: process.standardOutputPipe!, stderr: process.standardErrorPipe!)
     }
 
     deinit { terminate() }
 
-    /// One thread reads stdout and stderr until both close, then reaps the script.
+    /// One thread reads stdout and stderr until both close.
     private func startReader(stdout: Int32, stderr: Int32) {
-        let context = Unmanaged.passRetained(ReaderContext(harness: self, stdout: stdout, stderr: stderr)).toOpaque()
-        var thread = pthread_t()
-        if pthread_create(&thread, nil, { raw in
-            let context = Unmanaged<ReaderContext>.fromOpaque(raw!).takeRetainedValue()
-            context.run()
-            return nil
-        }, context) == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<ReaderContext>.fromOpaque(context).release()
+        let context = ReaderContext(harness: self, stdout: stdout, stderr: stderr)
+        if !DetachedThread.startIfPossible(name: "fake-bus-reader", { context.run() }) {
+            for fd in [stdout, stderr] { close(fd) }
             receive(stdout: [], ended: true)
         }
     }
@@ -87,12 +55,10 @@ final class FakeBusHarness: Sendable {
         weak var harness: FakeBusHarness?
         let stdout: Int32
         let stderr: Int32
-        let pid: pid_t
         init(harness: FakeBusHarness, stdout: Int32, stderr: Int32) {
             self.harness = harness
             self.stdout = stdout
             self.stderr = stderr
-            self.pid = harness.pid
         }
 
         func run() {
@@ -115,8 +81,6 @@ final class FakeBusHarness: Sendable {
                     }
                 }
             }
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         }
     }
 

@@ -86,10 +86,10 @@ struct PulseAudioDaemonTests {
             environment["ASAN_OPTIONS"] = asan + ":detect_leaks=0"
         }
         let speakerd = Self.productsDirectory.appendingPathComponent("speakerd").path
-        let daemon = try ChildProcess.spawn(launcher.first ?? speakerd, Array(launcher.dropFirst()) + (launcher.isEmpty ? [] : [speakerd]) + [
+        let daemon = try SpawnedProcess.spawn(launcher.first ?? speakerd, Array(launcher.dropFirst()) + (launcher.isEmpty ? [] : [speakerd]) + [
             "--config", directory.appendingPathComponent("speakerd.conf").path, "--state-dir", directory.path,
             "--bus", world.address, "--audio-output", "pulseaudio", "--soundfont", "/usr/share/sounds/sf2/TimGM6mb.sf2",
-        ], environment: environment, standardError: directory.appendingPathComponent("speakerd.log").path)
+        ], environment: environment, standardError: .file(directory.appendingPathComponent("speakerd.log").path))
         var running = true
         defer { if running { daemon.signal(SIGKILL) } }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A private PulseAudio server for one test: a null sink (audio goes nowhere, but its monitor
 /// source can be recorded) and a native-protocol socket in the test's own directory.
@@ -22,7 +23,7 @@ final class PulseAudioServer: Sendable {
     static func start(in directory: URL) async throws -> PulseAudioServer {
         let runtime = directory.appendingPathComponent("pulse", isDirectory: true)
         try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
-        let launcher = try ChildProcess.spawn("/usr/bin/pulseaudio", [
+        let launcher = try SpawnedProcess.spawn("/usr/bin/pulseaudio", [
             "--daemonize=yes", "-n", "--system=no", "--use-pid-file=yes",
             // A server left behind by a crashed test exits by itself once idle; not sooner than a
             // slow start of speakerd under AddressSanitizer on a loaded machine may take (it was
@@ -30,7 +31,7 @@ final class PulseAudioServer: Sendable {
             "--exit-idle-time=300", "--log-target=stderr",
             "-L", "module-null-sink sink_name=out rate=44100",
             "-L", "module-native-protocol-unix socket=\(runtime.path)/native auth-anonymous=1",
-        ], environment: environment(runtime), standardError: directory.appendingPathComponent("pulseaudio.log").path)
+        ], environment: environment(runtime), standardError: .file(directory.appendingPathComponent("pulseaudio.log").path))
         let status = await launcher.exitStatus()
         guard status == 0 else { throw PulseAudioServerError("pulseaudio exited with status \(status)") }
         let pidText = try String(contentsOf: runtime.appendingPathComponent("pid"), encoding: .utf8)
@@ -46,10 +47,10 @@ final class PulseAudioServer: Sendable {
     /// the test, and says what parec said.
     func record(to path: String) async throws -> Recording {
         let log = path + ".log"
-        let parec = try ChildProcess.spawn("/usr/bin/parec", [
+        let parec = try SpawnedProcess.spawn("/usr/bin/parec", [
             "--verbose", "--server=\(address)", "--device=\(Self.monitor)", "--raw", "--latency-msec=20",
             "--format=s16le", "--rate=44100", "--channels=2", path,
-        ], environment: Self.environment(directory), standardError: log)
+        ], environment: Self.environment(directory), standardError: .file(log))
         let deadline = ContinuousClock.now + .seconds(30)
         while (try? String(contentsOfFile: log, encoding: .utf8))?.contains("Connected to device") != true {
             guard ContinuousClock.now < deadline else {
@@ -79,7 +80,7 @@ final class PulseAudioServer: Sendable {
 
 /// A running `parec`; `finish()` stops it and returns what it recorded.
 struct Recording: Sendable {
-    let parec: ChildProcess
+    let parec: SpawnedProcess
     let path: String
 
     /// Stops recording (SIGINT: parec writes out what it holds), waits for parec to exit, and

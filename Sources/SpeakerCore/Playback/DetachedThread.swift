@@ -6,14 +6,23 @@ import Glibc
 /// A plain pthread rather than Foundation's `Thread`: `Thread` is the one thing SpeakerCore used
 /// from the full Foundation, and linking it pulls libFoundation, CoreFoundation and ICU into
 /// speakerd's static image, megabytes of resident pages at idle (docs/BENCHMARKS.md, "Start-up").
-enum DetachedThread {
+///
+/// `package` so the test support library can run its blocking waits (`waitpid`) the same way.
+package enum DetachedThread {
     /// The kernel keeps 15 bytes of a thread's name (plus the terminating NUL).
     static let nameLimit = 15
 
     /// Runs `body` on a new detached thread named `name` (cut to `nameLimit` bytes, as `ps -L` and
     /// `top -H` show it). Should the thread not be created (the process is out of threads or
     /// memory), `body` runs on the caller's thread instead: late but never lost.
-    static func start(name: String, _ body: @escaping @Sendable () -> Void) {
+    package static func start(name: String, _ body: @escaping @Sendable () -> Void) {
+        if !startIfPossible(name: name, body) { body() }
+    }
+
+    /// Runs `body` on a new detached thread named `name`, as `start` does; returns false, and
+    /// `body` has not run, when the thread could not be created. For work that must never run on
+    /// the caller's thread (a wait that blocks until another process exits).
+    package static func startIfPossible(name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
         let work = Unmanaged.passRetained(Work(name: name, body: body)).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
@@ -27,8 +36,10 @@ enum DetachedThread {
             return nil
         }, work)
         if started != 0 {
-            Unmanaged<Work>.fromOpaque(work).takeRetainedValue().body()
+            Unmanaged<Work>.fromOpaque(work).release()
+            return false
         }
+        return true
     }
 
     /// Names the calling thread through `/proc/thread-self/comm` (proc(5)), which is what

@@ -13,20 +13,16 @@ final class FakeLogind: Sendable {
     let world: FakeBusWorld
     /// A connection for the test's own checks (ListInhibitors, EmitSignal).
     let control: DBusConnection
-    private let pid: pid_t
+    private let mock: SpawnedProcess
 
-    private init(world: FakeBusWorld, control: DBusConnection, pid: pid_t) {
+    private init(world: FakeBusWorld, control: DBusConnection, mock: SpawnedProcess) {
         self.world = world
         self.control = control
-        self.pid = pid
+        self.mock = mock
     }
 
-    deinit {
-        kill(pid, SIGKILL)
-        let pid = self.pid
-        // Reap off the cooperative pool; the child exits at once on SIGKILL.
-        Thread.detachNewThread { var status: Int32 = 0; _ = waitpid(pid, &status, 0) }
-    }
+    /// The mock exits at once on SIGKILL; SpawnedProcess's own thread reaps it.
+    deinit { mock.signal(SIGKILL) }
 
     /// The logind mock owning `org.freedesktop.login1` on `world`'s bus (a new bus by default).
     static func start(on existing: FakeBusWorld? = nil) async throws -> FakeLogind {
@@ -34,12 +30,12 @@ final class FakeLogind: Sendable {
         if let existing { world = existing } else { world = try await FakeBusWorld.start(bluez: false) }
         let control = try await world.connect()
         let owners = try await control.nameOwnerChanges(for: LogindClient.busName)
-        let pid = try spawnMock(busAddress: world.address)
+        let mock = try spawnMock(busAddress: world.address)
         for await owner in owners where owner != nil {
             owners.cancel()
-            return FakeLogind(world: world, control: control, pid: pid)
+            return FakeLogind(world: world, control: control, mock: mock)
         }
-        kill(pid, SIGKILL)
+        mock.signal(SIGKILL)
         throw FakeLogindError.didNotStart
     }
 
@@ -80,27 +76,16 @@ final class FakeLogind: Sendable {
                         .array(element: "v", [.variant(.bool(start))])])
     }
 
-    private static func spawnMock(busAddress: String) throws -> pid_t {
-        let arguments = ["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", "logind"]
+    private static func spawnMock(busAddress: String) throws -> SpawnedProcess {
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = busAddress
         environment["DBUS_SESSION_BUS_ADDRESS"] = busAddress
-        let environmentLines = environment.map { "\($0.key)=\($0.value)" }
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environmentLines.map { strdup($0) } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
-        guard result == 0 else { throw FakeLogindError.spawnFailed(String(cString: strerror(result))) }
-        return pid
+        do {
+            return try SpawnedProcess.spawn("/usr/bin/python3", ["-m", "dbusmock", "--system", "--template", "logind"],
+                                            environment: environment)
+        } catch {
+            throw FakeLogindError.spawnFailed(error.description)
+        }
     }
 }
 

@@ -11,28 +11,21 @@ struct BlueALSADBusTests {
     struct MockBlueALSA {
         let world: FakeBusWorld
         let bus: DBusConnection
-        let process: Process
-        /// Ends when the mock process has exited (Process.waitUntilExit would block a pool thread).
-        let exited: AsyncStream<Void>
+        /// Spawned through SpawnedProcess, not Foundation's `Process` (concurrent `Process` use has
+        /// crashed the test runner inside libdispatch).
+        let process: SpawnedProcess
 
         static func start() async throws -> MockBlueALSA {
             let world = try await FakeBusWorld.start(bluez: false)
             let bus = try await world.connect()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            process.arguments = ["-m", "dbusmock", "--system", "--template", templatePath]
             var environment = ProcessInfo.processInfo.environment
             environment["DBUS_SYSTEM_BUS_ADDRESS"] = world.address
-            process.environment = environment
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            let (exited, exit) = AsyncStream.makeStream(of: Void.self)
-            process.terminationHandler = { _ in exit.finish() }
             let owners = try await bus.nameOwnerChanges(for: "org.bluealsa")
-            try process.run()
+            let process = try SpawnedProcess.spawn("/usr/bin/python3", ["-m", "dbusmock", "--system", "--template", templatePath],
+                                                   environment: environment)
             for await owner in owners where owner != nil { break }
             owners.cancel()
-            return MockBlueALSA(world: world, bus: bus, process: process, exited: exited)
+            return MockBlueALSA(world: world, bus: bus, process: process)
         }
 
         /// Asks the mock to publish the A2DP playback PCM a connected speaker gets.
@@ -55,9 +48,10 @@ struct BlueALSADBusTests {
 
         /// Ends the mock process (BlueALSA exiting) and waits until it has.
         func terminateMock() async {
-            // SIGKILL: the child may inherit a signal mask that blocks SIGTERM from the test runner.
-            kill(process.processIdentifier, SIGKILL)
-            for await _ in exited {}
+            // SIGKILL: gone at once, whatever the mock would do on SIGTERM (it was first chosen
+            // because a child of Foundation's `Process` could inherit a mask blocking SIGTERM).
+            process.signal(SIGKILL)
+            _ = await process.exitStatus()
         }
 
         func stop() async {
