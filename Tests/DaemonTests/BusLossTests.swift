@@ -103,7 +103,7 @@ extension DaemonIntegrationTests {
         try await fake.addAdapter()
         try await fake.addSpeaker()
         fake.remember([DaemonWorld.flip])
-        let world = fake.world, state = fake.state
+        let world = fake.world
         let daemon = fake.makeDaemon()
         await daemon.start()
         try await daemon.gate.wait(for: .speakerConnected, timeout: .seconds(10))

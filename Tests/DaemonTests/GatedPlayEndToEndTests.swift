@@ -63,7 +63,7 @@ struct GatedPlayEndToEndTests {
             try await fake.world.startBlueZ()
             try await fake.addAdapter()
             try await fake.addSpeaker()
-            let played = await try play
+            let played = try await play
             #expect(played.status == 0, "composer-cli play failed: \(played.standardError)")
             #expect(played.standardError.isEmpty)
 
