@@ -128,4 +128,15 @@ struct StateStoreTests {
         #expect(error?.description.contains("create directory") == true)
         #expect(await store.knownSpeakers.isEmpty)
     }
+
+    @Test("the start-up log says what loading found in words", arguments: [
+        (StateStore.LoadOutcome.firstRun, "no state file yet (first run)"),
+        (.loaded(speakerCount: 1), "1 known speaker"),
+        (.loaded(speakerCount: 3), "3 known speakers"),
+        (.setAside(reason: "not JSON", movedTo: "/var/lib/speakerd/state.json.corrupt-1"),
+         "unusable (not JSON); moved to /var/lib/speakerd/state.json.corrupt-1, starting as on a first run"),
+    ])
+    func outcomeDescription(outcome: StateStore.LoadOutcome, text: String) {
+        #expect("\(outcome)" == text)
+    }
 }

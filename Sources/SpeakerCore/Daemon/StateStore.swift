@@ -14,13 +14,24 @@ import Logging
 /// run, because a speaker box that refuses to start is worse than one that forgot a speaker.
 public actor StateStore {
     /// What `load` found, for the start-up timeline and `composer-cli doctor`.
-    public enum LoadOutcome: Equatable, Sendable {
+    public enum LoadOutcome: Equatable, Sendable, CustomStringConvertible {
         /// No state file: first run.
         case firstRun
         /// The file was read; it lists this many speakers.
         case loaded(speakerCount: Int)
         /// The file could not be used; it was moved to `movedTo` and the store starts empty.
         case setAside(reason: String, movedTo: String)
+
+        /// For the start-up log line ("state: 1 known speaker"). Written out rather than left to
+        /// the default, which prints an enum's payload through reflection: that pulls the Mirror
+        /// and demangler code into every start (docs/BENCHMARKS.md, "Start-up").
+        public var description: String {
+            switch self {
+            case .firstRun: "no state file yet (first run)"
+            case .loaded(let count): count == 1 ? "1 known speaker" : "\(count) known speakers"
+            case let .setAside(reason, movedTo): "unusable (\(reason)); moved to \(movedTo), starting as on a first run"
+            }
+        }
     }
 
     private enum State {
