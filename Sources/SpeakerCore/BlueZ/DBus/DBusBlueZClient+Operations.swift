@@ -18,7 +18,7 @@ extension DBusBlueZClient {
         do {
             try await setProperty("Powered", .bool(true), on: path, interface: BlueZInterface.adapter,
                                   operation: "Power on \(adapter.name)")
-        } catch BlueZClientError.bluez(let error, _) where error.message.lowercased().firstRange(of: "rfkill") != nil {
+        } catch BlueZClientError.bluez(let error, _) where error.message.lowercased().containsText("rfkill") {
             throw BlueZClientError.adapterBlocked(name: adapter.name)
         }
     }
@@ -46,7 +46,7 @@ extension DBusBlueZClient {
         do {
             _ = try await bluezCall(path: path, interface: BlueZInterface.adapter, method: "StopDiscovery",
                                     operation: "Stop discovery on \(adapter.name)")
-        } catch BlueZClientError.bluez(let error, _) where error.kind == .failed && error.message.firstRange(of: "No discovery started") != nil {
+        } catch BlueZClientError.bluez(let error, _) where error.kind == .failed && error.message.containsText("No discovery started") {
             // Nothing of ours to stop: stopping is idempotent.
         }
     }
