@@ -6,24 +6,14 @@
 // does (the Swift runtime and FoundationEssentials static, no libFoundation or ICU; libdbus and
 // libbluetooth shared; libfluidsynth is opened only on first use) but does no work, so "speakerd
 // idle RSS - this" is what the daemon's own code and state cost. Like speakerd, it reads its
-// file with Glibc alone: importing Foundation here would link the full Foundation into the probe.
+// file with SpeakerCore's `TextFile`: importing Foundation here would link the full Foundation
+// into the probe.
 import Glibc
 import SpeakerCore
 
 /// VmRSS of this process in KiB, from /proc/self/status.
 func residentKiB() -> Int? {
-    let fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count < 0 && errno == EINTR { continue }
-        guard count > 0 else { break }
-        bytes += buffer.prefix(count)
-    }
-    let status = String(decoding: bytes, as: UTF8.self)
+    guard let status = try? TextFile.read("/proc/self/status") else { return nil }
     for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
         return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
     }
