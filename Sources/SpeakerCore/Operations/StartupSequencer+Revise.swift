@@ -70,16 +70,17 @@ extension StartupSequencer {
         remainingDependencies = newGraph.dependencies.map { deps in deps.count { newOutcomes[$0] != .ok } }
     }
 
-    /// After a revision: starts every new step whose dependencies are all done, and skips those
-    /// that wait on a step that did not end `ok`.
+    /// After a revision: skips the new steps behind a step that did not end `ok`, as the run
+    /// skips dependents when a step fails, then starts every undecided step whose dependencies
+    /// are all done.
     private func startWhatIsReady() {
-        for index in graph.order where started[index] == nil && outcomes[index] == nil {
-            let failed = graph.dependencies[index].first { outcomes[$0] != nil && outcomes[$0] != .ok }
-            if let failed, let outcome = outcomes[failed] {
-                settle(index, .skipped("\(graph.steps[failed].name) ended \(outcome.kind)"))
-            } else if remainingDependencies[index] == 0 {
-                startOperation(index)
+        for index in graph.order {
+            if let outcome = outcomes[index], outcome != .ok {
+                skipDependents(of: index, because: "\(graph.steps[index].name) ended \(outcome.kind)")
             }
+        }
+        for index in graph.order where started[index] == nil && outcomes[index] == nil && remainingDependencies[index] == 0 {
+            startOperation(index)
         }
     }
 }

@@ -98,7 +98,7 @@ extension StartupSequencer {
     }
 
     /// Skips, transitively, every undecided operation that needs `index`.
-    private func skipDependents(of index: Int, because reason: String) {
+    func skipDependents(of index: Int, because reason: String) {
         var stack = graph.dependents[index]
         while let dependent = stack.popLast() {
             guard outcomes[dependent] == nil else { continue }
