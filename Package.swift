@@ -51,6 +51,35 @@ let speakerdImage: [LinkerSetting] = [.unsafeFlags([
     "-Xlinker", "--end-group",
 ])]
 
+/// libdbus and libbluetooth are linked statically into every program (SpeakerCore's linker settings).
+/// The shared libdbus pulls in libsystemd and, through it, libgcrypt, libgpg-error, libzstd, liblzma,
+/// liblz4 and libcap: relocating and mapping those eight libraries was 1.1 MiB of an idle speakerd's
+/// 12.2 MiB and some 3 ms of its start (docs/BENCHMARKS.md, "Idle RSS round (session 5)"). libdbus-1.a asks libsystemd
+/// for only two functions, which SpeakerCore defines (`SocketActivation.swift`).
+/// The cost: a libdbus or libbluetooth security update needs speakerd rebuilt, like any static library.
+///
+/// That is also why CBlueZ has no `pkgConfig:`. SwiftPM puts a system library's pkg-config flags
+/// (`-L/usr/lib/<multiarch> -ldbus-1`) at the front of every link, ahead of anything a target can
+/// say, so the shared libdbus would always win. The headers are named here instead: libdbus keeps
+/// one of them, dbus-arch-deps.h, in Debian's multiarch library directory.
+#if arch(x86_64)
+let multiarch = "x86_64-linux-gnu"
+#elseif arch(arm64)
+let multiarch = "aarch64-linux-gnu"
+#elseif arch(arm)
+let multiarch = "arm-linux-gnueabihf"
+#elseif arch(riscv64)
+let multiarch = "riscv64-linux-gnu"
+#else
+#error("speakerd builds on Debian's amd64, arm64, armhf and riscv64")
+#endif
+let dbusHeaders: SwiftSetting = .unsafeFlags([
+    "-Xcc", "-I/usr/include/dbus-1.0", "-Xcc", "-I/usr/lib/\(multiarch)/dbus-1.0/include",
+])
+let staticBluetoothLibraries: [LinkerSetting] = [.unsafeFlags([
+    "-Xlinker", "-l:libdbus-1.a", "-Xlinker", "-l:libbluetooth.a",
+])]
+
 /// No autolink of Foundation from SpeakerCore: it uses FoundationEssentials, and a Foundation-only
 /// call slipping in (one file's `import Foundation` makes Foundation's members visible in every
 /// file of the module) now fails speakerd's link instead of silently bringing libFoundation,
@@ -83,12 +112,10 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
     ],
     targets: [
-        // libdbus-1 and libbluetooth (BlueZ's libbluetooth: address parsing, HCI device listing).
-        .systemLibrary(
-            name: "CBlueZ",
-            pkgConfig: "dbus-1",
-            providers: [.apt(["libdbus-1-dev", "libbluetooth-dev"])]
-        ),
+        // libdbus-1 and libbluetooth (BlueZ's libbluetooth: address parsing, HCI device listing),
+        // from Debian's libdbus-1-dev and libbluetooth-dev. Headers: `dbusHeaders`; linking:
+        // `staticBluetoothLibraries` (both above).
+        .systemLibrary(name: "CBlueZ"),
         // libfluidsynth, opened with dlopen on first use rather than linked: it pulls ~80 shared
         // libraries that speakerd's start-up must not pay for (see include/CFluidSynth.h).
         // fluidsynth.h (libfluidsynth-dev) gives the types; libfluidsynth3 is needed at run time.
@@ -108,7 +135,8 @@ let package = Package(
                 .product(name: "Collections", package: "swift-collections"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
-            swiftSettings: noFoundation
+            swiftSettings: noFoundation,
+            linkerSettings: staticBluetoothLibraries
         ),
         .executableTarget(
             name: "speakerd",
@@ -165,3 +193,8 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Every Swift module that imports SpeakerCore loads CBlueZ's headers too.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [dbusHeaders]
+}
