@@ -54,7 +54,7 @@ let speakerdImage: [LinkerSetting] = [.unsafeFlags([
 /// libdbus and libbluetooth are linked statically into every program (SpeakerCore's linker settings).
 /// The shared libdbus pulls in libsystemd and, through it, libgcrypt, libgpg-error, libzstd, liblzma,
 /// liblz4 and libcap: relocating and mapping those eight libraries was 1.1 MiB of an idle speakerd's
-/// 12.2 MiB and some 3 ms of its start (docs/BENCHMARKS.md, "Idle RSS round (session 5)"). libdbus-1.a asks libsystemd
+/// 12.2 MiB and 1–3 ms of its start (docs/BENCHMARKS.md, "Idle RSS round (session 5)"). libdbus-1.a asks libsystemd
 /// for only two functions, which SpeakerCore defines (`SocketActivation.swift`).
 /// The cost: a libdbus or libbluetooth security update needs speakerd rebuilt, like any static library.
 ///
