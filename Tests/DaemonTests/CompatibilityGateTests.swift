@@ -73,7 +73,7 @@ struct CompatibilityGateTests {
     }
 
     func setPowered(_ on: Bool, _ fake: DaemonWorld) async throws {
-        try await fake.control.call(destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Properties",
-                                    method: "Set", arguments: [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.bool(on))])
+        _ = try await fake.control.call(destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Properties",
+                                        method: "Set", arguments: [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.bool(on))])
     }
 }

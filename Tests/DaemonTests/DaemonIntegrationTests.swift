@@ -84,7 +84,7 @@ struct DaemonIntegrationTests {
         #expect(afterDisconnect.speaker?.connected == false)
         // The speaker is seen again (advertising): still no reconnect.
         await daemon.handle(.deviceChanged(Device(address: try BluetoothAddress(Self.flip), connected: false, rssi: -40)))
-        #expect(await daemon.gate.level < .speakerConnected)
+        #expect(daemon.gate.level < .speakerConnected)
         let reconnected = try await daemon.connect(nil)
         #expect(reconnected.speaker?.connected == true)
         await daemon.shutdown()

@@ -43,7 +43,7 @@ extension SpeakerdAPITests {
             let control = RecordingControl()
             released = control
             // The object alone must not keep its control alive.
-            let object = try SpeakerdDBusObject.make(serving: control, initial: await control.statusReport)
+            let object = try SpeakerdDBusObject.make(serving: control, initial: control.statusReport)
             try server.export(object, at: SpeakerdBus.path)
         }
         #expect(released == nil, "the exported object keeps its control alive")

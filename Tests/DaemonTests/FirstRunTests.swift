@@ -17,8 +17,8 @@ struct FirstRunTests {
         if addingAdapter { try await fake.addAdapter() }
         try await fake.addSpeaker(Self.charge, rssi: -40)
         try await fake.addSpeaker(Self.boom, rssi: -70)
-        try await fake.control.call(destination: "org.bluez", path: Self.boom.path, interface: "org.freedesktop.DBus.Properties",
-                                    method: "Set", arguments: [.string("org.bluez.Device1"), .string("Trusted"), .variant(.bool(true))])
+        _ = try await fake.control.call(destination: "org.bluez", path: Self.boom.path, interface: "org.freedesktop.DBus.Properties",
+                                        method: "Set", arguments: [.string("org.bluez.Device1"), .string("Trusted"), .variant(.bool(true))])
         try await fake.mock("AddDevice", .string("hci0"), .string(Self.phone.address), .string(Self.phone.name), path: "/org/bluez")
         try await fake.advertise(Self.phone, rssi: -30)
     }

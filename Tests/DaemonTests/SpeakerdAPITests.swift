@@ -63,7 +63,7 @@ struct SpeakerdAPITests {
         let world = try await FakeBusWorld.start(bluez: false)
         let control = RecordingControl()
         let server = try await world.connect()
-        let object = try SpeakerdDBusObject.make(serving: control, initial: await control.statusReport)
+        let object = try SpeakerdDBusObject.make(serving: control, initial: control.statusReport)
         try server.export(object, at: SpeakerdBus.path)
         try await server.requestName(SpeakerdBus.name)
         let clientConnection = try await world.connect()
