@@ -78,14 +78,7 @@ struct LocalDoctorTests {
         #expect(LocalProbes.reachBus("tcp:host=localhost,port=1") == "no unix:path= or unix:abstract= transport in the address")
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let path = Array((directory.path + "/bus").utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in path.enumerated() { raw[i] = b } }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(bound == 0)
+        #expect(bindUnixSocket(fd, to: directory.path + "/bus") == 0)
         #expect(listen(fd, 1) == 0)
         #expect(LocalProbes.reachBus("unix:path=\(directory.path)/bus") == nil)
     }

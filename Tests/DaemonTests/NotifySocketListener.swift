@@ -12,26 +12,17 @@ final class NotifySocketListener: @unchecked Sendable {
     init(path: String) {
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         notifySocket = path
-        bind(name: Array(path.utf8), offset: 0)
+        bind(to: path, abstract: false)
     }
 
     init(abstractName: String) {
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         notifySocket = "@" + abstractName
-        bind(name: Array(abstractName.utf8), offset: 1)
+        bind(to: abstractName, abstract: true)
     }
 
-    private func bind(name: [UInt8], offset: Int) {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in name.enumerated() { raw[offset + index] = byte }
-        }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + offset + name.count)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, length) }
-        }
-        precondition(result == 0, "bind failed: \(String(cString: strerror(errno)))")
+    private func bind(to name: String, abstract: Bool) {
+        precondition(bindUnixSocket(fd, to: name, abstract: abstract) == 0, "bind failed: \(String(cString: strerror(errno)))")
     }
 
     deinit { close(fd) }
