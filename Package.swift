@@ -76,7 +76,7 @@ let multiarch = "riscv64-linux-gnu"
 let dbusHeaders: SwiftSetting = .unsafeFlags([
     "-Xcc", "-I/usr/include/dbus-1.0", "-Xcc", "-I/usr/lib/\(multiarch)/dbus-1.0/include",
 ])
-let staticBluetoothLibraries: [LinkerSetting] = [.unsafeFlags([
+let staticCBlueZLibraries: [LinkerSetting] = [.unsafeFlags([
     "-Xlinker", "-l:libdbus-1.a", "-Xlinker", "-l:libbluetooth.a",
 ])]
 
@@ -114,7 +114,7 @@ let package = Package(
     targets: [
         // libdbus-1 and libbluetooth (BlueZ's libbluetooth: address parsing, HCI device listing),
         // from Debian's libdbus-1-dev and libbluetooth-dev. Headers: `dbusHeaders`; linking:
-        // `staticBluetoothLibraries` (both above).
+        // `staticCBlueZLibraries` (both above).
         .systemLibrary(name: "CBlueZ"),
         // libfluidsynth, opened with dlopen on first use rather than linked: it pulls ~80 shared
         // libraries that speakerd's start-up must not pay for (see include/CFluidSynth.h).
@@ -136,7 +136,7 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: noFoundation,
-            linkerSettings: staticBluetoothLibraries
+            linkerSettings: staticCBlueZLibraries
         ),
         .executableTarget(
             name: "speakerd",

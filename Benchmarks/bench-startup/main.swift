@@ -3,8 +3,8 @@
 // The start-up benchmark itself is `scripts/bench-startup` (it drives speakerd, the peers and the
 // fake BlueZ as separate processes, which is what is measured). This executable is the control
 // it compares speakerd's idle RSS against: a process that links SpeakerCore exactly as speakerd
-// does (the Swift runtime and FoundationEssentials static, no libFoundation or ICU; libdbus and
-// libbluetooth shared; libfluidsynth is opened only on first use) but does no work, so "speakerd
+// does (the Swift runtime, FoundationEssentials, libdbus and libbluetooth static, no libFoundation
+// or ICU; libfluidsynth is opened only on first use) but does no work, so "speakerd
 // idle RSS - this" is what the daemon's own code and state cost. Like speakerd, it reads its
 // file with SpeakerCore's `TextFile`: importing Foundation here would link the full Foundation
 // into the probe.

@@ -2,7 +2,7 @@ import CBlueZ  // the socket constants, as in SystemdNotifier
 import Glibc
 
 /// The two sd-daemon functions that Debian's static libdbus refers to, defined here because
-/// speakerd links libdbus-1.a instead of the shared libdbus (Package.swift, `staticBluetoothLibraries`).
+/// speakerd links libdbus-1.a instead of the shared libdbus (Package.swift, `staticCBlueZLibraries`).
 ///
 /// libdbus calls them only for a bus *server* listening on a `systemd:` address, which takes
 /// its sockets from systemd's socket activation; speakerd is a client and never does. But their
