@@ -23,10 +23,16 @@ struct ReportJSONTests {
                 "address" : "11:22:33:AA:BB:CC",
                 "connected" : true,
                 "name" : "JBL Flip 5"
-              }
+              },
+              "waitingFor" : null,
+              "warnings" : [
+
+              ]
             }
             """)
-        let idle = StatusReport(readiness: "starting", message: "Starting…", speaker: nil, playback: .idle)
+        let idle = StatusReport(readiness: "starting", message: "Starting…", speaker: nil, playback: .idle,
+                                waitingFor: .init(code: "starting", message: "starting…"),
+                                warnings: ["speakers will not be remembered: permission denied"])
         #expect(ReportJSON.encode(idle) == """
             {
               "message" : "Starting…",
@@ -37,7 +43,14 @@ struct ReportJSONTests {
                 "state" : "idle"
               },
               "readiness" : "starting",
-              "speaker" : null
+              "speaker" : null,
+              "waitingFor" : {
+                "code" : "starting",
+                "message" : "starting…"
+              },
+              "warnings" : [
+                "speakers will not be remembered: permission denied"
+              ]
             }
             """)
         #expect(try ReportJSON.decode(StatusReport.self, from: ReportJSON.encode(report)) == report)

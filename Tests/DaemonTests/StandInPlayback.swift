@@ -8,9 +8,12 @@ protocol StandInPlayback: DaemonPlayback {}
 
 extension StandInPlayback {
     func preloadSoundfont(_ path: String) async throws {}
-    func checkOutput() async throws {}
-    func waitForAudioPath(speaker: String?) async throws {}
-    func play(file: FileDescriptor, displayName: String, queue: Bool) async throws { try? file.close() }
+    func audioPath(to speaker: LinkSnapshot.Target?) -> AsyncStream<ReadinessInputs.AudioPath> {
+        AsyncStream { $0.yield(.ready("the stand-in output")); $0.finish() }
+    }
+    func abandonWaiting(because reason: String) async {}
+    func play(file: FileDescriptor, displayName: String, queue: Bool,
+              blocker: @escaping @Sendable () async -> String?) async throws { try? file.close() }
     func stop() async {}
     func pause() async throws {}
     func resume() async throws {}

@@ -117,7 +117,7 @@ struct StateStoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path + "/speakerd") == ["state.json"])
     }
 
-    @Test("a write that cannot happen throws a clear error and keeps the list in memory as it was")
+    @Test("a write that cannot happen throws a clear error, keeps the speaker in memory, and writes it once it can")
     func failedWrite() async throws {
         let directory = TemporaryDirectory()
         let store = StateStore(directory: directory.path + "/missing/deeper")
@@ -126,7 +126,16 @@ struct StateStoreTests {
             try await store.recordConnection(to: flip, name: "JBL Flip 5", at: monday)
         }
         #expect(error?.description.contains("create directory") == true)
-        #expect(await store.knownSpeakers.isEmpty)
+        #expect(await store.knownSpeakers.map(\.address) == [flip], "the daemon goes on with what it knows")
+        #expect(await store.hasUnsavedChanges)
+        await #expect(throws: StateStoreError.self) { try await store.savePending() }
+
+        try FileManager.default.createDirectory(atPath: directory.path + "/missing", withIntermediateDirectories: false)
+        try await store.savePending()
+        #expect(await !store.hasUnsavedChanges)
+        let reloaded = StateStore(directory: directory.path + "/missing/deeper")
+        await reloaded.load()
+        #expect(await reloaded.knownSpeakers.map(\.address) == [flip], "the retried write reached the disk")
     }
 
     @Test("the start-up log says what loading found in words", arguments: [

@@ -33,6 +33,21 @@ public struct BlueALSADBusPCMSource: BlueALSAPCMSource {
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
+                    try await source.follow { continuation.yield($0 ?? []) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    public func serviceStates() -> AsyncThrowingStream<[BlueALSAPCM]?, any Error> {
+        let source = self
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
                     try await source.follow { continuation.yield($0) }
                     continuation.finish()
                 } catch {
@@ -44,7 +59,7 @@ public struct BlueALSADBusPCMSource: BlueALSAPCMSource {
     }
 
     /// Keeps `yield` told of the full PCM set until cancelled or the bus fails.
-    private func follow(_ yield: @escaping @Sendable ([BlueALSAPCM]) -> Void) async throws {
+    private func follow(_ yield: @escaping @Sendable ([BlueALSAPCM]?) -> Void) async throws {
         let rule = { (member: String) in
             DBusMatchRule(sender: service, path: Self.managerPath, interface: Self.objectManager, member: member)
         }
@@ -66,7 +81,7 @@ public struct BlueALSADBusPCMSource: BlueALSAPCMSource {
     private func forward(
         added: DBusSignalStream, removed: DBusSignalStream, owners: DBusNameOwnerStream,
         events: AsyncStream<Event>, sink: AsyncStream<Event>.Continuation,
-        yield: @escaping @Sendable ([BlueALSAPCM]) -> Void
+        yield: @escaping @Sendable ([BlueALSAPCM]?) -> Void
     ) async throws {
         defer { added.cancel(); removed.cancel(); owners.cancel() }
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -91,9 +106,11 @@ public struct BlueALSADBusPCMSource: BlueALSAPCMSource {
             }
             defer { group.cancelAll() }
             var pcms: [DBusObjectPath: BlueALSAPCM] = [:]
+            var running = false
             for await event in events {
                 switch event {
                 case let .owner(owner):
+                    running = owner != nil
                     pcms = owner == nil ? [:] : try await managedPCMs()
                 case let .added(path, interfaces):
                     guard let pcm = Self.pcm(at: path, interfaces: interfaces) else { continue }
@@ -102,7 +119,7 @@ public struct BlueALSADBusPCMSource: BlueALSAPCMSource {
                     guard interfaces.contains(BlueALSAPCM.interface) else { continue }
                     pcms[path] = nil
                 }
-                yield(pcms.values.sorted { $0.path < $1.path })
+                yield(running ? pcms.values.sorted { $0.path < $1.path } : nil)
             }
             try Task.checkCancellation()
             throw BlueALSAError.unavailable(reason: "the D-Bus connection to \(service) ended")

@@ -6,6 +6,27 @@ public protocol BlueALSAPCMSource: Sendable {
     /// removed, BlueALSA restarting: an empty set while it is gone). The stream ends when the
     /// consumer stops iterating, and throws if the source itself fails (the bus is lost).
     func pcmSets() -> AsyncThrowingStream<[BlueALSAPCM], any Error>
+    /// Like `pcmSets()`, but tells "BlueALSA is not running" (nil) apart from "running with no
+    /// PCM for anyone yet" (an empty set), so a status can say which.
+    func serviceStates() -> AsyncThrowingStream<[BlueALSAPCM]?, any Error>
+}
+
+extension BlueALSAPCMSource {
+    /// A source that cannot tell BlueALSA's absence reports every set as from a running BlueALSA.
+    public func serviceStates() -> AsyncThrowingStream<[BlueALSAPCM]?, any Error> {
+        let sets = pcmSets()
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await set in sets { continuation.yield(set) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
 }
 
 /// Why the audio path to a speaker is not ready.

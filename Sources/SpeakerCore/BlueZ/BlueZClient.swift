@@ -32,6 +32,8 @@ public protocol BlueZClient: AnyObject, Sendable {
     func removeDevice(_ device: BluetoothAddress) async throws
     /// A new subscription to everything that changes from now on. Ends when the client shuts down.
     func events() -> AsyncStream<BlueZEvent>
+    /// Ends every event subscription and the client's own tasks (the daemon's shutdown).
+    func shutDown() async
 }
 
 extension BlueZClient {

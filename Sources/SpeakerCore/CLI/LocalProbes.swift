@@ -74,7 +74,7 @@ public enum LocalProbes {
         return "no unix:path= or unix:abstract= transport in the address"
     }
 
-    private static func connectUnix(name: String, abstract: Bool) -> String? {
+    static func connectUnix(name: String, abstract: Bool) -> String? {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return String(cString: strerror(errno)) }
         defer { close(fd) }

@@ -23,15 +23,18 @@ public struct StartupReport: Codable, Equatable, Sendable {
         public var endMs: Double?
         /// `succeeded`, `failed`, `cancelled`, `timedOut`, `skipped` or `running`.
         public var outcome: String
+        /// Why it failed or was skipped (the key is left out of `--json` otherwise).
+        public var reason: String?
 
-        public init(name: String, startMs: Double, endMs: Double?, outcome: String) {
+        public init(name: String, startMs: Double, endMs: Double?, outcome: String, reason: String? = nil) {
             self.name = name
             self.startMs = startMs
             self.endMs = endMs
             self.outcome = outcome
+            self.reason = reason
         }
 
-        enum CodingKeys: String, CodingKey { case name, startMs, endMs, outcome }
+        enum CodingKeys: String, CodingKey { case name, startMs, endMs, outcome, reason }
 
         public func encode(to encoder: Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -39,6 +42,7 @@ public struct StartupReport: Codable, Equatable, Sendable {
             try container.encode(startMs, forKey: .startMs)
             try container.encode(endMs, forKey: .endMs)
             try container.encode(outcome, forKey: .outcome)
+            try container.encodeIfPresent(reason, forKey: .reason)
         }
     }
 
@@ -52,7 +56,7 @@ public struct StartupReport: Codable, Equatable, Sendable {
             let end = operation.endMs.map(Self.milliseconds) ?? "…"
             lines.append(padded(operation.name, to: nameWidth) + "  "
                 + leftPadded(Self.milliseconds(operation.startMs), to: 6) + "  "
-                + leftPadded(end, to: 7) + "  " + operation.outcome)
+                + leftPadded(end, to: 7) + "  " + operation.outcome + (operation.reason.map { ": \($0)" } ?? ""))
         }
         if !criticalPath.isEmpty { lines.append("Critical path: " + criticalPath.joined(separator: " → ")) }
         return lines.joined(separator: "\n")

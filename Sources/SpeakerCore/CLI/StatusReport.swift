@@ -8,15 +8,43 @@ public struct StatusReport: Codable, Equatable, Sendable {
     public var message: String
     public var speaker: Speaker?
     public var playback: Playback
+    /// Why playback is not ready (nil, JSON null, once it is): a stable `code` and the sentence.
+    public var waitingFor: WaitingFor?
+    /// Conditions that do not stop playback but lose something (speakers not remembered).
+    public var warnings: [String]
 
-    public init(readiness: String, message: String, speaker: Speaker?, playback: Playback) {
+    public init(readiness: String, message: String, speaker: Speaker?, playback: Playback,
+                waitingFor: WaitingFor? = nil, warnings: [String] = []) {
         self.readiness = readiness
         self.message = message
         self.speaker = speaker
         self.playback = playback
+        self.waitingFor = waitingFor
+        self.warnings = warnings
     }
 
-    enum CodingKeys: String, CodingKey { case readiness, message, speaker, playback }
+    enum CodingKeys: String, CodingKey { case readiness, message, speaker, playback, waitingFor, warnings }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        readiness = try container.decode(String.self, forKey: .readiness)
+        message = try container.decode(String.self, forKey: .message)
+        speaker = try container.decodeIfPresent(Speaker.self, forKey: .speaker)
+        playback = try container.decode(Playback.self, forKey: .playback)
+        waitingFor = try container.decodeIfPresent(WaitingFor.self, forKey: .waitingFor)
+        warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
+    }
+
+    /// `waitingFor` in `--json`: `code` is one of ``NotReadyReason/Code``'s raw values.
+    public struct WaitingFor: Codable, Equatable, Sendable {
+        public var code: String
+        public var message: String
+
+        public init(code: String, message: String) {
+            self.code = code
+            self.message = message
+        }
+    }
 
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -24,6 +52,8 @@ public struct StatusReport: Codable, Equatable, Sendable {
         try container.encode(message, forKey: .message)
         try container.encode(speaker, forKey: .speaker)  // null when no speaker, never absent
         try container.encode(playback, forKey: .playback)
+        try container.encode(waitingFor, forKey: .waitingFor)  // null when ready, never absent
+        try container.encode(warnings, forKey: .warnings)
     }
 
     public struct Speaker: Codable, Equatable, Sendable {
@@ -84,11 +114,12 @@ public struct StatusReport: Codable, Equatable, Sendable {
             if let duration = playback.durationSeconds { playbackLine += " / " + formatClock(duration) }
         }
         if let error = playback.error { playbackLine += ": \(error)" }
-        return """
-            Status:    \(message)
-            Readiness: \(readiness)
-            Speaker:   \(speakerLine)
-            Playback:  \(playbackLine)
-            """
+        let lines = [
+            "Status:    \(message)",
+            "Readiness: \(readiness)",
+            "Speaker:   \(speakerLine)",
+            "Playback:  \(playbackLine)",
+        ] + warnings.map { "Warning:   \($0)" }
+        return lines.joined(separator: "\n")
     }
 }

@@ -1,39 +1,26 @@
 /// Where the daemon is, as one value: the source of `STATUS=` for systemd and of the
 /// `message` in `composer-cli status`, so both always say the same thing.
+///
+/// It is computed (``SpeakerdDaemon``'s `phase`) from the readiness verdict and playback,
+/// never stored: below `playbackReady` it is the reason readiness gives.
 public enum DaemonPhase: Equatable, Sendable {
-    case starting
-    /// The compatibility gate is closed; the daemon waits for the condition to clear.
-    case blocked(CompatibilityProblem)
-    case connecting(speakerName: String)
-    /// The reconnect policy is waiting before the next attempt.
-    case reconnecting(speakerName: String, retryIn: Duration)
-    /// No known speaker answered: scan-and-pick is waiting for the user.
-    case waitingForPick
-    /// The user disconnected; nothing happens until they connect again.
-    case heldByUser(speakerName: String)
+    case notReady(NotReadyReason)
     case ready(speakerName: String)
     case playing(file: String, speakerName: String)
+    case paused(file: String, speakerName: String)
     case stopping
+
+    public static let starting = DaemonPhase.notReady(.starting)
 
     /// The sentence a person reads in `systemctl status` and `composer-cli status`.
     public var statusLine: String {
         switch self {
-        case .starting: "Starting…"
-        case .blocked(let problem): problem.description
-        case .connecting(let name): "Connecting to \(name)…"
-        case .reconnecting(let name, let delay):
-            "\(name) is out of reach; retrying in \(Self.roundedSeconds(delay)) s"
-        case .waitingForPick:
-            "Waiting for a speaker: run 'composer-cli scan', then 'composer-cli connect ADDRESS'"
-        case .heldByUser(let name): "Disconnected from \(name) as asked; 'composer-cli connect' reconnects"
+        case .notReady(let reason): reason.sentence
         case .ready(let name): "Ready: \(name)"
         case .playing(let file, let name): "Playing \(file) on \(name)"
+        case .paused(let file, let name): "Paused \(file) on \(name)"
         case .stopping: "Stopping…"
         }
-    }
-
-    private static func roundedSeconds(_ duration: Duration) -> Int {
-        max(1, Int(secondsOf(duration).rounded()))
     }
 }
 

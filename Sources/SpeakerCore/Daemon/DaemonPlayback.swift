@@ -5,14 +5,21 @@ import SystemPackage
 /// A protocol so the coordinator and its tests do not depend on FluidSynth being present,
 /// and so the audio engineer's engine can evolve behind it.
 public protocol DaemonPlayback: Sendable {
-    /// Loads the soundfont once (the start-up `soundfont` step).
+    /// Loads the soundfont once (the start-up `soundfont` step; again before a `play` while it
+    /// is missing, so installing it is enough).
     func preloadSoundfont(_ path: String) async throws
-    /// Checks that the configured output can be opened (the `audioBackend` step).
-    func checkOutput() async throws
-    /// Waits until the audio path to `speaker` is really there (BlueALSA PCM; file/null at once).
-    func waitForAudioPath(speaker: String?) async throws
-    /// Starts (or queues) a song read from `file`, which the playback side now owns.
-    func play(file: FileDescriptor, displayName: String, queue: Bool) async throws
+    /// The audio path to `speaker` under the configured output (see ``AudioPathMonitor``): the
+    /// current state, then each change. Songs from now on play to this speaker.
+    func audioPath(to speaker: LinkSnapshot.Target?) -> AsyncStream<ReadinessInputs.AudioPath>
+    /// Starts (or queues) a song read from `file`, which the playback side now owns. Once the
+    /// song is read and valid (a broken file fails first, whatever else is wrong), and only if
+    /// it would have to wait, `blocker` is asked why waiting cannot succeed: a sentence fails
+    /// the request at once with it.
+    func play(file: FileDescriptor, displayName: String, queue: Bool,
+              blocker: @escaping @Sendable () async -> String?) async throws
+    /// Waiting can no longer succeed (the user disconnected, the soundfont is gone…): every song
+    /// still waiting for readiness fails now with `reason`, instead of at its timeout.
+    func abandonWaiting(because reason: String) async
     func stop() async
     func pause() async throws
     func resume() async throws

@@ -46,4 +46,11 @@ struct DaemonBusPCMSource: BlueALSAPCMSource {
         }
         return BlueALSADBusPCMSource(connection: connection).pcmSets()
     }
+
+    func serviceStates() -> AsyncThrowingStream<[BlueALSAPCM]?, any Error> {
+        guard let connection = bus() else {
+            return AsyncThrowingStream { $0.finish(throwing: BlueALSAError.unavailable(reason: "speakerd has no D-Bus connection yet")) }
+        }
+        return BlueALSADBusPCMSource(connection: connection).serviceStates()
+    }
 }

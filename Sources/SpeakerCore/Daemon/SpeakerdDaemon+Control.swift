@@ -28,7 +28,7 @@ extension SpeakerdDaemon: SpeakerdControl {
 
     public func speakers() async throws(SpeakerdError) -> SpeakersReport {
         let formatter = Date.ISO8601FormatStyle()  // 2026-11-21T14:53:03Z, UTC
-        let connected = gate.isReached(.speakerConnected) ? target?.address : nil
+        let connected = inputs.link.connected ? inputs.link.target?.address : nil
         return SpeakersReport(speakers: await stateStore.knownSpeakers.map {
             .init(address: $0.address.description, name: $0.name, connected: $0.address == connected,
                   lastConnected: formatter.format($0.lastConnected))
@@ -36,9 +36,9 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func connect(_ address: BluetoothAddress?) async throws(SpeakerdError) -> StatusReport {
-        guard let bluez else { throw .rejected(name: SpeakerdBus.ErrorName.notReady, message: phase.statusLine) }
+        let bluez = try await bluezOnceReachable()
         let known = await stateStore.knownSpeakers
-        guard let chosen = address ?? target?.address ?? known.first?.address else {
+        guard let chosen = address ?? inputs.link.target?.address ?? known.first?.address else {
             throw .rejected(name: SpeakerdBus.ErrorName.noSpeaker,
                             message: "no speaker known yet: run 'composer-cli scan', then 'composer-cli connect ADDRESS'")
         }
@@ -51,37 +51,51 @@ extension SpeakerdDaemon: SpeakerdControl {
                             message: "BlueZ does not know \(chosen): put the speaker in pairing mode and run 'composer-cli scan'")
         }
         let name = known.first { $0.address == chosen }?.name ?? device.displayName
-        await setTarget(chosen, name: name)
-        if case .failed(let reason) = await connectTarget() {
+        await link.choose(chosen, name: name, why: .userPick)
+        if case .failed(let reason) = await link.connectNow() {
             throw .rejected(name: SpeakerdBus.ErrorName.bluetooth, message: "\(name) (\(chosen)) did not connect: \(reason)")
         }
         return await currentStatus()
     }
 
-    public func disconnect() async throws(SpeakerdError) -> StatusReport {
-        guard let target, let bluez else {
-            throw .rejected(name: SpeakerdBus.ErrorName.noSpeaker, message: "no speaker is connected")
+    /// The BlueZ client once start-up has reached the adapter. A request that arrives first
+    /// (the one that started speakerd by D-Bus activation) waits for it, or fails with the
+    /// reason the adapter cannot be reached.
+    func bluezOnceReachable() async throws(SpeakerdError) -> any BlueZClient {
+        if !gate.isReached(.adapter), !compatibilityGateClosed {
+            try? await gate.wait(for: .adapter, timeout: Self.requestWaitForAdapter)
         }
-        await reconnect?.handle(.userDisconnected)
+        guard let bluez, gate.isReached(.adapter) else {
+            throw .rejected(name: SpeakerdBus.ErrorName.notReady, message: phase.statusLine)
+        }
+        return bluez
+    }
+
+    var compatibilityGateClosed: Bool {
+        if case .blocked = lifecycle { true } else { false }
+    }
+
+    /// How long a request that needs the adapter waits for start-up to reach it.
+    static let requestWaitForAdapter = Duration.seconds(15)
+
+    public func disconnect() async throws(SpeakerdError) -> StatusReport {
+        guard let target = inputs.link.target else {
+            throw .rejected(name: SpeakerdBus.ErrorName.noSpeaker, message: "no speaker is connected, so there is nothing to disconnect")
+        }
+        guard inputs.link.connected || inputs.link.activity != .heldByUser else {
+            throw .rejected(name: SpeakerdBus.ErrorName.noSpeaker,
+                            message: "\(target.name) is already disconnected; 'composer-cli connect' reconnects it")
+        }
         await playback?.stop()
-        do { try await bluez.disconnect(target.address) } catch {
+        do { try await link.userDisconnect() } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.bluetooth, message: "disconnecting \(target.name) failed: \(error)")
         }
-        await drop(.adapter)
-        await setPhase(.heldByUser(speakerName: target.name))
+        logger.info("disconnected \(target.name) (\(target.address)) as asked")
         return await currentStatus()
     }
 
     public func forget(_ address: BluetoothAddress) async throws(SpeakerdError) -> SpeakersReport {
-        if target?.address == address {
-            await reconnect?.handle(.targetCleared)
-            if gate.isReached(.speakerConnected) { try? await bluez?.disconnect(address) }
-            await reconnect?.shutdown()
-            reconnect = nil
-            target = nil
-            await drop(.adapter)
-            await setPhase(.waitingForPick)
-        }
+        if await link.clearTarget(address) { try? await bluez?.disconnect(address) }
         let removed: Bool
         do { removed = try await stateStore.forget(address) } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.failed, message: "\(error)")
@@ -96,6 +110,10 @@ extension SpeakerdDaemon: SpeakerdControl {
     /// Plays the song in `request`, taking ownership of `request.file`: it is closed whatever
     /// happens, so an in-process caller must not close it too (the number may be reused by then).
     /// The D-Bus object hands over a duplicate of the descriptor the client sent.
+    ///
+    /// A request waits for readiness only while waiting can succeed; otherwise it fails at once
+    /// with the reason and what to do (after one more look at what a person may have fixed
+    /// since: the soundfont installed, the output directory made writable).
     public func play(_ request: PlayRequest) async throws(SpeakerdError) -> StatusReport {
         guard let playback = playback else {
             try? request.file.close()
@@ -104,22 +122,43 @@ extension SpeakerdDaemon: SpeakerdControl {
         // The playback side reads and checks the song first (a broken file fails at once), then
         // waits in the readiness gate for at most the play timeout.
         do {
-            try await playback.play(file: request.file, displayName: request.displayName, queue: request.queue)
+            try await playback.play(file: request.file, displayName: request.displayName, queue: request.queue) { [weak self] in
+                await self?.playBlocker()
+            }
         } catch let error as PlaybackServiceError {
+            logger.info("not playing \(request.displayName): \(error)")
             throw .rejected(name: Self.errorName(for: error), message: error.description)
         } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.invalidFile, message: "\(request.displayName): \(error)")
         }
+        logger.info("playing \(request.displayName)\(inputs.link.target.map { " on \($0.name) (\($0.address))" } ?? "")")
         // A queued song leaves the status line on the one playing now.
         await playbackChanged(await playback.snapshot())
         return await currentStatus()
+    }
+
+    /// Why a `play` cannot wait for readiness, if so (after one more look at what may have been
+    /// fixed meanwhile); nil when waiting can succeed.
+    func playBlocker() async -> String? {
+        if let reason = verdict.waitingFor, !reason.waitingCanSucceed { await lookAgainBeforePlaying() }
+        guard let reason = verdict.waitingFor, !reason.waitingCanSucceed else { return nil }
+        return reason.message
+    }
+
+    /// What a person may have fixed without telling speakerd: a soundfont installed, an output
+    /// directory made writable, a sound server started. Looked at again before a `play`.
+    func lookAgainBeforePlaying() async {
+        if case .failed = inputs.soundfont { try? await loadSoundfont() }
+        if case .notReady(let reason) = inputs.audioPath, !reason.waitingCanSucceed {
+            await followAudioPath(to: inputs.link.target, waitForFirst: true)
+        }
     }
 
     /// The D-Bus error name a playback failure is reported under.
     static func errorName(for error: PlaybackServiceError) -> String {
         switch error {
         case .invalidSong: SpeakerdBus.ErrorName.invalidFile
-        case .notReady, .notStartedYet: SpeakerdBus.ErrorName.notReady
+        case .notReady, .cannotWait, .notStartedYet: SpeakerdBus.ErrorName.notReady
         case .replaced, .stoppedBeforeStart, .cancelled, .startFailed, .nothingPlaying, .shuttingDown:
             SpeakerdBus.ErrorName.failed
         }
@@ -127,7 +166,8 @@ extension SpeakerdDaemon: SpeakerdControl {
 
     public func stop() async throws(SpeakerdError) -> StatusReport {
         await playback?.stop()
-        if let target, gate.isReached(.playbackReady) { await setPhase(.ready(speakerName: target.name)) }
+        if let playback { playbackReport = await playback.snapshot() }
+        await publish()
         return await currentStatus()
     }
 

@@ -1,4 +1,5 @@
-/// BlueZ events: the speaker dropping and coming back, adapters, bluetoothd restarts.
+/// BlueZ events: the link's are the link owner's to judge; adapters and bluetoothd close and
+/// reopen the compatibility gate.
 extension SpeakerdDaemon {
     func startEventLoop() {
         guard let bluez, eventTask == nil else { return }
@@ -11,36 +12,24 @@ extension SpeakerdDaemon {
     }
 
     func handle(_ event: BlueZEvent) async {
+        await link.observe(event, known: await stateStore.knownSpeakers)
         switch event {
-        case .disconnected(let address, let reason) where address == target?.address:
-            await drop(.adapter)
-            await playback?.speakerLost()
-            await reconnect?.handle(.linkLost(Self.linkLossReason(reason)))
-        case .connected(let address) where address == target?.address:
-            await reconnect?.handle(.connected)
-            await speakerConnected(address)
-        case .deviceAdded(let device), .deviceChanged(let device):
-            // Appearing, or an RSSI seen: the speaker is in reach again.
-            if device.address == target?.address, !device.connected { await reconnect?.handle(.deviceSeen) }
         case .adapterAdded(let added):
             if case .blocked(.noAdapter) = lifecycle { await reopenGate(because: "adapter \(added.name) appeared") }
         case .adapterChanged(let changed):
             if case .blocked(.adapterBlocked) = lifecycle, !changed.isBlocked {
                 await reopenGate(because: "adapter \(changed.name) was unblocked")
-            } else if changed.name == adapter?.name, changed.powered {
-                await reconnect?.handle(.deviceSeen)
             }
         case .adapterRemoved(let name, _) where name == adapter?.name:
             adapter = nil
-            await drop(.bus)
-            lifecycle = .blocked(.noAdapter(configured: configuration.adapter))
-            await setPhase(.blocked(.noAdapter(configured: configuration.adapter)))
+            let problem = CompatibilityProblem.noAdapter(configured: configuration.adapter)
+            lifecycle = .blocked(problem)
+            await update { $0.bluetooth = .blocked(problem) }
         case .bluetoothdVanished:
             adapter = nil
-            await drop(.bus)
-            await playback?.speakerLost()
+            await link.attach(nil)
             lifecycle = .blocked(.noBlueZ)
-            await setPhase(.blocked(.noBlueZ))
+            await update { $0.bluetooth = .blocked(.noBlueZ) }
         case .bluetoothdRestarted, .bluetoothdAppeared:
             if case .blocked = lifecycle { await reopenGate(because: "bluetoothd is back") }
         default:
@@ -58,20 +47,53 @@ extension SpeakerdDaemon {
     /// logind's `PrepareForSleep(start)`: hold still while asleep, reconnect shortly after.
     public func systemSleep(starting: Bool) async {
         logger.info(starting ? "system is going to sleep" : "system resumed; reconnecting shortly")
-        await reconnect?.handle(starting ? .preparingForSleep : .resumedFromSleep)
+        await link.systemSleep(starting: starting)
     }
 
-    /// The reconnect policy's state for the current speaker (for tests and diagnostics).
-    public var reconnectState: ReconnectPolicy<ErasedClock>.State? {
-        get async { await reconnect?.state }
-    }
-
-    static func linkLossReason(_ reason: DisconnectReason) -> ReconnectPolicy<ErasedClock>.LinkLossReason {
-        switch reason {
-        case .timeout: .timeout
-        case .remote, .authentication: .remote
-        case .local: .local
-        case .suspend, .unknown, .unspecified, .other: .unspecified
+    /// One discovery of `scan_seconds` on the injected clock, as a speaker operation (one at a
+    /// time: a second scan joins the first's slot); audio devices ranked best first.
+    func discover() async throws -> [RankedCandidate] {
+        guard let bluez, let adapterAddress = adapter?.address else {
+            throw SpeakerdError.rejected(name: SpeakerdBus.ErrorName.notReady, message: phase.statusLine)
+        }
+        let duration = configuration.scanDuration, clock = dependencies.clock
+        try await runOperation("discovery on \(adapterAddress)", group: "discovery", timeout: duration + .seconds(10)) {
+            try await bluez.startDiscovery(on: adapterAddress, filter: DiscoveryFilter.audioSinks)
+            do { try await clock.sleep(for: duration) } catch {
+                try? await bluez.stopDiscovery(on: adapterAddress)
+                throw error
+            }
+            try? await bluez.stopDiscovery(on: adapterAddress)
+        }
+        let known = await stateStore.knownSpeakers.map(\.address)
+        return try await bluez.devices().filter { $0.audioSink.isOffered }.map { device in
+            RankedCandidate(address: device.address, name: device.displayName, rssi: device.rssi.map(Int.init),
+                            knownRank: known.firstIndex(of: device.address), trusted: device.trusted,
+                            audioSink: device.audioSink.isOffered)
         }
     }
+
+    /// Runs `work` as a speaker operation and waits for it: cancelling the caller cancels it,
+    /// its timeout ends it, a failure is rethrown with its reason.
+    func runOperation(_ name: String, group: String, timeout: Duration,
+                      _ work: @escaping @Sendable () async throws -> Void) async throws {
+        let ticket = await operations.add(name, group: group, timeout: timeout) { _ in try await work() }
+        let operations = operations
+        let outcome = try await withTaskCancellationHandler { try await ticket.outcome() } onCancel: {
+            Task { await operations.cancel(ticket.id) }
+        }
+        switch outcome {
+        case .ok: return
+        case .failed(let reason), .skipped(let reason): throw SpeakerOperationFailure(operation: name, reason: reason)
+        case .timedOut: throw SpeakerOperationFailure(operation: name, reason: "timed out after \(timeout)")
+        case .cancelled: throw CancellationError()
+        }
+    }
+}
+
+/// A speaker operation that did not finish well.
+struct SpeakerOperationFailure: Error, CustomStringConvertible {
+    let operation: String
+    let reason: String
+    var description: String { "\(operation) failed: \(reason)" }
 }

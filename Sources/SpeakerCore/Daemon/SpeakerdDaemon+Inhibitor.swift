@@ -1,9 +1,7 @@
-/// A logind sleep delay lock while a connect or a scan is under way, so a suspend does not cut
-/// one in half (pairing half-done, discovery left on). Where there is no logind the inhibitor
-/// says `unavailable` and everything here is a silent no-op.
-///
-/// The daemon has no operation queue: it reports its own in-flight speaker work to the
-/// inhibitor as the queue would (`busy` when the first starts, `drained` when the last ends).
+/// A logind sleep delay lock while a speaker operation (connect, scan) is under way, so a
+/// suspend does not cut one in half (pairing half-done, discovery left on). The operation
+/// queue's `busy` and `drained` events take and release it. Where there is no logind the
+/// inhibitor says `unavailable` and everything here is a silent no-op.
 extension SpeakerdDaemon {
     /// Creates the inhibitor on the daemon's bus, without any bus traffic yet.
     func makeSleepInhibitor(on connection: DBusConnection) {
@@ -22,26 +20,21 @@ extension SpeakerdDaemon {
             return
         }
         inhibitorTask = Task { await inhibitor.follow(sleepEvents: events) }
-        if speakerWorkInFlight > 0 { await inhibitor.handle(QueueEvent.busy) }
+        if await operations.isBusy { await inhibitor.handle(QueueEvent.busy) }
     }
 
-    /// Runs `work` with the sleep delay lock wanted (shared by overlapping connects and scans).
-    func holdingSleepDelay<T>(_ work: () async throws -> T) async rethrows -> T {
-        speakerWorkInFlight += 1
-        if speakerWorkInFlight == 1 { await sleepInhibitor?.handle(QueueEvent.busy) }
-        do {
-            let result = try await work()
-            await speakerWorkEnded()
-            return result
-        } catch {
-            await speakerWorkEnded()
-            throw error
+    /// The operation queue's busy and drained events go to the inhibitor (made later, on the bus).
+    func followOperations() {
+        guard operationsWatcher == nil else { return }
+        let events = operations.events()
+        operationsWatcher = Task { [weak self] in
+            for await event in events {
+                switch event {
+                case .busy, .drained: await self?.sleepInhibitor?.handle(event)
+                case .started, .finished: break
+                }
+            }
         }
-    }
-
-    private func speakerWorkEnded() async {
-        speakerWorkInFlight -= 1
-        if speakerWorkInFlight == 0 { await sleepInhibitor?.handle(QueueEvent.drained) }
     }
 
     /// Releases any lock and stops following logind (daemon shutdown).

@@ -12,15 +12,8 @@ extension SpeakerdDaemon {
     }
 
     func playbackChanged(_ report: StatusReport.Playback) async {
-        guard let target, lifecycle != .stopping, lifecycle != .stopped else { return }
-        switch (report.state, phase) {
-        case ("playing", _), ("paused", _):
-            if let file = report.file { phase = .playing(file: file, speakerName: target.name) }
-        case (_, .playing):
-            phase = gate.isReached(.playbackReady) ? .ready(speakerName: target.name) : .connecting(speakerName: target.name)
-        default:
-            break
-        }
+        guard lifecycle != .stopping, lifecycle != .stopped else { return }
+        playbackReport = report
         await publish()
     }
 }

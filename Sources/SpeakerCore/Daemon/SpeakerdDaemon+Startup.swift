@@ -54,7 +54,7 @@ extension SpeakerdDaemon {
     func startBus() async throws {
         defer { sendReadyOnce() }
         guard connection == nil, let connect = dependencies.connectBus else {
-            await raise(.bus)
+            await update { $0.bus = true }
             return
         }
         let connection = try await connect(configuration.bus)
@@ -66,7 +66,7 @@ extension SpeakerdDaemon {
         watchBus(connection)
         makeSleepInhibitor(on: connection)
         await switchToLaunchedByRequestIfCalled(object, on: connection)
-        await raise(.bus)
+        await update { $0.bus = true }
     }
 
     /// Started by systemd for a D-Bus request (`SystemdService=` in the activation file),
@@ -139,51 +139,57 @@ extension SpeakerdDaemon {
             adapter.powered = true
         }
         self.adapter = adapter
-        await raise(.adapter)
+        await link.attach(bluez)
+        await update { $0.bluetooth = .ready }
     }
 
     /// Closes the compatibility gate: says why, and returns the abort that cancels the rest.
     func block(_ problem: CompatibilityProblem, _ context: StartupContext) async -> StartupAbort {
         lifecycle = .blocked(problem)
-        await setPhase(.blocked(problem))
+        await update { $0.bluetooth = .blocked(problem) }
         return context.abort(problem.description)
     }
 
-    /// Tries the known speakers, most recent first; if none answers, scan-and-pick takes over
-    /// while the reconnect policy keeps trying the most recent one in the background.
+    /// Asks the link to connect the known speakers, most recent first; if none answers,
+    /// scan-and-pick takes over while the link keeps trying the most recent one in the
+    /// background (a late success is the link's to see, and readiness follows it).
     ///
-    /// `issued` is resolved just before `connectTarget()` sends the first `Connect` (a few actor
-    /// hops before it is on the bus; the preload it releases first waits for its polite turn,
-    /// 25 ms, so the call always goes out first), or when this step ends without one.
+    /// `issued` is resolved just before the first `Connect` is asked for (the preload it
+    /// releases first waits for its polite turn, 25 ms, so the call always goes out first), or
+    /// when this step ends without one.
     func connectKnownSpeakers(issued: OneShotSignal<Void, Never>) async throws {
         defer { _ = issued.succeed(()) }
         let known = await stateStore.knownSpeakers
-        for speaker in known {
-            let address = speaker.address
-            await setTarget(address, name: speaker.name)
-            await setPhase(.connecting(speakerName: speaker.name))
+        for (index, speaker) in known.enumerated() {
+            await link.choose(speaker.address, name: speaker.name, why: index == 0 ? .lastKnown : .otherKnown)
             _ = issued.succeed(())
-            if await connectTarget() == .connected { return }
+            if await link.connectNow() == .connected { return }
+            if inputs.link.connected { return }  // another path connected a speaker meanwhile
         }
         guard let first = known.first else { return }
-        await setTarget(first.address, name: first.name)
-        await reconnect?.handle(.unreachableAtBoot)
+        await link.choose(first.address, name: first.name, why: .lastKnown)
+        await link.unreachableAtBoot()
         logger.notice("no known speaker answered; scanning for others")
         try await scanAndPick()
     }
 
     func scanAndPick() async throws {
-        let candidates = try await discover()
+        if configuration.autoPick { await update { $0.choosing = .autoPickScanning } }
+        let candidates: [RankedCandidate]
+        do { candidates = try await discover() } catch {
+            await update { $0.choosing = .user }
+            throw error
+        }
         lastScan = candidates
+        guard !inputs.link.connected else { return }  // the user picked (or a speaker came) meanwhile
         if configuration.autoPick, let best = CandidateRanking.autoPick(from: candidates) {
-            await setTarget(best.address, name: best.name)
-            await setPhase(.connecting(speakerName: best.name))
-            guard await connectTarget() == .connected else {
+            await link.choose(best.address, name: best.name, why: .autoPick)
+            guard await link.connectNow() == .connected else {
                 throw DaemonOperationError.connectFailed(name: best.name)
             }
             return
         }
-        if !gate.isReached(.speakerConnected) { await setPhase(.waitingForPick) }
+        await update { $0.choosing = .user }
         if configuration.autoPick { throw DaemonOperationError.noSpeakerFound }
     }
 
@@ -192,13 +198,12 @@ extension SpeakerdDaemon {
     /// loaded or failed. Cancelling the step stops the wait; a load already begun completes and
     /// is kept (the cache hands it to the next play).
     func preloadSoundfontPolitely(after connectIssued: OneShotSignal<Void, Never>?) async throws {
-        guard let playback = playback else { throw DaemonOperationError.noPlaybackEngine }
+        guard playback != nil else { throw DaemonOperationError.noPlaybackEngine }
         if let connectIssued { _ = try await connectIssued.result().get() }
-        let path = configuration.soundfont
         let loaded = OneShotSignal<Void, any Error>()
-        gate.runNowOrWhenPolitely(.bus, label: "preload soundfont \(path)") {
+        gate.runNowOrWhenPolitely(.bus, label: "preload soundfont \(configuration.soundfont)") {
             do {
-                try await playback.preloadSoundfont(path)
+                try await self.loadSoundfont()
                 _ = loaded.succeed(())
             } catch {
                 _ = loaded.fail(error)
@@ -207,21 +212,52 @@ extension SpeakerdDaemon {
         try await loaded.result().get()
     }
 
-    func checkAudioBackend() async throws {
-        guard let playback = playback else { throw DaemonOperationError.noPlaybackEngine }
-        try await playback.checkOutput()
+    /// Loads the configured soundfont; the outcome is a readiness input (a missing font is a
+    /// reason, logged once with its path).
+    func loadSoundfont() async throws {
+        guard let playback else { throw DaemonOperationError.noPlaybackEngine }
+        let path = configuration.soundfont
+        await update { $0.soundfont = .loading(path: path) }
+        do {
+            try await playback.preloadSoundfont(path)
+            await update { $0.soundfont = .loaded }
+        } catch {
+            await update { $0.soundfont = .failed("\(error)") }
+            throw error
+        }
     }
 
-    func becomePlaybackReady() async throws {
-        guard let playback = playback else { throw DaemonOperationError.noPlaybackEngine }
-        try await playback.waitForAudioPath(speaker: target?.address.description)
-        // bluetoothd (or the adapter) may have gone while the audio path was checked: the gate
-        // then closed and readiness dropped, and claiming playback-ready over it would jump the
-        // gate straight back up with no BlueZ behind it. Start-up runs again when it reopens.
-        if case .blocked(let problem) = lifecycle { throw DaemonOperationError.blockedMeanwhile(problem) }
-        await raise(.playbackReady)
-        if let name = target?.name { await setPhase(.ready(speakerName: name)) }
+    /// The `audioBackend` step: looks at the audio path once (the first state of its follower);
+    /// an output that cannot work fails the step with the reason.
+    func checkAudioBackend() async throws {
+        guard playback != nil else { throw DaemonOperationError.noPlaybackEngine }
+        if audioPathTarget?.address != inputs.link.target?.address || audioPathFollower == nil {
+            await followAudioPath(to: inputs.link.target, waitForFirst: true)
+        }
+        if case .notReady(let reason) = inputs.audioPath, !reason.waitingCanSucceed {
+            throw DaemonOperationError.notReady(reason)
+        }
     }
+
+    /// The `playbackReady` step observes readiness; it never sets it. It ends when the gate
+    /// reaches `playbackReady`, or fails with the reason after `playbackReadyWait`.
+    func becomePlaybackReady() async throws {
+        guard playback != nil else { throw DaemonOperationError.noPlaybackEngine }
+        let gate = gate
+        let outcome = try await timeboxed(Self.playbackReadyWait, clock: dependencies.clock) { [weak self] () async -> Bool in
+            for await level in gate.levels() {
+                if level >= .playbackReady { return true }
+                // The compatibility gate closed meanwhile: start-up runs again when it reopens.
+                guard let self, await !self.compatibilityGateClosed else { return false }
+            }
+            return false
+        }
+        if case .finished(true) = outcome { return }
+        throw DaemonOperationError.notReady(verdict.waitingFor ?? .starting)
+    }
+
+    /// How long start-up's last step watches for readiness before it reports the reason.
+    static let playbackReadyWait = Duration.seconds(10)
 }
 
 /// Why a start-up operation or API call about the speaker failed.
@@ -229,14 +265,14 @@ enum DaemonOperationError: Error, CustomStringConvertible {
     case connectFailed(name: String)
     case noSpeakerFound
     case noPlaybackEngine
-    case blockedMeanwhile(CompatibilityProblem)
+    case notReady(NotReadyReason)
 
     var description: String {
         switch self {
         case .connectFailed(let name): "\(name) did not accept the connection"
         case .noSpeakerFound: "no Bluetooth speaker (audio sink) was found nearby"
         case .noPlaybackEngine: "this speakerd has no playback engine"
-        case .blockedMeanwhile(let problem): "not ready after all: \(problem)"
+        case .notReady(let reason): reason.message
         }
     }
 }

@@ -1,11 +1,16 @@
 import Glibc
 import Logging
 
-/// The daemon's coordinator: owns the readiness gate, the BlueZ client, the target speaker,
-/// the reconnect controller and the published status; implements `SpeakerdControl`.
+/// speakerd's facade: runs start-up, serves `SpeakerdControl`, and keeps readiness derived.
 ///
-/// This is the one large type of speakerd; its parts live in extensions by concern:
-/// start-up (`+Startup`), BlueZ events (`+Events`), the API (`+Control`).
+/// The parts each own one piece of the world and report changes here:
+/// - ``SpeakerLink``: the target speaker and its link (`+Link`);
+/// - the audio path (``AudioPathMonitor``, through the playback side) and the soundfont;
+/// - BlueZ's adapter and bluetoothd (`+Events`), the bus (`+Bus`).
+///
+/// Each report updates ``ReadinessInputs``; ``update(_:)`` recomputes the verdict, moves the
+/// readiness gate to its level (up or down), and publishes the status (`+Status`). Nothing
+/// else sets a readiness level, so no event order can leave a level that no later event lifts.
 public actor SpeakerdDaemon {
     enum Lifecycle: Equatable {
         case idle
@@ -26,40 +31,51 @@ public actor SpeakerdDaemon {
     public nonisolated let gate: ReadinessGate<DaemonReadiness>
     let stateStore: StateStore
     let clock: ErasedClock
+    /// Every speaker operation (connect, disconnect, discovery…) runs here: one at a time per
+    /// kind, timed out, and holding the sleep delay lock while any runs.
+    let operations: SpeakerOperationQueue
+    public nonisolated let link: SpeakerLink
 
     var connection: DBusConnection? {
         didSet { connectionSlot.value = connection }
     }
-    /// The bus and the status line as the playback side reads them (outside this actor).
+    /// The bus and the current reason, as the playback side reads them (outside this actor).
     let connectionSlot = LockedSlot<DBusConnection?>(nil)
-    let phaseSlot = LockedSlot(DaemonPhase.starting.statusLine)
+    let reasonSlot = LockedSlot(NotReadyReason.starting.message)
     /// Plays songs; nil when this daemon has no playback engine.
     let playback: (any DaemonPlayback)?
     var apiObject: DBusObject?
     var bluez: (any BlueZClient)?
     var adapter: Adapter?
-    /// The speaker speakerd keeps connected.
-    var target: (address: BluetoothAddress, name: String)?
-    var phase: DaemonPhase = .starting {
-        didSet { phaseSlot.value = phase.statusLine }
-    }
+
+    /// What readiness is computed from, and the verdict last computed.
+    var inputs: ReadinessInputs
+    var verdict: ReadinessInputs.Verdict
+    /// The audio path being followed: for which target, and a generation so a follower that
+    /// was replaced cannot report late.
+    var audioPathTarget: LinkSnapshot.Target?
+    var audioPathGeneration = 0
+    var audioPathFollower: Task<Void, Never>?
+    /// Why speakers may not be remembered (the state directory cannot be written), if so.
+    var stateProblem: String?
+    var stateRetry: Task<Void, Never>?
+    var playbackReport = StatusReport.Playback.idle
+
     var lastTimeline: StartupTimeline?
     /// The start-up run in progress, so the bus step can switch it to "launched by request".
     var startupRun: (sequencer: StartupSequencer, operations: [String: StartupOperation.Body], knownSpeakers: Bool)?
     var lastScan: [RankedCandidate] = []
-    var reconnect: ReconnectController<ErasedClock>?
     var eventTask: Task<Void, Never>?
-    var reconnectWatcher: Task<Void, Never>?
     var sleepTask: Task<Void, Never>?
     var playbackWatcher: Task<Void, Never>?
+    var operationsWatcher: Task<Void, Never>?
     /// Follows our own bus connection (see `+Bus`).
     var busWatcher: Task<Void, Never>?
     /// Resolved with the bus when our connection to it is lost (not when we close it).
     nonisolated let lostBus = OneShotSignal<BusSelection, Never>()
-    /// logind's sleep delay lock while connects and scans run (see `+Inhibitor`).
+    /// logind's sleep delay lock while speaker operations run (see `+Inhibitor`).
     var sleepInhibitor: SleepInhibitor?
     var inhibitorTask: Task<Void, Never>?
-    var speakerWorkInFlight = 0
     var readySent = false
     var lastPublished: StatusReport?
 
@@ -72,16 +88,22 @@ public actor SpeakerdDaemon {
         self.clock = ErasedClock(dependencies.clock)
         self.gate = ReadinessGate(initial: .started, clock: dependencies.clock, logger: logger)
         self.stateStore = StateStore(directory: configuration.stateDirectory, logger: logger)
+        let operations = SpeakerOperationQueue(name: "speaker", maxConcurrentOperations: 2, defaultTimeout: .seconds(10),
+                                               clock: dependencies.clock, logger: logger)
+        self.operations = operations
+        self.link = SpeakerLink(clock: dependencies.clock, reconnectCap: configuration.reconnectMax,
+                                operations: operations, logger: logger)
         if let playback = dependencies.playback {
             self.playback = playback
         } else if let makePlayback = dependencies.makePlayback {
-            let bus = connectionSlot, line = phaseSlot
+            let bus = connectionSlot, reason = reasonSlot
             self.playback = makePlayback(PlaybackWiring(
-                gate: gate, clock: dependencies.clock, bus: { bus.value },
-                waitingFor: { line.value.prefix(1).lowercased() + line.value.dropFirst() }))
+                gate: gate, clock: dependencies.clock, bus: { bus.value }, waitingFor: { reason.value }))
         } else {
             self.playback = nil
         }
+        inputs = ReadinessInputs(soundfont: playback == nil ? .noEngine : .notLoaded(path: configuration.soundfont))
+        verdict = inputs.verdict
     }
 
     /// Runs start-up; returns once it finished (the daemon then keeps running on events).
@@ -90,6 +112,8 @@ public actor SpeakerdDaemon {
         lifecycle = .starting
         let outcome = await stateStore.load(now: dependencies.now())
         logger.info("state: \(outcome)")
+        await link.follow { [weak self] snapshot in await self?.linkChanged(snapshot) }
+        followOperations()
         await watchPlayback()
         // Started by bus activation: a request is already waiting for us (see `BusActivation`).
         if configuration.launchedByRequest {
@@ -102,14 +126,16 @@ public actor SpeakerdDaemon {
     public func shutdown() async {
         guard lifecycle != .stopped else { return }
         lifecycle = .stopping
-        phase = .stopping
         notify([.stopping, .status(phase.statusLine)])
         // Every follower task is cancelled and dropped, so nothing started for this daemon
         // outlives it (each holds the daemon only weakly, but its stream and buffers are ours).
-        for task in [eventTask, reconnectWatcher, sleepTask, playbackWatcher, busWatcher] { task?.cancel() }
-        (eventTask, reconnectWatcher, sleepTask, playbackWatcher, busWatcher) = (nil, nil, nil, nil, nil)
-        await reconnect?.shutdown()
-        reconnect = nil
+        for task in [eventTask, sleepTask, playbackWatcher, busWatcher, audioPathFollower, stateRetry, operationsWatcher] {
+            task?.cancel()
+        }
+        (eventTask, sleepTask, playbackWatcher, busWatcher, audioPathFollower, stateRetry, operationsWatcher) =
+            (nil, nil, nil, nil, nil, nil, nil)
+        await link.shutdown()
+        await operations.shutDown()
         await stopSleepInhibitor()
         await playback?.stop()
         if let bluez, let adapter, adapter.discovering, let address = adapter.address {
@@ -117,7 +143,7 @@ public actor SpeakerdDaemon {
         }
         // The daemon made the BlueZ client, so it ends it: its signal pump and RSSI coalescer
         // would otherwise wait on their streams (and keep the client) for ever.
-        if let client = bluez as? DBusBlueZClient { await client.shutDown() }
+        await bluez?.shutDown()
         if let connection {
             connection.unexport(at: SpeakerdBus.path)
             _ = try? await connection.releaseName(SpeakerdBus.name)
@@ -141,60 +167,45 @@ public actor SpeakerdDaemon {
     /// The last start-up's timeline, if one ran.
     public var startupTimeline: StartupTimeline? { lastTimeline }
 
-    // MARK: - Status publishing
+    /// The reconnect policy's state for the current speaker (for tests and diagnostics).
+    public var reconnectState: ReconnectPolicy<ErasedClock>.State? {
+        get async { await link.reconnectState }
+    }
 
-    func setPhase(_ new: DaemonPhase) async {
-        phase = new
+    /// The verdict readiness is at now (level and reason), for tests and diagnostics.
+    public var readiness: ReadinessInputs.Verdict { verdict }
+
+    // MARK: - Derived readiness
+
+    /// Changes what the daemon observes, then moves everything that follows from it: the gate's
+    /// level, the reason (logged once per change), songs that can no longer wait, the status.
+    func update(_ change: (inout ReadinessInputs) -> Void) async {
+        let before = verdict
+        change(&inputs)
+        let after = inputs.verdict
+        verdict = after
+        if let reason = after.waitingFor { reasonSlot.value = reason.message }
+        if after.level > gate.level {
+            gate.raise(to: after.level)
+        } else if after.level < gate.level {
+            gate.drop(to: after.level)
+        }
+        if before != after { logVerdictChange(from: before, to: after) }
+        if let reason = after.waitingFor, !reason.waitingCanSucceed, before.waitingFor != reason {
+            await playback?.abandonWaiting(because: reason.message)
+        }
+        if (before.level == .playbackReady) != (after.level == .playbackReady) {
+            if after.level == .playbackReady { await playback?.speakerBack() } else { await playback?.speakerLost() }
+        }
         await publish()
     }
 
-    func currentStatus() async -> StatusReport {
-        let playback = await playback?.snapshot() ?? .idle
-        let speaker = target.map {
-            StatusReport.Speaker(address: $0.address.description, name: $0.name,
-                                 connected: gate.isReached(.speakerConnected))
+    private func logVerdictChange(from before: ReadinessInputs.Verdict, to after: ReadinessInputs.Verdict) {
+        if after.level == .playbackReady, let target = inputs.link.target {
+            let path = if case .ready(let through) = inputs.audioPath { " through \(through)" } else { "" }
+            logger.info("ready to play on \(target.name) (\(target.address))\(path)")
+        } else if let reason = after.waitingFor, reason != before.waitingFor, lifecycle != .stopping {
+            logger.notice("not ready to play (\(after.level)): \(reason.message)")
         }
-        return StatusReport(readiness: gate.level.description, message: phase.statusLine,
-                            speaker: speaker, playback: playback)
-    }
-
-    /// Tells systemd and the bus what changed (only what changed).
-    func publish() async {
-        let status = await currentStatus()
-        let previous = lastPublished
-        lastPublished = status
-        if previous?.message != status.message { notify([.status(status.message)]) }
-        guard let apiObject, let connection else { return }
-        let records = SpeakerdDBusRecords.self
-        let interface = SpeakerdBus.interface
-        try? apiObject.setProperty("Status", of: interface, to: .string(status.message))
-        if previous?.readiness != status.readiness {
-            try? apiObject.setProperty("Readiness", of: interface, to: .string(status.readiness))
-            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "ReadinessChanged",
-                                       arguments: [.string(status.readiness)])
-        }
-        if previous?.speaker != status.speaker {
-            let value = status.speaker.map(records.encode) ?? .properties([:])
-            try? apiObject.setProperty("Speaker", of: interface, to: value)
-            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "SpeakerChanged", arguments: [value])
-        }
-        if previous?.playback != status.playback {
-            let value = records.encode(status.playback)
-            try? apiObject.setProperty("Playback", of: interface, to: value)
-            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "PlaybackChanged", arguments: [value])
-        }
-    }
-
-    func notify(_ messages: [NotifyMessage]) {
-        guard let notifier else { return }
-        do { try notifier.send(messages) } catch { logger.warning("\(error.description)") }
-    }
-
-    func raise(_ level: DaemonReadiness) async {
-        if gate.raise(to: level) { await publish() }
-    }
-
-    func drop(_ level: DaemonReadiness) async {
-        if gate.drop(to: level) { await publish() }
     }
 }

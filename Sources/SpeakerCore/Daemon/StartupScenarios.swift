@@ -127,7 +127,7 @@ extension StartupReport {
         self.init(
             scenario: timeline.scenario,
             operations: timeline.operations.map {
-                .init(name: $0.name, startMs: $0.startMs, endMs: $0.endMs, outcome: $0.outcome.kind)
+                .init(name: $0.name, startMs: $0.startMs, endMs: $0.endMs, outcome: $0.outcome.kind, reason: $0.outcome.reason)
             },
             criticalPath: timeline.criticalPath)
     }

@@ -42,6 +42,7 @@ public actor StateStore {
     public let directory: String
     public nonisolated var path: String { directory + "/state.json" }
     private var state: State = .unloaded
+    private var unsaved = false
     private let logger: Logger
 
     public init(directory: String, logger: Logger = Logger(label: "speakerd.state")) {
@@ -114,12 +115,25 @@ public actor StateStore {
         do { bytes = Array(try StateFile.encoder().encode(file)) + [0x0A] } catch {
             throw .encoding(String(describing: error))
         }
+        // Memory holds the new list at once: a write that fails is tried again
+        // (`savePending`), and meanwhile the daemon goes on with what it knows.
+        state = .loaded(file)
+        unsaved = true
         if mkdir(directory, 0o750) != 0 && errno != EEXIST {
             throw .write(FileWriteError(path: path, step: "create directory \(directory)", errno: errno))
         }
         do { try TextFile.writeAtomically(bytes, to: path) } catch { throw .write(error) }
-        state = .loaded(file)
+        unsaved = false
     }
+
+    /// Writes what an earlier failed write left unsaved; does nothing when all is saved.
+    public func savePending() throws(StateStoreError) {
+        guard unsaved else { return }
+        try save(try loadedFile())
+    }
+
+    /// Whether the known speakers in memory are not yet on disk (a write failed).
+    public var hasUnsavedChanges: Bool { unsaved }
 
     static func decode(_ text: String) throws(StateFileProblem) -> StateFile {
         struct VersionOnly: Decodable { var version: Int }

@@ -18,11 +18,11 @@ struct CoordinatorDaemonPlaybackTests {
         let playback = CoordinatorDaemonPlayback(gate: gate, configuration: configuration, audioPath: nil, clock: clock,
                                                  waitingFor: { "connecting" })
         try await playback.preloadSoundfont(SoundFont.defaultPath)
-        try await playback.checkOutput()
-        try await playback.waitForAudioPath(speaker: nil)
+        var states = playback.audioPath(to: nil).makeAsyncIterator()
+        #expect(await states.next() == .ready("WAV file \(wavPath)"))
 
         let (request, opened) = try ClientSongs.request(ClientSongs.threeNotes, named: "tune.mid", in: directory)
-        try await playback.play(file: request.file, displayName: "tune.mid", queue: false)
+        try await playback.play(file: request.file, displayName: "tune.mid", queue: false) { nil }
         #expect(!opened.isStillOpen)
         let playing = await playback.snapshot()
         #expect(playing.state == "playing" && playing.file == "tune.mid" && playing.durationSeconds == 3)
@@ -43,7 +43,7 @@ struct CoordinatorDaemonPlaybackTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (request, _) = try ClientSongs.request(ClientSongs.threeNotes, named: "tune.mid", in: directory)
         let error = await #expect(throws: PlaybackServiceError.self) {
-            try await playback.play(file: request.file, displayName: "tune.mid", queue: false)
+            try await playback.play(file: request.file, displayName: "tune.mid", queue: false) { nil }
         }
         #expect(error?.description.contains("no speaker is connected for audio_output = auto") == true)
         #expect(await playback.snapshot().state == "idle")

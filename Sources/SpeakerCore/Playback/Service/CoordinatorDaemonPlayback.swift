@@ -14,6 +14,7 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
     private let soundFonts: SoundFontCache
     private let audioOutput: AudioOutputSetting
     private let audioPath: BlueALSAAudioPath?
+    private let monitor: AudioPathMonitor
     private let speaker: SelectedSpeaker
 
     /// - Parameters:
@@ -36,6 +37,7 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
         self.soundFonts = soundFonts
         self.audioOutput = setting
         self.audioPath = audioPath
+        self.monitor = AudioPathMonitor(setting: setting, blueALSA: audioPath?.source)
         self.speaker = speaker
         let components = PlaybackComponents.engines(
             output: { () throws -> any AudioOutput in
@@ -68,25 +70,18 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
         _ = try await soundFonts.load(path: path)
     }
 
-    /// File outputs need a writable directory; devices are checked when a song opens them.
-    public func checkOutput() async throws {
-        guard case let .file(path) = audioOutput else { return }
-        let directory = FilePath(path).removingLastComponent().string
-        guard access(directory.isEmpty ? "." : directory, W_OK) == 0 else {
-            throw AudioOutputError.fileNotWritable(path: path, reason: "its directory \(directory) is not writable")
-        }
+    public func audioPath(to target: LinkSnapshot.Target?) -> AsyncStream<ReadinessInputs.AudioPath> {
+        speaker.address = target?.address
+        return monitor.states(to: target.map { ($0.address, $0.name) })
     }
 
-    /// Remembers the speaker for `audio_output = auto`, and waits for its BlueALSA PCM.
-    public func waitForAudioPath(speaker address: String?) async throws {
-        let parsed = try address.map { raw throws(BluetoothAddressError) in try BluetoothAddress(raw) }
-        speaker.address = parsed
-        guard case .automatic = audioOutput, let parsed, let audioPath else { return }
-        _ = try await audioPath.waitUntilReady(for: parsed)
+    public func abandonWaiting(because reason: String) async {
+        await coordinator.abandonWaiting(because: reason)
     }
 
-    public func play(file: FileDescriptor, displayName: String, queue: Bool) async throws {
-        _ = try await coordinator.play(PlayRequest(file: file, displayName: displayName, queue: queue))
+    public func play(file: FileDescriptor, displayName: String, queue: Bool,
+                     blocker: @escaping @Sendable () async -> String?) async throws {
+        _ = try await coordinator.play(PlayRequest(file: file, displayName: displayName, queue: queue), blocker: blocker)
     }
 
     public func stop() async { await coordinator.stop() }

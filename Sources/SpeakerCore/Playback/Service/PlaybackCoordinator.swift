@@ -108,9 +108,16 @@ public actor PlaybackCoordinator {
     /// Throws ``PlaybackServiceError/invalidSong(file:reason:)`` at once for a broken file,
     /// `.notReady` when the speaker is not ready within the play timeout, and `.replaced` /
     /// `.stoppedBeforeStart` when a newer request or `stop` takes its place while it waits.
-    public nonisolated func play(_ request: PlayRequest) async throws(PlaybackServiceError) -> PlaybackServiceStatus {
+    ///
+    /// `blocker` is asked, once the song is read and only if it would wait for readiness, why
+    /// waiting cannot succeed; a sentence fails the request at once with `.cannotWait`.
+    public nonisolated func play(_ request: PlayRequest,
+                                 blocker: @Sendable () async -> String? = { nil }) async throws(PlaybackServiceError) -> PlaybackServiceStatus {
         let song = try await ClientSongReader.read(request, limits: settings.readLimits, timeout: settings.readTimeout,
                                                    clock: clock)
+        if !gate.isReached(.playbackReady), let reason = await blocker() {
+            throw .cannotWait(file: request.displayName, reason: reason)
+        }
         return try await play(song, named: request.displayName, queue: request.queue)
     }
 
@@ -144,6 +151,15 @@ public actor PlaybackCoordinator {
     public func stop() async -> PlaybackServiceStatus {
         await endCurrentSong(abandoningWith: { .stoppedBeforeStart(file: $0) }, reportAsStopped: true)
         return snapshot()
+    }
+
+    /// Fails the song waiting for readiness (and the queue behind it) with `reason`: the daemon
+    /// knows waiting can no longer succeed, so the client hears why now, not at its timeout.
+    public func abandonWaiting(because reason: String) async {
+        guard case let .waiting(item, _) = state else { return }
+        let failure = PlaybackServiceError.cannotWait(file: item.file, reason: reason)
+        _ = await endCurrentSong(abandoningWith: { _ in failure }, reportAsStopped: false)
+        publish(.failed(file: item.file, reason: failure.description))
     }
 
     /// Pauses the current song; it stays paused until `resume`, even if the speaker drops and

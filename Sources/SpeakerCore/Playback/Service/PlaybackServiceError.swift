@@ -8,6 +8,9 @@ public enum PlaybackServiceError: Error, Equatable, Sendable, CustomStringConver
     /// The speaker's audio path did not become ready in time; `waitingFor` says what the daemon
     /// was still doing ("connecting to JBL Flip 5").
     case notReady(file: String, after: Duration, waitingFor: String)
+    /// Waiting for readiness cannot succeed (the user disconnected the speaker, the soundfont is
+    /// missing, the output is unusable…): `reason` says what and what to do.
+    case cannotWait(file: String, reason: String)
     /// A newer `play` (without `--queue`) took the song's place before it started.
     case replaced(file: String, by: String)
     /// `stop` was asked for while the song still waited to start.
@@ -27,7 +30,7 @@ public enum PlaybackServiceError: Error, Equatable, Sendable, CustomStringConver
     public var kind: String {
         switch self {
         case .invalidSong: "InvalidSong"
-        case .notReady: "NotReady"
+        case .notReady, .cannotWait: "NotReady"
         case .replaced: "Replaced"
         case .stoppedBeforeStart: "Stopped"
         case .cancelled: "Cancelled"
@@ -44,6 +47,8 @@ public enum PlaybackServiceError: Error, Equatable, Sendable, CustomStringConver
             "cannot play \(file): \(reason)"
         case let .notReady(_, after, waitingFor):
             "the speaker did not become ready within \(after.spokenSeconds): still \(waitingFor)"
+        case let .cannotWait(file, reason):
+            "cannot play \(file) now: \(reason)"
         case let .replaced(file, newer):
             "\(file) was replaced by \(newer) before it started"
         case let .stoppedBeforeStart(file):

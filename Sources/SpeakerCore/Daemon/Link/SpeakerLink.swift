@@ -1,0 +1,289 @@
+import Logging
+
+/// The one owner of the speaker link, for the daemon's whole life.
+///
+/// It knows which speaker is the target and why, whether BlueZ says that speaker is connected,
+/// and what it is doing about it (connecting, backing off until a given moment, held by the
+/// user). Start-up's connect and scan steps, the user's `connect`/`disconnect`/`forget`, and
+/// BlueZ's signals all come here, so a connection that appears by any path (our `Connect`, the
+/// user's, the speaker connecting inbound, a late success after a step gave up) is the same
+/// event: the link is connected, and readiness follows it.
+///
+/// Decisions about *when* to try again belong to ``ReconnectPolicy`` (carried out by a
+/// ``ReconnectController`` per target); each attempt runs through the daemon's
+/// ``SpeakerOperationQueue`` (one at a time, timed out, cancellable, and holding the sleep
+/// delay lock while it runs). Every change is handed to `onChange` in order.
+public actor SpeakerLink {
+    public typealias AttemptResult = ReconnectController<ErasedClock>.AttemptResult
+
+    private let clock: ErasedClock
+    private let reconnectCap: Duration
+    private let operations: SpeakerOperationQueue
+    private let logger: Logger
+    private var onChange: (@Sendable (LinkSnapshot) async -> Void)?
+    private var bluez: (any BlueZClient)?
+
+    private(set) var snapshot = LinkSnapshot.none
+    private var reconnect: ReconnectController<ErasedClock>?
+    private var reconnectWatcher: Task<Void, Never>?
+    /// The newest change being handed to `onChange`.
+    private var lastDelivery: Task<Void, Never>?
+    /// The attempt under way for the current target; a second ask joins it.
+    private var inFlight: (address: BluetoothAddress, task: Task<AttemptResult, Never>)?
+
+    public init(clock: any Clock<Duration>, reconnectCap: Duration, operations: SpeakerOperationQueue, logger: Logger) {
+        self.clock = ErasedClock(clock)
+        self.reconnectCap = reconnectCap
+        self.operations = operations
+        self.logger = logger
+    }
+
+    /// Where every change goes (the daemon recomputes readiness from it).
+    public func follow(_ onChange: @escaping @Sendable (LinkSnapshot) async -> Void) { self.onChange = onChange }
+
+    /// The BlueZ client to act through (nil while bluetoothd is away).
+    public func attach(_ bluez: (any BlueZClient)?) { self.bluez = bluez }
+
+    /// The reconnect policy's state for the current target (tests and diagnostics).
+    public var reconnectState: ReconnectPolicy<ErasedClock>.State? {
+        get async { await reconnect?.state }
+    }
+
+    // MARK: - Requests
+
+    /// Makes `address` the speaker to keep. A new target gets a fresh reconnect policy and any
+    /// attempt at the old one is cancelled; the same target keeps its policy (its name and
+    /// reason may be refreshed).
+    public func choose(_ address: BluetoothAddress, name: String, why: LinkSnapshot.Why) async {
+        if snapshot.target?.address == address {
+            snapshot.target = .init(address: address, name: name, why: why)
+            await changed()
+            return
+        }
+        await dropTarget()
+        snapshot.target = .init(address: address, name: name, why: why)
+        snapshot.connected = false
+        snapshot.activity = .idle
+        var policy = ReconnectPolicy(clock: clock, random: SystemRandomNumberGenerator(), cap: reconnectCap)
+        policy.resumeDelay = .seconds(2)
+        let controller = ReconnectController(policy: policy, clock: clock) { [weak self] in
+            guard let self else { return .failed(reason: "speakerd is stopping") }
+            return await self.attempt(address)
+        }
+        reconnect = controller
+        reconnectWatcher = Task { [weak self] in
+            for await change in controller.changes {
+                await self?.reconnectChanged(change, address: address)
+            }
+        }
+        await changed()
+    }
+
+    /// One attempt at the target now, awaited (lifts a user's hold; an attempt already under
+    /// way is joined, never doubled).
+    public func connectNow() async -> AttemptResult {
+        guard let reconnect, snapshot.target != nil else { return .failed(reason: "no speaker chosen") }
+        if snapshot.connected {
+            await reconnect.handle(.connected)
+            return .connected
+        }
+        return await reconnect.connectNow()
+    }
+
+    /// The user's `disconnect`: nothing reconnects until they ask again.
+    public func userDisconnect() async throws {
+        guard let target = snapshot.target else { return }
+        await reconnect?.handle(.userDisconnected)
+        cancelInFlight()
+        snapshot.activity = .heldByUser
+        await changed()
+        if snapshot.connected, let bluez {
+            try await bluez.disconnect(target.address)
+            await linkDown()  // BlueZ's signal follows; our call returning is already the truth
+        }
+    }
+
+    /// No known speaker answered at start-up: keep trying the target in the background.
+    public func unreachableAtBoot() async {
+        await reconnect?.handle(.unreachableAtBoot)
+    }
+
+    /// The speaker was forgotten: nothing to keep connected any more. Returns whether it was
+    /// connected (the caller ends the link).
+    public func clearTarget(_ address: BluetoothAddress) async -> Bool {
+        guard snapshot.target?.address == address else { return false }
+        let wasConnected = snapshot.connected
+        await reconnect?.handle(.targetCleared)
+        await dropTarget()
+        snapshot.target = nil
+        snapshot.connected = false
+        snapshot.activity = .idle
+        await changed()
+        return wasConnected
+    }
+
+    /// logind's `PrepareForSleep`.
+    public func systemSleep(starting: Bool) async {
+        await reconnect?.handle(starting ? .preparingForSleep : .resumedFromSleep)
+    }
+
+    public func shutdown() async {
+        await dropTarget()
+        onChange = nil
+    }
+
+    // MARK: - Observing BlueZ
+
+    /// Follows one BlueZ event. `known` are the remembered speakers: one of them connecting by
+    /// itself becomes the target when there is none, or when the target is not connected.
+    public func observe(_ event: BlueZEvent, known: [KnownSpeaker]) async {
+        let target = snapshot.target?.address
+        switch event {
+        case .connected(let address) where address == target:
+            await linkUp()
+        case .connected(let address):
+            guard !snapshot.connected, let speaker = known.first(where: { $0.address == address }) else { return }
+            logger.info("\(speaker.name) (\(address)) connected by itself; keeping it")
+            await choose(address, name: speaker.name, why: .inbound)
+            await linkUp()
+        case .disconnected(let address, let reason) where address == target:
+            await linkDown()
+            await reconnect?.handle(.linkLost(Self.linkLossReason(reason)))
+        case .deviceAdded(let device) where device.address == target,
+             .deviceChanged(let device) where device.address == target:
+            if device.connected {
+                await linkUp()
+            } else {
+                await reconnect?.handle(.deviceSeen)  // in reach again
+            }
+        case .deviceRemoved(let address) where address == target:
+            await linkDown()
+        case .adapterChanged(let adapter) where adapter.powered:
+            await reconnect?.handle(.deviceSeen)
+        case .adapterRemoved, .bluetoothdVanished:
+            // Every link went with it; the policy retries once BlueZ is back (start-up re-runs).
+            await linkDown()
+        default:
+            break
+        }
+    }
+
+    // MARK: - Internals
+
+    /// The target's link is up. Reported by several paths at once (our `Connect` returning,
+    /// BlueZ's signal): whichever comes second waits until the first is delivered, so its
+    /// caller never runs ahead of what the daemon knows.
+    private func linkUp() async {
+        guard !snapshot.connected else {
+            await lastDelivery?.value
+            return
+        }
+        snapshot.connected = true
+        snapshot.activity = .idle
+        await reconnect?.handle(.connected)
+        await changed()
+    }
+
+    private func linkDown() async {
+        guard snapshot.connected else { return }
+        snapshot.connected = false
+        if snapshot.activity != .heldByUser { snapshot.activity = .idle }
+        await changed()
+    }
+
+    private func reconnectChanged(_ change: ReconnectController<ErasedClock>.Change, address: BluetoothAddress) async {
+        guard snapshot.target?.address == address else { return }
+        switch change {
+        case .attempting: snapshot.activity = snapshot.connected ? .idle : .connecting
+        case .retryScheduled(let delay): snapshot.activity = .retrying(in: delay)
+        case .holding: snapshot.activity = .heldByUser
+        case .connected: snapshot.activity = .idle
+        case .attemptFailed: return
+        }
+        await changed()
+    }
+
+    /// Hands the new snapshot to `onChange`, after every earlier one (deliveries form a chain),
+    /// and returns once it is delivered.
+    private func changed() async {
+        snapshot.revision += 1
+        let value = snapshot, previous = lastDelivery, onChange = onChange
+        let delivery = Task {
+            await previous?.value
+            await onChange?(value)
+        }
+        lastDelivery = delivery
+        await delivery.value
+    }
+
+    private func dropTarget() async {
+        cancelInFlight()
+        await reconnect?.shutdown()
+        reconnectWatcher?.cancel()
+        reconnect = nil
+        reconnectWatcher = nil
+    }
+
+    private func cancelInFlight() {
+        inFlight?.task.cancel()
+        inFlight = nil
+    }
+
+    /// One attempt, through the operation queue; a second ask for the same speaker joins it.
+    private func attempt(_ address: BluetoothAddress) async -> AttemptResult {
+        if let inFlight, inFlight.address == address { return await inFlight.task.value }
+        let task = Task { await self.runAttempt(address) }
+        inFlight = (address, task)
+        let result = await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+        if inFlight?.task == task { inFlight = nil }
+        guard snapshot.target?.address == address else { return .failed(reason: "another speaker was chosen") }
+        if result == .connected { await linkUp() }
+        return result
+    }
+
+    private func runAttempt(_ address: BluetoothAddress) async -> AttemptResult {
+        guard let bluez else { return .failed(reason: "BlueZ is not reachable") }
+        let ticket = await operations.add("connect \(address)", group: "link", timeout: .seconds(10)) { _ in
+            try await Self.connectSteps(bluez, address)
+        }
+        let operations = operations
+        let outcome: OperationOutcome
+        do {
+            outcome = try await withTaskCancellationHandler { try await ticket.outcome() } onCancel: {
+                Task { await operations.cancel(ticket.id) }
+            }
+        } catch {
+            return .failed(reason: "cancelled")
+        }
+        switch outcome {
+        case .ok: return .connected
+        case .failed(let reason):
+            logger.info("connecting \(address) failed: \(reason)")
+            return .failed(reason: reason)
+        case .timedOut: return .failed(reason: "it did not answer within 10 s (off or out of range)")
+        case .cancelled: return .failed(reason: "cancelled")
+        case .skipped(let reason): return .failed(reason: reason)
+        }
+    }
+
+    /// Pair and trust a new speaker, then `Connect`. A link that is already up is success.
+    private static func connectSteps(_ bluez: any BlueZClient, _ address: BluetoothAddress) async throws {
+        if let device = try await bluez.device(address) {
+            if device.connected { return }
+            if !device.paired { try await bluez.pair(address) }
+            if !device.trusted { try await bluez.setTrusted(address, true) }
+        }
+        do { try await bluez.connect(address) } catch let error as BlueZClientError where error.bluezError?.kind == .alreadyConnected {
+            return  // Our cached view was stale (the link came up meanwhile).
+        }
+    }
+
+    static func linkLossReason(_ reason: DisconnectReason) -> ReconnectPolicy<ErasedClock>.LinkLossReason {
+        switch reason {
+        case .timeout: .timeout
+        case .remote, .authentication: .remote
+        case .local: .local
+        case .suspend, .unknown, .unspecified, .other: .unspecified
+        }
+    }
+}

@@ -1,0 +1,117 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Following the speaker link and the audio path to it, and remembering connected speakers.
+extension SpeakerdDaemon {
+    /// The link's owner reports a change: readiness follows it, whoever asked for what.
+    func linkChanged(_ snapshot: LinkSnapshot) async {
+        let previous = inputs.link
+        guard snapshot.revision > previous.revision else { return }  // a late report of an older state
+        // The input changes before anything here suspends, so a newer report handled meanwhile
+        // is never overwritten by this one.
+        await update { $0.link = snapshot }
+        let target = snapshot.target
+        if target?.address != audioPathTarget?.address || target?.name != audioPathTarget?.name {
+            await followAudioPath(to: target, waitForFirst: false)
+        }
+        let cameUp = snapshot.connected && !(previous.connected && previous.target?.address == target?.address)
+        if cameUp, let target {
+            logger.info("connected to \(target.name) (\(target.address)), \(target.why.spoken)")
+            await remember(target)
+            await publish()
+        } else if previous.connected, !snapshot.connected, let gone = previous.target {
+            logger.info("\(gone.name) (\(gone.address)) disconnected")
+        }
+    }
+
+    /// Starts following the audio path to `target` (replacing any earlier follower). With
+    /// `waitForFirst`, returns once its first state is known (the start-up step's check).
+    func followAudioPath(to target: LinkSnapshot.Target?, waitForFirst: Bool) async {
+        audioPathFollower?.cancel()
+        audioPathTarget = target
+        audioPathGeneration += 1
+        guard let playback else { return }
+        let generation = audioPathGeneration
+        let states = playback.audioPath(to: target)
+        let first = OneShotSignal<Void, Never>()
+        audioPathFollower = Task { [weak self] in
+            for await state in states {
+                await self?.audioPathChanged(state, generation: generation)
+                first.succeed(())
+            }
+            first.succeed(())
+        }
+        await update { $0.audioPath = .unknown }
+        if waitForFirst { _ = try? await first.result() }
+    }
+
+    func audioPathChanged(_ state: ReadinessInputs.AudioPath, generation: Int) async {
+        guard generation == audioPathGeneration else { return }
+        await update { $0.audioPath = state }
+    }
+
+    /// Remembers a connected speaker; a state directory that cannot be written is a status
+    /// condition (never only a log line), and the write is tried again until it works.
+    func remember(_ target: LinkSnapshot.Target) async {
+        do {
+            try await stateStore.recordConnection(to: target.address, name: target.name, at: dependencies.now())
+            stateWritten()
+        } catch {
+            stateWriteFailed(error)
+        }
+    }
+
+    func stateWritten() {
+        if stateProblem != nil { logger.notice("state directory writable again: known speakers are saved") }
+        stateProblem = nil
+        stateRetry?.cancel()
+        stateRetry = nil
+    }
+
+    func stateWriteFailed(_ error: StateStoreError) {
+        let problem = "speakers will not be remembered: \(error)"
+        if problem != stateProblem { logger.error("\(problem)") }
+        stateProblem = problem
+        guard stateRetry == nil else { return }
+        let clock = dependencies.clock
+        stateRetry = Task { [weak self] in
+            var delay = Duration.seconds(5)
+            while !Task.isCancelled {
+                do { try await clock.sleep(for: delay) } catch { return }
+                guard let self else { return }
+                if await self.retryStateWrite() { return }
+                delay = min(delay * 2, .seconds(60))
+            }
+        }
+    }
+
+    /// One retry of a failed state write; true once nothing is left to write.
+    func retryStateWrite() async -> Bool {
+        do {
+            try await stateStore.savePending()
+            stateRetry = nil
+            stateWritten()
+            await publish()
+            return true
+        } catch {
+            stateProblem = "speakers will not be remembered: \(error)"
+            return false
+        }
+    }
+}
+
+extension LinkSnapshot.Why {
+    /// For the log line: why this speaker was connected.
+    var spoken: String {
+        switch self {
+        case .lastKnown: "the last known speaker"
+        case .otherKnown: "another known speaker"
+        case .userPick: "as you asked"
+        case .autoPick: "picked by scan (auto_pick)"
+        case .inbound: "it connected by itself"
+        }
+    }
+}

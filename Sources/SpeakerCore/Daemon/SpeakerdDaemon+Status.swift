@@ -1,0 +1,61 @@
+/// Publishing: the phase (computed), `STATUS=` for systemd, and the API's properties and signals.
+extension SpeakerdDaemon {
+    /// The status line's value, from the verdict and what playback is doing.
+    var phase: DaemonPhase {
+        if lifecycle == .stopping || lifecycle == .stopped { return .stopping }
+        // A daemon without playback (in-process tests) is as ready as it can be once connected.
+        if inputs.soundfont == .noEngine, inputs.link.connected, let target = inputs.link.target, verdict.level >= .speakerConnected {
+            return .ready(speakerName: target.name)
+        }
+        guard verdict.level == .playbackReady, let target = inputs.link.target else {
+            return .notReady(verdict.waitingFor ?? .starting)
+        }
+        switch (playbackReport.state, playbackReport.file) {
+        case ("playing", let file?): return .playing(file: file, speakerName: target.name)
+        case ("paused", let file?): return .paused(file: file, speakerName: target.name)
+        default: return .ready(speakerName: target.name)
+        }
+    }
+
+    func currentStatus() async -> StatusReport {
+        let playback = await playback?.snapshot() ?? .idle
+        let speaker = inputs.link.target.map {
+            StatusReport.Speaker(address: $0.address.description, name: $0.name, connected: inputs.link.connected)
+        }
+        let waitingFor = verdict.waitingFor.map { StatusReport.WaitingFor(code: $0.code.rawValue, message: $0.message) }
+        return StatusReport(readiness: verdict.level.description, message: phase.statusLine, speaker: speaker,
+                            playback: playback, waitingFor: waitingFor, warnings: stateProblem.map { [$0] } ?? [])
+    }
+
+    /// Tells systemd and the bus what changed (only what changed).
+    func publish() async {
+        let status = await currentStatus()
+        let previous = lastPublished
+        lastPublished = status
+        if previous?.message != status.message { notify([.status(status.message)]) }
+        guard let apiObject, let connection else { return }
+        let records = SpeakerdDBusRecords.self
+        let interface = SpeakerdBus.interface
+        try? apiObject.setProperty("Status", of: interface, to: .string(status.message))
+        if previous?.readiness != status.readiness {
+            try? apiObject.setProperty("Readiness", of: interface, to: .string(status.readiness))
+            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "ReadinessChanged",
+                                       arguments: [.string(status.readiness)])
+        }
+        if previous?.speaker != status.speaker {
+            let value = status.speaker.map(records.encode) ?? .properties([:])
+            try? apiObject.setProperty("Speaker", of: interface, to: value)
+            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "SpeakerChanged", arguments: [value])
+        }
+        if previous?.playback != status.playback {
+            let value = records.encode(status.playback)
+            try? apiObject.setProperty("Playback", of: interface, to: value)
+            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "PlaybackChanged", arguments: [value])
+        }
+    }
+
+    func notify(_ messages: [NotifyMessage]) {
+        guard let notifier else { return }
+        do { try notifier.send(messages) } catch { logger.warning("\(error.description)") }
+    }
+}
