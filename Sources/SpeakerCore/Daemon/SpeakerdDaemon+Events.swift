@@ -38,10 +38,15 @@ extension SpeakerdDaemon {
     }
 
     /// The condition that closed the compatibility gate cleared: run start-up again, in-process.
+    ///
+    /// Start-up runs in a task of its own: its steps wait on BlueZ, whose events must keep
+    /// flowing meanwhile (a speaker connecting, bluetoothd leaving again).
     func reopenGate(because reason: String) async {
         guard case .blocked = lifecycle else { return }
         logger.notice("\(reason); resuming start-up")
-        await runStartup()
+        lifecycle = .starting
+        rerun?.cancel()
+        rerun = Task { [weak self] in await self?.runStartup() }
     }
 
     /// logind's `PrepareForSleep(start)`: hold still while asleep, reconnect shortly after.

@@ -138,8 +138,11 @@ extension SpeakerdDaemon {
             }
             adapter.powered = true
         }
-        self.adapter = adapter
         await link.attach(bluez)
+        // bluetoothd or the adapter may have gone while this step waited on them: the event
+        // closed the gate, and claiming the adapter ready over it would hide that.
+        if case .blocked(let problem) = lifecycle { throw context.abort(problem.description) }
+        self.adapter = adapter
         await update { $0.bluetooth = .ready }
     }
 
@@ -159,12 +162,15 @@ extension SpeakerdDaemon {
     /// when this step ends without one.
     func connectKnownSpeakers(issued: OneShotSignal<Void, Never>) async throws {
         defer { _ = issued.succeed(()) }
+        // A start-up run again (bluetoothd came back) does not overrule a user's disconnect.
+        if await link.isHeldByUser { return }
         let known = await stateStore.knownSpeakers
         for (index, speaker) in known.enumerated() {
             await link.choose(speaker.address, name: speaker.name, why: index == 0 ? .lastKnown : .otherKnown)
             _ = issued.succeed(())
-            if await link.connectNow() == .connected { return }
-            if inputs.link.connected { return }  // another path connected a speaker meanwhile
+            // A start-up run again (bluetoothd came back) does not overrule a user's disconnect.
+            if await link.connectUnlessHeld() == .connected { return }
+            if inputs.link.connected || inputs.link.activity == .heldByUser { return }
         }
         guard let first = known.first else { return }
         await link.choose(first.address, name: first.name, why: .lastKnown)
@@ -184,7 +190,7 @@ extension SpeakerdDaemon {
         guard !inputs.link.connected else { return }  // the user picked (or a speaker came) meanwhile
         if configuration.autoPick, let best = CandidateRanking.autoPick(from: candidates) {
             await link.choose(best.address, name: best.name, why: .autoPick)
-            guard await link.connectNow() == .connected else {
+            guard await link.connectUnlessHeld() == .connected else {
                 throw DaemonOperationError.connectFailed(name: best.name)
             }
             return

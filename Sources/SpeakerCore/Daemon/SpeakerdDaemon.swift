@@ -69,6 +69,8 @@ public actor SpeakerdDaemon {
     var sleepTask: Task<Void, Never>?
     var playbackWatcher: Task<Void, Never>?
     var operationsWatcher: Task<Void, Never>?
+    /// Start-up run again after the compatibility gate reopened (see `reopenGate`).
+    var rerun: Task<Void, Never>?
     /// Follows our own bus connection (see `+Bus`).
     var busWatcher: Task<Void, Never>?
     /// Resolved with the bus when our connection to it is lost (not when we close it).
@@ -129,11 +131,11 @@ public actor SpeakerdDaemon {
         notify([.stopping, .status(phase.statusLine)])
         // Every follower task is cancelled and dropped, so nothing started for this daemon
         // outlives it (each holds the daemon only weakly, but its stream and buffers are ours).
-        for task in [eventTask, sleepTask, playbackWatcher, busWatcher, audioPathFollower, stateRetry, operationsWatcher] {
+        for task in [eventTask, sleepTask, playbackWatcher, busWatcher, audioPathFollower, stateRetry, operationsWatcher, rerun] {
             task?.cancel()
         }
-        (eventTask, sleepTask, playbackWatcher, busWatcher, audioPathFollower, stateRetry, operationsWatcher) =
-            (nil, nil, nil, nil, nil, nil, nil)
+        (eventTask, sleepTask, playbackWatcher, busWatcher, audioPathFollower, stateRetry, operationsWatcher, rerun) =
+            (nil, nil, nil, nil, nil, nil, nil, nil)
         await link.shutdown()
         await operations.shutDown()
         await stopSleepInhibitor()

@@ -26,6 +26,9 @@ public actor SpeakerLink {
     private(set) var snapshot = LinkSnapshot.none
     private var reconnect: ReconnectController<ErasedClock>?
     private var reconnectWatcher: Task<Void, Never>?
+    /// The user disconnected the target: no attempt of ours until they ask (the policy says the
+    /// same, but its timers and change stream may still be catching up).
+    private var heldByUser = false
     /// The newest change being handed to `onChange`.
     private var lastDelivery: Task<Void, Never>?
     /// The attempt under way for the current target; a second ask joins it.
@@ -44,6 +47,9 @@ public actor SpeakerLink {
     /// The BlueZ client to act through (nil while bluetoothd is away).
     public func attach(_ bluez: (any BlueZClient)?) { self.bluez = bluez }
 
+    /// Whether the user disconnected the target and has not asked to connect since.
+    public var isHeldByUser: Bool { heldByUser }
+
     /// The reconnect policy's state for the current target (tests and diagnostics).
     public var reconnectState: ReconnectPolicy<ErasedClock>.State? {
         get async { await reconnect?.state }
@@ -61,6 +67,7 @@ public actor SpeakerLink {
             return
         }
         await dropTarget()
+        heldByUser = false
         snapshot.target = .init(address: address, name: name, why: why)
         snapshot.connected = false
         snapshot.activity = .idle
@@ -82,6 +89,14 @@ public actor SpeakerLink {
     /// One attempt at the target now, awaited (lifts a user's hold; an attempt already under
     /// way is joined, never doubled).
     public func connectNow() async -> AttemptResult {
+        heldByUser = false
+        return await connectUnlessHeld()
+    }
+
+    /// One attempt now, unless the user disconnected the target (start-up's own attempts: a
+    /// start-up run again after bluetoothd came back does not overrule the user).
+    public func connectUnlessHeld() async -> AttemptResult {
+        guard !heldByUser else { return .failed(reason: "you disconnected it; 'composer-cli connect' reconnects") }
         guard let reconnect, snapshot.target != nil else { return .failed(reason: "no speaker chosen") }
         if snapshot.connected {
             await reconnect.handle(.connected)
@@ -93,6 +108,7 @@ public actor SpeakerLink {
     /// The user's `disconnect`: nothing reconnects until they ask again.
     public func userDisconnect() async throws {
         guard let target = snapshot.target else { return }
+        heldByUser = true
         await reconnect?.handle(.userDisconnected)
         cancelInFlight()
         snapshot.activity = .heldByUser
@@ -149,8 +165,13 @@ public actor SpeakerLink {
         case .disconnected(let address, let reason) where address == target:
             await linkDown()
             await reconnect?.handle(.linkLost(Self.linkLossReason(reason)))
-        case .deviceAdded(let device) where device.address == target,
-             .deviceChanged(let device) where device.address == target:
+        case .deviceAdded(let device) where device.address == target:
+            // A new object (bluetoothd restarted, the adapter came back) starts from BlueZ's state.
+            if device.connected { await linkUp() } else {
+                await linkDown()
+                await reconnect?.handle(.deviceSeen)
+            }
+        case .deviceChanged(let device) where device.address == target:
             if device.connected {
                 await linkUp()
             } else {
@@ -187,12 +208,13 @@ public actor SpeakerLink {
     private func linkDown() async {
         guard snapshot.connected else { return }
         snapshot.connected = false
-        if snapshot.activity != .heldByUser { snapshot.activity = .idle }
+        snapshot.activity = heldByUser ? .heldByUser : .idle
         await changed()
     }
 
     private func reconnectChanged(_ change: ReconnectController<ErasedClock>.Change, address: BluetoothAddress) async {
         guard snapshot.target?.address == address else { return }
+        if heldByUser, change != .holding { return }  // a late report from before the hold
         switch change {
         case .attempting: snapshot.activity = snapshot.connected ? .idle : .connecting
         case .retryScheduled(let delay): snapshot.activity = .retrying(in: delay)
@@ -231,6 +253,7 @@ public actor SpeakerLink {
 
     /// One attempt, through the operation queue; a second ask for the same speaker joins it.
     private func attempt(_ address: BluetoothAddress) async -> AttemptResult {
+        guard !heldByUser else { return .failed(reason: "you disconnected it") }
         if let inFlight, inFlight.address == address { return await inFlight.task.value }
         let task = Task { await self.runAttempt(address) }
         inFlight = (address, task)
