@@ -56,7 +56,7 @@ struct PlayCommand: AsyncParsableCommand {
             throw SpeakerdError.local(outcome.sentence(for: name))
         }
         common.show(json: ReportJSON.encode(outcome.status), human: outcome.sentence(for: name))
-        if !outcome.playedToEnd { throw ExitCode(1) }
+        if !outcome.endedAsAsked { throw ExitCode(1) }
     }
 
     /// The terminal's width in columns (80 when it cannot be asked).
