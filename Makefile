@@ -54,7 +54,7 @@ BIN = $(shell $(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path)
 # they always match the commands it has. Regenerated at every install: the unit depends on PREFIX.
 generated: build
 	rm -rf $(GEN) && mkdir -p $(GEN)
-	$(BIN)/composer-cli --generate-completion-script bash >$(GEN)/composer-cli.bash
+	$(BIN)/composer-cli --generate-completion-script bash | sed '1{/^#!/d}' >$(GEN)/composer-cli.bash
 	$(BIN)/composer-cli --generate-completion-script zsh >$(GEN)/_composer-cli
 	$(BIN)/composer-cli --generate-completion-script fish >$(GEN)/composer-cli.fish
 	sed -e 's|^ExecStart=/usr/bin/speakerd|ExecStart=$(bindir)/speakerd|' \
