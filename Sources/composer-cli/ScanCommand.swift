@@ -12,7 +12,9 @@ struct ScanCommand: AsyncParsableCommand {
             (Esc or q leaves). Piped or with --json, it prints the list and exits.
             """)
 
-    @Flag(help: "List every device found, not only audio sinks.")
+    /// The filter is ours: speakerd's Scan reports audio sinks only today (it keeps what it would
+    /// offer), so the flag shows more only once speakerd reports other devices too.
+    @Flag(help: "List every device speakerd reports, not only audio sinks.")
     var all = false
 
     @OptionGroup var common: CommonOptions
