@@ -81,6 +81,16 @@ public final class FakeBusWorld: Sendable {
         try await connection.call(destination: "org.bluez", path: path, interface: interface, method: method, arguments: arguments)
     }
 
+    /// Sends one of scripts/fake-bluez's person-facing commands (`add-speaker ADDR NAME`,
+    /// `speaker-off ADDR`, …) and returns its one-line answer ("ok" or "error: …").
+    public func send(_ line: String) async throws -> String {
+        switch await harness.send(line) {
+        case .text(let answer): return answer
+        case .ended: throw FakeBusWorldError.commandFailed(line, "the harness exited")
+        case .timedOut(let limit): throw FakeBusWorldError.commandFailed(line, "no answer within \(limit)")
+        }
+    }
+
     /// Tears down the mock and the bus and waits until both are gone.
     public func stop() async {
         await harness.stop()

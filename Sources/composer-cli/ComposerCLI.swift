@@ -18,17 +18,28 @@ struct ComposerCLI: AsyncParsableCommand {
         ]
     )
 
+    /// What may follow `composer-cli`: each subcommand's name and `help`.
+    static var knownSubcommands: [String] {
+        configuration.subcommands.map { $0._commandName } + ["help"]
+    }
+
     /// Every failure ends as one line on stderr and a non-zero exit; help and --version
     /// still print in full (see `CommandFailure`).
     static func main() async {
         await CommandFailure.run(program: "composer-cli") {
-            var command = try parseAsRoot()
+            let arguments = Array(CommandLine.arguments.dropFirst())
+            if let unknown = SubcommandSuggestion(arguments: arguments, known: knownSubcommands) {
+                throw ValidationError(unknown.sentence(program: "composer-cli"))  // exit 64, as for any usage error
+            }
+            var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
         } outcome: { error in
+            // A command that throws ExitCode has printed its outcome already: no second line.
+            if let exit = error as? ExitCode, exit != .success { return .logged(exitStatus: exit.rawValue) }
             let code = exitCode(for: error)
             if code == .success { return .fullText(fullMessage(for: error)) }
             return .failure(message: (error as? SpeakerdError)?.description ?? message(for: error), exitStatus: code.rawValue)

@@ -38,7 +38,7 @@ struct PlayCommand: AsyncParsableCommand {
             return
         }
         let terminal = !common.json && isatty(STDOUT_FILENO) == 1
-        if !terminal && !common.json { print(started.humanReadable) }
+        if !terminal && !common.json { print(started.terminalText) }
         // Which process serves speakerd: a restart mid-song is then reported, not waited out.
         var instance: (@Sendable () async -> String?)?
         if let client = daemon as? SpeakerdDBusClient { instance = { await client.daemonInstance() } }
@@ -56,7 +56,7 @@ struct PlayCommand: AsyncParsableCommand {
             throw SpeakerdError.local(outcome.sentence(for: name))
         }
         common.show(json: ReportJSON.encode(outcome.status), human: outcome.sentence(for: name))
-        if !outcome.playedToEnd { throw ExitCode(1) }
+        if !outcome.endedAsAsked { throw ExitCode(1) }
     }
 
     /// The terminal's width in columns (80 when it cannot be asked).

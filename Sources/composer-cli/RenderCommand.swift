@@ -6,7 +6,7 @@ import SpeakerCore
 struct RenderCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
-        abstract: "Render a MIDI file to a WAV file without the daemon."
+        abstract: "Renders a MIDI file to a WAV file without the daemon."
     )
 
     @Argument(help: "The MIDI file to render.")
@@ -24,8 +24,8 @@ struct RenderCommand: AsyncParsableCommand {
             let seconds = String(format: "%.2f", summary.audioSeconds)
             print("rendered \(file) to \(output): \(seconds) s")
         } catch {
-            FileHandle.standardError.write(Data("composer-cli: \(error)\n".utf8))
-            throw ExitCode.failure
+            // The error is the command's one stderr line (CommandFailure writes it).
+            throw SpeakerdError.local("\(error)")
         }
     }
 }

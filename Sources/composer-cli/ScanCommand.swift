@@ -1,15 +1,95 @@
 import ArgumentParser
+import Foundation
+import Glibc
 import SpeakerCore
 
 struct ScanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scan",
-        abstract: "Looks for Bluetooth speakers nearby and lists them, best first.")
+        abstract: "Looks for Bluetooth speakers nearby and lists them, best first.",
+        discussion: """
+            On a terminal, pick one with the arrow keys or its number and press Enter to connect it \
+            (Esc or q leaves). Piped or with --json, it prints the list and exits.
+            """)
+
+    /// The filter is ours: speakerd's Scan reports audio sinks only today (it keeps what it would
+    /// offer), so the flag shows more only once speakerd reports other devices too.
+    @Flag(help: "List every device speakerd reports, not only audio sinks.")
+    var all = false
 
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        let report = try await common.daemon().scan()
-        common.show(json: ReportJSON.encode(report), human: report.humanReadable)
+        let daemon = try await common.daemon()
+        guard !common.json, Terminal.isInteractive else {
+            let report = try await daemon.scan()
+            common.show(json: ReportJSON.encode(report), human: report.humanReadable)
+            return
+        }
+        let report = try await scanShowingSpinner(daemon)
+        var picker = ScanPicker(report: report, showAll: all)
+        guard !picker.candidates.isEmpty else {
+            print(picker.lines(width: Terminal.width()).joined(separator: "\n"))
+            return
+        }
+        guard let terminal = RawTerminal() else {
+            print(report.humanReadable)
+            return
+        }
+        var shown = draw(picker, replacing: 0)
+        var chosen: ScanReport.Candidate?
+        reading: while true {
+            let bytes = terminal.read()
+            if bytes.isEmpty { break }
+            for key in ScanPicker.keys(from: bytes) {
+                switch picker.handle(key) {
+                case .redraw: shown = draw(picker, replacing: shown)
+                case .connect(let candidate): chosen = candidate; break reading
+                case .quit: break reading
+                }
+            }
+        }
+        terminal.restore()
+        guard let chosen else {
+            print("No speaker chosen.")
+            return
+        }
+        print("Connecting \(chosen.name) (\(chosen.address))…")
+        fflush(nil)
+        let address = try validateAddress(chosen.address)
+        common.show(try await daemon.connect(address))
+    }
+
+    /// Runs the daemon's scan (it answers after its scan_seconds) with a spinner and the seconds
+    /// so far, so the wait is visibly alive; the line is cleared once the answer is in.
+    private func scanShowingSpinner(_ daemon: any SpeakerdControl) async throws -> ScanReport {
+        let spinner = Task {
+            let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+            let started = ContinuousClock.now
+            var frame = 0
+            while !Task.isCancelled {
+                let seconds = (ContinuousClock.now - started).components.seconds
+                print("\r\(frames[frame % frames.count]) Scanning for speakers… \(seconds) s", terminator: "")
+                fflush(nil)
+                frame += 1
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let result: Result<ScanReport, SpeakerdError>
+        do { result = .success(try await daemon.scan()) } catch { result = .failure(error) }
+        spinner.cancel()
+        _ = await spinner.value
+        print("\r\u{1B}[K", terminator: "")
+        return try result.get()
+    }
+
+    /// Draws the picker where the previous drawing (`replacing` lines) was; returns its height.
+    private func draw(_ picker: ScanPicker, replacing previous: Int) -> Int {
+        let lines = picker.lines(width: Terminal.width() - 1)
+        var text = previous > 0 ? "\u{1B}[\(previous)F\u{1B}[J" : ""
+        text += lines.joined(separator: "\n") + "\n"
+        print(text, terminator: "")
+        fflush(nil)
+        return lines.count
     }
 }

@@ -1,15 +1,38 @@
 import ArgumentParser
+import Foundation
+import Glibc
 import SpeakerCore
 
 struct StartupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "startup",
-        abstract: "Shows the last start-up's timeline: each operation, when it ran and how it ended.")
+        abstract: "Shows the last start-up's timeline: each operation, when it ran and how it ended.",
+        discussion: "On a terminal it draws a chart, one bar per operation with the critical path marked; "
+            + "piped, it prints a table.")
+
+    @Option(help: ArgumentHelp("Also write the chart as an SVG picture to this file.", valueName: "file"))
+    var svg: String?
 
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
         let report = try await common.daemon().startup()
-        common.show(json: ReportJSON.encode(report), human: report.humanReadable)
+        if let svg {
+            do {
+                try Data(StartupSVG(report: report).document.utf8).write(to: URL(fileURLWithPath: svg))
+            } catch {
+                throw SpeakerdError.local("cannot write \(svg): \((error as NSError).localizedDescription)")
+            }
+        }
+        if common.json {
+            print(ReportJSON.encode(report))
+        } else if isatty(STDOUT_FILENO) == 1 {
+            print(StartupChart(report: report).rendered(width: Terminal.width()))
+        } else {
+            print(report.humanReadable)
+        }
+        if let svg, !common.json {
+            print("Wrote the chart to \(svg).")
+        }
     }
 }

@@ -5,7 +5,7 @@ import Testing
 struct CommandLineTests {
     static let composerHelps: [[String]] = [
         ["--help"], ["play", "--help"], ["status", "--help"], ["scan", "--help"], ["connect", "--help"],
-        ["forget", "--help"], ["startup", "--help"], ["doctor", "--help"], ["stop", "--help"],
+         ["forget", "--help"], ["startup", "--help"], ["doctor", "--help"], ["stop", "--help"], ["render", "--help"],
     ]
 
     @Test("composer-cli help output matches its snapshot", arguments: composerHelps)
@@ -60,13 +60,38 @@ struct CommandLineTests {
         (["connect", "11:22:33"], "composer-cli: '11:22:33' is not a Bluetooth address (it has 8 characters, an address has 17); expected the form 11:22:33:44:55:66"),
         (["forget", "zz:zz:zz:zz:zz:zz"], "composer-cli: 'zz:zz:zz:zz:zz:zz' is not a Bluetooth address (character 1 is not a hexadecimal digit); expected the form 11:22:33:44:55:66"),
         (["status", "--bus", "nowhere"], "composer-cli: bad value 'nowhere' for --bus (expected system, session or a D-Bus address such as unix:path=/run/bus)"),
-        (["frobnicate"], "composer-cli: Unexpected argument 'frobnicate'"),
+        (["frobnicate"], "composer-cli: unknown subcommand 'frobnicate'; see 'composer-cli --help' for the list"),
+        (["stauts"], "composer-cli: unknown subcommand 'stauts'; did you mean 'status'? See 'composer-cli --help'"),
+        (["conect", "11:22:33:44:55:66"], "composer-cli: unknown subcommand 'conect'; did you mean 'connect'? See 'composer-cli --help'"),
         (["play"], "composer-cli: Missing expected argument '<file>'"),
     ])
     func composerFailures(arguments: [String], expected: String) async throws {
         let run = try await ExecutableRun.run("composer-cli", arguments)
         #expect(run.status != 0)
         #expect(run.standardError == expected + "\n")
+    }
+
+    @Test("an unknown subcommand is a usage error (exit 64), like an unknown option")
+    func unknownSubcommandStatus() async throws {
+        #expect(try await ExecutableRun.run("composer-cli", ["stauts"]).status == 64)
+        #expect(try await ExecutableRun.run("composer-cli", ["--frobnicate"]).status == 64)
+    }
+
+    @Test("render errors are one line, with no second 'failed' line")
+    func renderFailure() async throws {
+        let directory = TemporaryDirectory()
+        let run = try await ExecutableRun.run("composer-cli", ["render", directory.path + "/missing.mid", "-o", directory.path + "/out.wav"])
+        #expect(run.status == 1)
+        #expect(run.standardError == "composer-cli: cannot read \(directory.path)/missing.mid: No such file or directory\n")
+    }
+
+    @Test("completion scripts come from composer-cli itself, for bash, zsh and fish", arguments: ["bash", "zsh", "fish"])
+    func completions(shell: String) async throws {
+        let run = try await ExecutableRun.run("composer-cli", ["--generate-completion-script", shell])
+        #expect(run.status == 0)
+        #expect(run.standardError.isEmpty)
+        for subcommand in ["play", "scan", "startup", "doctor"] { #expect(run.standardOutput.contains(subcommand)) }
+
     }
 
     @Test("play of a file that cannot be opened says so in one line")

@@ -154,7 +154,7 @@ struct SpeakerdAPITests {
         let world = try await FakeBusWorld.start(bluez: false)
         let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "session")
         let error = await #expect(throws: SpeakerdError.self) { _ = try await client.status() }
-        #expect(error?.description == "cannot reach speakerd on the session bus: speakerd is not running (and could not be started)")
+        #expect(error?.description == "cannot reach speakerd on the session bus: speakerd is not running (and could not be started); start it with 'systemctl start speakerd', its log is 'journalctl -u speakerd'")
         _ = world  // torn down by its deinit (closing the harness's stdin) without waiting
     }
 }

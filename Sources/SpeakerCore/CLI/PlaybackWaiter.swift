@@ -103,6 +103,15 @@ extension PlaybackWaiter.Outcome {
         return false
     }
 
+    /// Whether `play --wait` exits 0: the song played to its end, or someone stopped it (`stop`
+    /// is a wish fulfilled, not a failure). Replaced by another song, it exits 1.
+    public var endedAsAsked: Bool {
+        switch self {
+        case .finished, .stopped: true
+        case .replaced, .failed, .daemonRestarted: false
+        }
+    }
+
     /// Whether the song was lost to an error (its output failed, speakerd restarted) rather than
     /// ended by someone: `play --wait` reports those on stderr.
     public var isFailure: Bool {

@@ -122,10 +122,14 @@ public final class SpeakerdDBusClient: SpeakerdControl {
         do { return try convert(first) } catch { throw .badReply("\(method): \(error.description)") }
     }
 
+    /// Why nobody answered, and the two commands that start speakerd and show why it did not run.
+    static let notRunning = "speakerd is not running (and could not be started); "
+        + "start it with 'systemctl start speakerd', its log is 'journalctl -u speakerd'"
+
     func translate(_ error: DBusError) -> SpeakerdError {
         switch error {
         case .remote(let name, _) where name == DBusError.Name.serviceUnknown || name == DBusError.Name.nameHasNoOwner:
-            return .unreachable(bus: busDescription, reason: "speakerd is not running (and could not be started)")
+            return .unreachable(bus: busDescription, reason: SpeakerdDBusClient.notRunning)
         case .remote(let name, let message) where name == "org.freedesktop.DBus.Error.AccessDenied":
             return .rejected(name: name, message: "not allowed to talk to speakerd (join the speakerd group): \(message)")
         case .remote(let name, let message):

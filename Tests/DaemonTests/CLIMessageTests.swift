@@ -1,0 +1,58 @@
+import Testing
+@testable import SpeakerCore
+
+/// composer-cli's sentences that need no daemon to check: the pure parts behind `status`,
+/// `play --wait` and the unknown-subcommand line.
+@Suite("composer-cli messages")
+struct CLIMessageTests {
+    static let paused = StatusReport(
+        readiness: "playbackReady", message: "Playing song.mid on JBL Flip 5",
+        speaker: .init(address: "11:22:33:AA:BB:CC", name: "JBL Flip 5", connected: true),
+        playback: .init(state: "paused", file: "song.mid", positionSeconds: 72, durationSeconds: 184))
+
+    @Test("status says Paused while the song is paused, though the daemon's sentence says Playing")
+    func pausedStatus() {
+        #expect(Self.paused.terminalText == """
+            Status:    Paused song.mid on JBL Flip 5
+            Readiness: playbackReady
+            Speaker:   JBL Flip 5 (11:22:33:AA:BB:CC), connected
+            Playback:  paused song.mid 1:12 / 3:04
+            """)
+        var playing = Self.paused
+        playing.playback.state = "playing"
+        #expect(playing.terminalText.hasPrefix("Status:    Playing song.mid on JBL Flip 5\n"))
+        var ready = Self.paused
+        ready.message = "Ready: JBL Flip 5"
+        #expect(ready.statusSentence == "Ready: JBL Flip 5")
+    }
+
+    @Test("play --wait exits 0 when the song finished or was stopped, 1 when it was replaced or lost")
+    func waitOutcomes() {
+        let status = Self.paused
+        #expect(PlaybackWaiter.Outcome.finished(status).endedAsAsked)
+        #expect(PlaybackWaiter.Outcome.stopped(status).endedAsAsked)
+        #expect(PlaybackWaiter.Outcome.stopped(status).sentence(for: "song.mid") == "song.mid was stopped at 1:12")
+        #expect(!PlaybackWaiter.Outcome.replaced(by: "other.mid", status).endedAsAsked)
+        #expect(!PlaybackWaiter.Outcome.failed(reason: "device gone", status).endedAsAsked)
+        #expect(!PlaybackWaiter.Outcome.daemonRestarted(status).endedAsAsked)
+    }
+
+    static let known = ["play", "stop", "pause", "resume", "status", "scan", "connect", "disconnect", "forget",
+                        "speakers", "startup", "doctor", "render", "help"]
+
+    @Test("an unknown first word gets the nearest subcommand, when one is near", arguments: [
+        ("stauts", "status"), ("conect", "connect"), ("disconect", "disconnect"), ("speaker", "speakers"),
+        ("plya", "play"), ("rendr", "render"), ("frobnicate", nil), ("s", nil), ("sta", nil),
+    ] as [(String, String?)])
+    func suggestion(word: String, expected: String?) {
+        let suggestion = SubcommandSuggestion(arguments: [word], known: Self.known)
+        #expect(suggestion?.suggestion == expected)
+    }
+
+    @Test("known subcommands, options and an empty command line are left to the parser")
+    func noSuggestion() {
+        #expect(SubcommandSuggestion(arguments: ["status", "--json"], known: Self.known) == nil)
+        #expect(SubcommandSuggestion(arguments: ["--versoin"], known: Self.known) == nil)
+        #expect(SubcommandSuggestion(arguments: [], known: Self.known) == nil)
+    }
+}

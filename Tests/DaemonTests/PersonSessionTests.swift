@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import SpeakerCore
+
+/// What a person does by hand, through the real programs: the fake BlueZ set up with
+/// scripts/fake-bluez's own commands, the real speakerd, composer-cli on a pseudo-terminal
+/// (Tests/Tools/pty-session types the keys and keeps the screen).
+@Suite("A person at a terminal: scan and pick, play, pause, stop, a speaker switched off and on", .serialized)
+struct PersonSessionTests {
+    static let ptySession = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../Tools/pty-session").standardized.path
+    static let composerCLI = ExecutableRun.productsDirectory.appendingPathComponent("composer-cli").path
+
+    /// A world with two speakers and a phone, added the way a newcomer adds them, and a running
+    /// speakerd (scan_seconds = 1) for `body`; speakerd gets SIGTERM afterwards.
+    func withSpeakerd(remembering known: [DaemonWorld.Speaker] = [],
+                      _ body: @escaping @Sendable (DaemonWorld, SpeakerdDBusClient) async throws -> Void) async throws {
+        let fake = try await DaemonWorld.start(.speakerd)
+        #expect(try await fake.world.send("add-speaker 11:22:33:AA:BB:CC JBL Flip 5") == "ok")
+        #expect(try await fake.world.send("add-speaker 22:33:44:BB:CC:DD Bose Mini") == "ok")
+        #expect(try await fake.world.send("add-phone AA:BB:CC:DD:EE:FF Somebody's phone") == "ok")
+        #expect(try await fake.world.send("speaker-off 00:00:00:00:00:01")
+                == "error: no device 00:00:00:00:00:01: add it first (add-speaker or add-phone)")
+        fake.remember(known)
+        fake.state.write("scan_seconds = 1\n", to: "speakerd.conf")
+        let state = fake.state
+        let speakerd = ExecutableRun.productsDirectory.appendingPathComponent("speakerd").path
+        let daemon = try await ExecutableRun.run(
+            program: speakerd, ["--config", state.path + "/speakerd.conf", "--state-dir", state.path,
+                                "--bus", fake.world.address, "--audio-output", "file:\(state.path)/out.wav",
+                                "--soundfont", GatedPlayEndToEndTests.soundFont]
+        ) { pid in
+            defer { kill(pid, SIGTERM) }
+            let client = try await fake.client()
+            try await eventually("speakerd answers") { (try? await client.status()) != nil }
+            try await body(fake, client)
+        }
+        #expect(daemon.status == 0, "speakerd: \(daemon.standardError)")
+    }
+
+    /// Runs composer-cli on a pseudo-terminal, 100 columns wide, playing `steps`.
+    func onTerminal(_ arguments: [String], steps: String) async throws -> (screen: String, exit: Int32) {
+        let run = try await ExecutableRun.run(program: "/usr/bin/python3",
+                                              [Self.ptySession, "--columns", "100", "--timeout", "60", steps, "--",
+                                               Self.composerCLI] + arguments)
+        #expect(run.status == 0, "pty-session: \(run.standardError)\n\(run.standardOutput)")
+        let last = run.standardOutput.split(separator: "\n").last ?? ""
+        let exit = Int32(last.replacingOccurrences(of: "pty-session: exit ", with: "")) ?? -1
+        // What a person sees, without the colour and cursor sequences.
+        let screen = run.standardOutput.replacingOccurrences(of: #"\x{1B}\[[0-9;?]*[A-Za-z]"#, with: "", options: .regularExpression)
+            .replacingOccurrences(of: "\r", with: "")
+        return (screen, exit)
+    }
+
+    @Test("scan on a terminal: a spinner, the speakers only, down arrow and Enter connect the second one")
+    func pickSecondSpeaker() async throws {
+        try await withSpeakerd { fake, client in
+            let (screen, exit) = try await onTerminal(["scan", "--bus", fake.world.address], steps: #"""
+                [{"expect": "Enter connects"}, {"send": "\u001b[B"}, {"expect": "Enter connects"}, {"send": "\r"},
+                 {"expect": "Speaker:"}]
+                """#)
+            #expect(exit == 0, "\(screen)")
+            #expect(screen.contains("Scanning for speakers… 0 s"))
+            #expect(screen.contains("Speakers found, best first:"))
+            #expect(screen.contains("JBL Flip 5") && screen.contains("Bose Mini"))
+            #expect(!screen.contains("Somebody's phone"), "the phone must not be offered:\n\(screen)")
+            // After the arrow key, the redrawn list marks the second row.
+            #expect(screen.contains("›  2  Bose Mini"))
+            #expect(screen.contains("Connecting Bose Mini (22:33:44:BB:CC:DD)…"))
+            #expect(screen.contains("Speaker:   Bose Mini (22:33:44:BB:CC:DD), connected"))
+            let status = try await client.status()
+            #expect(status.speaker?.address == "22:33:44:BB:CC:DD" && status.speaker?.connected == true)
+        }
+    }
+
+    @Test("scan on a terminal: a number picks the row; Esc leaves without connecting; piped, it only lists")
+    func escapeAndNumber() async throws {
+        try await withSpeakerd { fake, client in
+            let left = try await onTerminal(["scan", "--bus", fake.world.address], steps: #"""
+                [{"expect": "Enter connects"}, {"send": "2"}, {"expect": "Enter connects"}, {"send": "\u001b"}]
+                """#)
+            #expect(left.exit == 0)
+            #expect(left.screen.contains("›  2  Bose Mini"))
+            #expect(left.screen.contains("No speaker chosen."))
+            #expect(try await client.status().speaker?.connected != true)
+
+            let piped = try await ExecutableRun.run("composer-cli", ["scan", "--bus", fake.world.address])
+            #expect(piped.status == 0)
+            #expect(piped.standardError.isEmpty)
+            let lines = piped.standardOutput.split(separator: "\n")
+            #expect(lines.first?.hasPrefix("Address            Name") == true)
+            #expect(lines.count == 3 && !piped.standardOutput.contains("Scanning"), "\(piped.standardOutput)")
+        }
+    }
+
+    @Test("a paused song shows as paused; stop ends a waiting play with exit 0 and a stopped line")
+    func pauseAndStop() async throws {
+        let song = try GatedPlayEndToEndTests.song()
+        try await withSpeakerd(remembering: [DaemonWorld.flip]) { fake, client in
+            let bus = fake.world.address
+            try await eventually("the known speaker is connected and ready") {
+                try await client.status().readiness == "playbackReady"
+            }
+            let waiting = try await ExecutableRun.run("composer-cli", ["play", "--wait", song, "--bus", bus]) { _ in
+                try await eventually("the song plays") { try await client.status().playback.state == "playing" }
+                let paused = try await ExecutableRun.run("composer-cli", ["pause", "--bus", bus])
+                #expect(paused.status == 0)
+                #expect(paused.standardOutput.hasPrefix("Status:    Paused test-c-major-scale.mid on JBL Flip 5\n"),
+                        "\(paused.standardOutput)")
+                #expect(paused.standardOutput.contains("Playback:  paused test-c-major-scale.mid"))
+                let status = try await ExecutableRun.run("composer-cli", ["status", "--bus", bus])
+                #expect(status.standardOutput.hasPrefix("Status:    Paused test-c-major-scale.mid on JBL Flip 5\n"))
+                let json = try await ExecutableRun.run("composer-cli", ["status", "--json", "--bus", bus])
+                #expect(json.standardOutput.contains("\"message\" : \"Playing test-c-major-scale.mid on JBL Flip 5\""),
+                        "--json keeps the daemon's own sentence")
+                let stopped = try await ExecutableRun.run("composer-cli", ["stop", "--bus", bus])
+                #expect(stopped.status == 0)
+            }
+            #expect(waiting.status == 0, "play --wait after stop: \(waiting.standardError)")
+            #expect(waiting.standardError.isEmpty)
+            #expect(waiting.standardOutput.range(of: #"\ntest-c-major-scale\.mid was stopped at 0:0\d\n$"#,
+                                                 options: .regularExpression) != nil, "\(waiting.standardOutput)")
+        }
+    }
+
+    @Test("fake-bluez's speaker-off drops the link and refuses reconnects; speaker-on lets speakerd reconnect")
+    func speakerOffAndOn() async throws {
+        try await withSpeakerd(remembering: [DaemonWorld.flip]) { fake, client in
+            try await eventually("the known speaker is connected") { try await client.status().speaker?.connected == true }
+            #expect(try await fake.world.send("speaker-off 11:22:33:aa:bb:cc") == "ok")
+            try await eventually("speakerd saw the link drop") { try await client.status().speaker?.connected == false }
+            let gone = try await client.status()
+            #expect(gone.readiness != "playbackReady")
+            let refused = try await ExecutableRun.run("composer-cli", ["connect", "11:22:33:AA:BB:CC", "--bus", fake.world.address])
+            #expect(refused.status == 1, "connect to a switched-off speaker: \(refused.standardOutput)")
+            #expect(refused.standardError.hasPrefix("composer-cli: ") && refused.standardError.filter { $0 == "\n" }.count == 1,
+                    "\(refused.standardError)")
+            #expect(try await fake.world.send("speaker-on 11:22:33:AA:BB:CC") == "ok")
+            try await eventually("speakerd reconnected by itself", within: .seconds(40)) {
+                try await client.status().speaker?.connected == true
+            }
+            #expect(try await fake.world.send("speaker-off 1122")
+                    == "error: '1122' is not a Bluetooth address (expected the form 11:22:33:44:55:66)")
+            #expect(try await fake.world.send("speaker-on") == "error: usage: speaker-on ADDRESS")
+        }
+    }
+}
