@@ -259,3 +259,24 @@ extension Sequence {
         return result
     }
 }
+
+/// `composer-cli play` checks what it opened before it asks speakerd: what can never be a song
+/// fails at once on the client, with the file's kind, even with no daemon at all.
+@Suite("composer-cli play refuses what can never be a song", .serialized)
+struct PlayCommandFileKindTests {
+    @Test("play DIR, play /dev/null and play FIFO fail at once with one line naming the kind", arguments: [
+        ("dir", "a directory"), ("/dev/null", "a character device"), ("fifo", "a named pipe (FIFO)"),
+    ])
+    func refused(_ target: String, _ kind: String) async throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path + "/dir", withIntermediateDirectories: false)
+        #expect(mkfifo(directory.path + "/fifo", 0o600) == 0)
+        let path = target.hasPrefix("/") ? target : directory.path + "/" + target
+        let started = ContinuousClock.now
+        // No daemon on this bus: an answer naming the file's kind comes from composer-cli alone.
+        let run = try await ExecutableRun.run("composer-cli", ["play", path, "--bus", "unix:path=\(directory.path)/no-bus"])
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(run.status != 0)
+        #expect(run.standardError == "composer-cli: \(path) is \(kind), not a MIDI file\n", "\(run.standardError)")
+    }
+}
