@@ -22,11 +22,18 @@ struct PlayCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
+        // Non-blocking, so a named pipe opens at once (to be refused) instead of waiting for a writer.
         let descriptor: FileDescriptor
-        do { descriptor = try FileDescriptor.open(file, .readOnly, options: [.closeOnExec]) } catch {
+        do { descriptor = try FileDescriptor.open(file, .readOnly, options: [.closeOnExec, .nonBlocking]) } catch {
             throw SpeakerdError.local("cannot open \(file): \(error)")
         }
         defer { try? descriptor.close() }
+        // What can never deliver a song fails here, before speakerd is asked: a directory,
+        // /dev/null or /dev/zero, a named pipe nobody may ever write to. A pipe from the shell
+        // (`cat song.mid | composer-cli play /dev/stdin`) is fine.
+        if let kind = SongFileKind(descriptor: descriptor.rawValue), !kind.canHoldSong || kind == .namedPipe {
+            throw SpeakerdError.local(kind.refusal(of: file))
+        }
         let name = URL(fileURLWithPath: file).lastPathComponent
         let request = PlayRequest(file: descriptor, displayName: name, queue: queue)
         let daemon = try await common.daemon()

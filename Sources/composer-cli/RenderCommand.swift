@@ -1,12 +1,21 @@
 import ArgumentParser
+import Dispatch
 import Foundation
+import Glibc
 import SpeakerCore
 
 /// `composer-cli render FILE -o OUT.wav`: offline rendering, no daemon involved.
 struct RenderCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
-        abstract: "Renders a MIDI file to a WAV file without the daemon."
+        abstract: "Renders a MIDI file to a WAV file without the daemon.",
+        discussion: """
+            The song's length is checked before anything is written. A song longer than \
+            --max-duration is refused, and so is one longer than a WAV file can hold (4 GiB: \
+            about 6 h 45 min at 44.1 kHz; no RF64 file is written). The WAV is written to a \
+            hidden .partial file beside the output and renamed into place when complete; on an \
+            error, Ctrl-C or SIGTERM that file is removed and nothing is left behind.
+            """
     )
 
     @Argument(help: "The MIDI file to render.")
@@ -18,14 +27,69 @@ struct RenderCommand: AsyncParsableCommand {
     @Option(name: .customLong("soundfont"), help: "The SoundFont to render with.")
     var soundFont: String = SoundFont.defaultPath
 
+    @Option(name: .customLong("max-duration"), help: ArgumentHelp(
+        "Refuse songs longer than this many seconds (a tiny file can hold hours of rest).", valueName: "seconds"))
+    var maxDuration: Double = MIDIReadLimits.default.maxDurationSeconds
+
+    func validate() throws {
+        guard maxDuration.isFinite, maxDuration > 0 else {
+            throw ValidationError("--max-duration must be a positive number of seconds.")
+        }
+    }
+
     func run() async throws {
+        let request = RenderRequest(midiPath: file, outputPath: output, soundFontPath: soundFont,
+                                    maxDurationSeconds: maxDuration)
+        let render = Task { try await request.run() }
+        let interruption = Interruption { render.cancel() }
+        defer { interruption.stop() }
         do {
-            let summary = try await RenderRequest(midiPath: file, outputPath: output, soundFontPath: soundFont).run()
+            let summary = try await render.value
             let seconds = String(format: "%.2f", summary.audioSeconds)
             print("rendered \(file) to \(output): \(seconds) s")
         } catch {
             // The error is the command's one stderr line (CommandFailure writes it).
+            // Interrupted: one line, then exit as the signal would have (130 for Ctrl-C, 143 for
+            // SIGTERM); the partial file is already gone.
+            if let signal = interruption.received {
+                FileHandle.standardError.write(Data("composer-cli: \(error)\n".utf8))
+                Glibc.exit(128 + signal)
+            }
             throw SpeakerdError.local("\(error)")
         }
+    }
+}
+
+/// SIGINT and SIGTERM cancel the render instead of killing the process, so the render can
+/// remove its partial file before composer-cli exits.
+final class Interruption: @unchecked Sendable {
+    private let sources: [any DispatchSourceSignal]
+    private let lock = NSLock()
+    private var signal: Int32?
+
+    init(onSignal: @escaping @Sendable () -> Void) {
+        var made: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            Glibc.signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            made.append(source)
+        }
+        sources = made
+        for (source, number) in zip(sources, [SIGINT, SIGTERM]) {
+            source.setEventHandler { [weak self] in
+                self?.lock.withLock { if self?.signal == nil { self?.signal = number } }
+                onSignal()
+            }
+            source.activate()
+        }
+    }
+
+    /// The first signal received, if any.
+    var received: Int32? { lock.withLock { signal } }
+
+    func stop() {
+        for source in sources { source.cancel() }
+        Glibc.signal(SIGINT, SIG_DFL)
+        Glibc.signal(SIGTERM, SIG_DFL)
     }
 }

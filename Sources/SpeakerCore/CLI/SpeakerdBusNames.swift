@@ -16,5 +16,7 @@ public enum SpeakerdBus {
         public static let invalidFile = "io.speakerd.Error.InvalidFile"
         public static let bluetooth = "io.speakerd.Error.Bluetooth"
         public static let failed = "io.speakerd.Error.Failed"
+        /// Too many requests pending (this client's or everyone's): refused at once, try later.
+        public static let busy = "io.speakerd.Error.Busy"
     }
 }

@@ -9,18 +9,36 @@ import SystemPackage
 /// `InvalidAddress` error naming the text; wrong argument types are refused by the D-Bus
 /// layer against the declared signatures before a handler runs.
 ///
+/// Every string argument has a size limit (`ArgumentLimits`), checked before it is used, and
+/// an error reply quotes at most a short prefix of what was sent. The methods that may wait on
+/// the outside world or hold a client's descriptor (`Play`, `Scan`, `Connect`, `Disconnect`,
+/// `Forget`) are bounded by `SpeakerdRequestLimits`: over them a call gets
+/// `io.speakerd.Error.Busy` at once. A call whose client leaves the bus is cancelled.
+///
 /// The object refers to its control weakly: the daemon owns its connection, the connection its
 /// exported objects, so a strong reference back would keep every daemon alive forever. A call
 /// that arrives after the daemon is gone gets `io.speakerd.Error.NotReady` ("speakerd is
 /// shutting down"), never a crash.
 public enum SpeakerdDBusObject {
+    /// Sizes of the string arguments, in UTF-8 bytes.
+    public enum ArgumentLimits {
+        /// A song's display name (usually a file's base name; Linux allows 255 bytes).
+        public static let displayName = 255
+        /// A Bluetooth address is 17 characters; a little slack keeps the message about its form.
+        public static let address = 32
+        /// How much of a refused argument an error reply quotes.
+        public static let quotedPrefix = 40
+    }
+
     public static func make<Control: SpeakerdControl & AnyObject>(
-        serving control: Control, initial: StatusReport
+        serving control: Control, initial: StatusReport,
+        limits: SpeakerdRequestLimits? = nil
     ) throws(DBusError) -> DBusObject {
         let record = SpeakerdDBusRecords.self
-        func method(_ name: String, inputs: [DBusArgument] = [], output: DBusArgument,
+        let limits = limits ?? (control as? any SpeakerdRequestLimitsSource)?.requestLimits ?? .default
+        func method(_ name: String, inputs: [DBusArgument] = [], output: DBusArgument, bounded: Bool = false,
                     _ body: @escaping @Sendable (Control, DBusMethodCallContext) async throws -> DBusValue) -> DBusMethod {
-            DBusMethod(name, inputs: inputs, outputs: [output]) { [weak control] context in
+            DBusMethod(name, inputs: inputs, outputs: [output], bounded: bounded) { [weak control] context in
                 do {
                     guard let control else {
                         throw SpeakerdError.rejected(name: SpeakerdBus.ErrorName.notReady, message: "speakerd is shutting down")
@@ -33,18 +51,20 @@ public enum SpeakerdDBusObject {
         let interface = DBusInterface(SpeakerdBus.interface, methods: [
             method("Status", output: status) { control, _ in record.encode(try await control.status()) },
             method("StartupTimeline", output: DBusArgument("timeline", "a{sv}")) { control, _ in record.encode(try await control.startup()) },
-            method("Scan", output: DBusArgument("candidates", "aa{sv}")) { control, _ in record.encode(try await control.scan()) },
+            method("Scan", output: DBusArgument("candidates", "aa{sv}"), bounded: true) { control, _ in record.encode(try await control.scan()) },
             method("Speakers", output: DBusArgument("speakers", "aa{sv}")) { control, _ in record.encode(try await control.speakers()) },
-            method("Connect", inputs: [DBusArgument("address", "s")], output: status) { control, context in
-                let text = try Self.string(context, 0)
+            method("Connect", inputs: [DBusArgument("address", "s")], output: status, bounded: true) { control, context in
+                let text = try Self.string(context, 0, limit: ArgumentLimits.address, what: "address")
                 return record.encode(try await control.connect(text.isEmpty ? nil : try Self.address(text)))
             },
-            method("Disconnect", output: status) { control, _ in record.encode(try await control.disconnect()) },
-            method("Forget", inputs: [DBusArgument("address", "s")], output: DBusArgument("speakers", "aa{sv}")) { control, context in
-                record.encode(try await control.forget(try Self.address(try Self.string(context, 0))))
+            method("Disconnect", output: status, bounded: true) { control, _ in record.encode(try await control.disconnect()) },
+            method("Forget", inputs: [DBusArgument("address", "s")], output: DBusArgument("speakers", "aa{sv}"),
+                   bounded: true) { control, context in
+                let text = try Self.string(context, 0, limit: ArgumentLimits.address, what: "address")
+                return record.encode(try await control.forget(try Self.address(text)))
             },
             method("Play", inputs: [DBusArgument("file", "h"), DBusArgument("name", "s"), DBusArgument("queue", "b")],
-                   output: status) { control, context in
+                   output: status, bounded: true) { control, context in
                 let request = try Self.playRequest(context)
                 return record.encode(try await control.play(request))
             },
@@ -62,13 +82,20 @@ public enum SpeakerdDBusObject {
             DBusSignalDeclaration("SpeakerChanged", arguments: [DBusArgument("speaker", "a{sv}")]),
             DBusSignalDeclaration("PlaybackChanged", arguments: [DBusArgument("playback", "a{sv}")]),
         ])
-        return try DBusObject(interfaces: [interface])
+        return try DBusObject(interfaces: [interface], callLimits: limits.dbusCallLimits)
     }
 
-    private static func string(_ context: DBusMethodCallContext, _ index: Int) throws(SpeakerdError) -> String {
-        do { return try context.argument(index, as: String.self) } catch {
+    private static func string(_ context: DBusMethodCallContext, _ index: Int, limit: Int,
+                               what: String) throws(SpeakerdError) -> String {
+        let text: String
+        do { text = try context.argument(index, as: String.self) } catch {
             throw .rejected(name: DBusError.Name.invalidArgs, message: error.description)
         }
+        guard text.utf8.count <= limit else {
+            throw .rejected(name: DBusError.Name.invalidArgs,
+                            message: "the \(what) is \(text.utf8.count) bytes long (at most \(limit)): \(quoted(text))")
+        }
+        return text
     }
 
     private static func address(_ text: String) throws(SpeakerdError) -> BluetoothAddress {
@@ -77,10 +104,15 @@ public enum SpeakerdDBusObject {
         }
     }
 
+    /// A short, printable quote of what a client sent, for an error reply.
+    static func quoted(_ text: String) -> String {
+        "'" + text.truncatedUTF8(to: ArgumentLimits.quotedPrefix) + "'"
+    }
+
     private static func playRequest(_ context: DBusMethodCallContext) throws(SpeakerdError) -> PlayRequest {
+        let name = try string(context, 1, limit: ArgumentLimits.displayName, what: "song's display name")
         do {
             let fd = try context.argument(0, as: DBusUnixFD.self)
-            let name = try context.argument(1, as: String.self)
             let queue = try context.argument(2, as: Bool.self)
             let owned = FileDescriptor(rawValue: try fd.duplicateRawDescriptor())
             return PlayRequest(file: owned, displayName: name.isEmpty ? "song" : name, queue: queue)

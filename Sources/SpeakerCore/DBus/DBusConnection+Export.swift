@@ -4,6 +4,7 @@ extension DBusConnection {
     /// with InterfacesAdded on every object manager above it.
     public func export(_ object: DBusObject, at path: DBusObjectPath) throws(DBusError) {
         try exports.add(object, at: path)
+        if !exports.watchesCallers.exchange(true, ordering: .acquiringAndReleasing) { DBusCallerWatch.start(on: loop) }
         object.added(to: self, at: path)
         for manager in exports.managers(containing: path) {
             loop.send(try DBusObjectManagerSupport.interfacesAdded(manager: manager, path: path, object: object))

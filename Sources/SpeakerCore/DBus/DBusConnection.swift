@@ -1,4 +1,5 @@
 import CBlueZ
+import Synchronization
 
 /// A private connection to a message bus: async method calls, signal streams, bus-name
 /// ownership and exported objects, driven by one I/O thread.
@@ -36,6 +37,7 @@ public final class DBusConnection: Sendable {
                 if message.interface == "org.freedesktop.DBus.Local", message.member == "Disconnected" {
                     router.closeAll()
                 } else {
+                    if exports.watchesCallers.load(ordering: .relaxed), let left = DBusCallerWatch.callerWhoLeft(message) { exports.pending.senderLeft(left) }
                     router.deliver(message)
                 }
                 return false

@@ -32,6 +32,7 @@ public enum DBusError: Error, Sendable, Hashable {
         public static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
         public static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
         public static let disconnected = "org.freedesktop.DBus.Error.Disconnected"
+        public static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
     }
 
     /// The same mismatch seen from one level further out, e.g. prefixing "argument 2".

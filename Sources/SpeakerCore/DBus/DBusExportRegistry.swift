@@ -11,6 +11,10 @@ final class DBusExportRegistry: Sendable {
     }
 
     let state = Mutex(State())
+    /// Method handlers still running, by caller: admission and cancellation.
+    let pending = DBusPendingCalls()
+    /// Whether the NameOwnerChanged match that tells us about callers leaving is on the bus.
+    let watchesCallers = Atomic<Bool>(false)
 
     func add(_ object: DBusObject, at path: DBusObjectPath) throws(DBusError) {
         try state.withLock { state throws(DBusError) in
@@ -85,11 +89,23 @@ final class DBusExportRegistry: Sendable {
             return call.replyError(DBusError.Name.invalidArgs,
                                    "\(owner.name).\(member) takes '\(method.inputSignature)', got '\(signature)'")
         }
+        let sender = call.message.sender ?? ""
+        // Admission comes before the arguments are decoded: a refused call's descriptors are
+        // released with its message as soon as the error reply is queued.
+        let id: UInt64
+        switch pending.admit(sender: sender, bounded: method.bounded, limits: object.callLimits) {
+        case .success(let admitted): id = admitted
+        case .failure(let refusal):
+            let name = object.callLimits?.busyErrorName ?? DBusError.Name.limitsExceeded
+            return call.replyError(name, refusal.sentence(member: member))
+        }
         let context = DBusMethodCallContext(
-            sender: call.message.sender ?? "", path: path, interface: owner.name, member: member, arguments: call.message.arguments)
+            sender: sender, path: path, interface: owner.name, member: member, arguments: call.message.arguments)
         let expected = method.outputSignature
         let handler = method.handler
-        Task {
+        let pending = self.pending
+        let task = Task {
+            defer { pending.finish(id, sender: sender) }
             do {
                 let results = try await handler(context)
                 let actual = results.signature.rawValue
@@ -101,6 +117,7 @@ final class DBusExportRegistry: Sendable {
                 call.replyError(for: error)
             }
         }
+        pending.attach(task, to: id, sender: sender)
     }
 
     private static func children(of path: DBusObjectPath, in state: State) -> [String] {

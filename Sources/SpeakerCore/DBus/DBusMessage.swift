@@ -35,9 +35,14 @@ final class DBusMessage: @unchecked Sendable {
         dbus_message_new_method_return(pointer).map { DBusMessage(taking: $0) }
     }
 
+    /// The longest error text a reply carries: a sentence and a short quote, never a copy of
+    /// whatever huge argument the caller sent.
+    static let maxErrorMessageBytes = 1024
+
     func makeError(name: String, message: String) -> DBusMessage? {
         let safeName = (try? DBusValidation.errorName(name)) != nil ? name : DBusError.Name.failed
-        let safeMessage = message.utf8.contains(0) || dbus_validate_utf8(message, nil) == 0 ? "(unprintable message)" : message
+        let short = message.truncatedUTF8(to: Self.maxErrorMessageBytes)
+        let safeMessage = short.utf8.contains(0) || dbus_validate_utf8(short, nil) == 0 ? "(unprintable message)" : short
         return dbus_message_new_error(pointer, safeName, safeMessage).map { DBusMessage(taking: $0) }
     }
 
@@ -80,3 +85,19 @@ final class DBusMessage: @unchecked Sendable {
     }
 }
 
+
+extension String {
+    /// At most `limit` bytes of UTF-8, cut at a character boundary and marked with "…".
+    func truncatedUTF8(to limit: Int) -> String {
+        guard utf8.count > limit else { return self }
+        var result = ""
+        var used = 0
+        for character in self {
+            let size = character.utf8.count
+            guard used + size <= limit - 3 else { break }
+            result.append(character)
+            used += size
+        }
+        return result + "…"
+    }
+}

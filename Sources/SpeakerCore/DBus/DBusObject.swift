@@ -34,14 +34,18 @@ public struct DBusMethod: Sendable {
     public var inputs: [DBusArgument]
     public var outputs: [DBusArgument]
     public var handler: @Sendable (DBusMethodCallContext) async throws -> [DBusValue]
+    /// Counts against the object's `DBusCallLimits` (a call that may wait long or holds
+    /// descriptors); quick answers from memory, such as a status, are never refused.
+    public var bounded: Bool
 
     public init(
-        _ name: String, inputs: [DBusArgument] = [], outputs: [DBusArgument] = [],
+        _ name: String, inputs: [DBusArgument] = [], outputs: [DBusArgument] = [], bounded: Bool = false,
         handler: @escaping @Sendable (DBusMethodCallContext) async throws -> [DBusValue]
     ) {
         self.name = name
         self.inputs = inputs
         self.outputs = outputs
+        self.bounded = bounded
         self.handler = handler
     }
 
@@ -105,11 +109,13 @@ public struct DBusInterface: Sendable {
 /// `setProperty` updates one and announces it on every connection the object is exported on.
 public final class DBusObject: Sendable {
     public let interfaces: [DBusInterface]
+    /// Bounds on pending calls to the `bounded` methods; nil for none.
+    public let callLimits: DBusCallLimits?
     private let values: Mutex<[String: [String: DBusValue]]>
     private let exportedAt = Mutex<[DBusObjectExport]>([])
     private let callsReceived = Atomic<Int>(0)
 
-    public init(interfaces: [DBusInterface]) throws(DBusError) {
+    public init(interfaces: [DBusInterface], callLimits: DBusCallLimits? = nil) throws(DBusError) {
         var initial: [String: [String: DBusValue]] = [:]
         for interface in interfaces {
             try DBusValidation.interface(interface.name)
@@ -121,6 +127,7 @@ public final class DBusObject: Sendable {
             }
         }
         self.interfaces = interfaces
+        self.callLimits = callLimits
         self.values = Mutex(initial)
     }
 

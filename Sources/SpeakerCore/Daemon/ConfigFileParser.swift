@@ -15,6 +15,7 @@ public struct ConfigFileParser: Sendable {
     public static let knownKeys: [String] = [
         "adapter", "auto_pick", "play_timeout_seconds", "audio_output", "soundfont",
         "on_speaker_lost", "reconnect_max_seconds", "scan_seconds", "state_dir", "bus",
+        "max_requests_per_client", "max_requests_total",
     ]
 
     /// The path used in error messages.
@@ -85,6 +86,10 @@ public struct ConfigFileParser: Sendable {
             configuration.stateDirectory = try parseAbsolutePath(value, key: key)
         case "bus":
             configuration.bus = try BusSelection(parsing: value)
+        case "max_requests_per_client":
+            configuration.requestLimits.perClient = try parseCount(value, key: key, range: 1...SpeakerdRequestLimits.maximumTotal)
+        case "max_requests_total":
+            configuration.requestLimits.total = try parseCount(value, key: key, range: 1...SpeakerdRequestLimits.maximumTotal)
         default:
             throw DaemonSettingError(setting: key, value: value, expected: "a known key")
         }
@@ -133,6 +138,14 @@ public struct ConfigFileParser: Sendable {
                                      expected: "a number of seconds from \(Int(range.lowerBound)) to \(Int(range.upperBound))")
         }
         return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    private static func parseCount(_ value: String, key: String, range: ClosedRange<Int>) throws(DaemonSettingError) -> Int {
+        guard let count = Int(value), range.contains(count) else {
+            throw DaemonSettingError(setting: key, value: value,
+                                     expected: "a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return count
     }
 
     private static func parseAbsolutePath(_ value: String, key: String) throws(DaemonSettingError) -> String {

@@ -40,6 +40,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
     /// `SystemdService=`, which passes no `DBUS_STARTER_*`: the bus step then looks for calls
     /// already waiting for speakerd's name. Read from the environment, never from the file.
     public var startedBySystemd: Bool
+    /// Bounds on pending long requests (`max_requests_per_client`, `max_requests_total`).
+    public var requestLimits: SpeakerdRequestLimits
 
     public init(
         adapter: String? = nil,
@@ -53,7 +55,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
         stateDirectory: String = DaemonConfiguration.defaultStateDirectory,
         bus: BusSelection = .system,
         launchedByRequest: Bool = false,
-        startedBySystemd: Bool = false
+        startedBySystemd: Bool = false,
+        requestLimits: SpeakerdRequestLimits = .default
     ) {
         self.adapter = adapter
         self.autoPick = autoPick
@@ -67,6 +70,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
         self.bus = bus
         self.launchedByRequest = launchedByRequest
         self.startedBySystemd = startedBySystemd
+        self.requestLimits = requestLimits
     }
 
     /// The built-in defaults, used for every key the config file leaves out.

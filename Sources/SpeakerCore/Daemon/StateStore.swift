@@ -58,11 +58,19 @@ public actor StateStore {
         let outcome: LoadOutcome
         let file: StateFile
         do {
-            guard let text = try TextFile.read(path) else {
+            // Only a regular file is read: a FIFO in its place would block start-up before the
+            // bus name is taken (a restart loop under Type=notify), a symbolic link could point
+            // anywhere. Either is set aside like a corrupt file.
+            guard let text = try TextFile.readRegularFile(path) else {
                 state = .loaded(.empty)
                 return .firstRun
             }
-            file = try Self.decode(text)
+            var decoded = try Self.decode(text)
+            let duplicates = Self.mergeDuplicates(&decoded.speakers)
+            if !duplicates.isEmpty {
+                logger.warning("state file \(path) lists \(duplicates.map(\.description).joined(separator: ", ")) more than once; keeping the most recent entry")
+            }
+            file = decoded
             outcome = .loaded(speakerCount: file.speakers.count)
         } catch {
             let aside = setAside(now: now)
@@ -149,6 +157,31 @@ public actor StateStore {
         do { return try StateFile.decoder().decode(StateFile.self, from: data) } catch {
             throw .unreadable("malformed contents (\(Self.summary(of: error)))")
         }
+    }
+
+    /// One entry per address: the most recently connected one wins (with the earliest first
+    /// connection of them all), in the winner's place. Returns the addresses listed twice.
+    static func mergeDuplicates(_ speakers: inout [KnownSpeaker]) -> [BluetoothAddress] {
+        var winner: [BluetoothAddress: Int] = [:]
+        var earliest: [BluetoothAddress: Date] = [:]
+        var duplicates: [BluetoothAddress] = []
+        for (index, speaker) in speakers.enumerated() {
+            earliest[speaker.address] = min(earliest[speaker.address] ?? speaker.firstConnected, speaker.firstConnected)
+            guard let current = winner[speaker.address] else {
+                winner[speaker.address] = index
+                continue
+            }
+            if !duplicates.contains(speaker.address) { duplicates.append(speaker.address) }
+            if speaker.lastConnected > speakers[current].lastConnected { winner[speaker.address] = index }
+        }
+        guard !duplicates.isEmpty else { return [] }
+        speakers = speakers.enumerated().compactMap { index, speaker in
+            guard winner[speaker.address] == index else { return nil }
+            var kept = speaker
+            kept.firstConnected = earliest[speaker.address] ?? speaker.firstConnected
+            return kept
+        }
+        return duplicates
     }
 
     private static func summary(of error: Error) -> String {

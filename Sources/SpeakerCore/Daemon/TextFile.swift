@@ -12,12 +12,29 @@ import Darwin
 public enum TextFile {
     /// Reads a file as UTF-8; nil when it does not exist.
     public static func read(_ path: String) throws(FileReadError) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        try read(path, regularOnly: false)
+    }
+
+    /// `read`, refusing with its kind anything but a regular file reached without a symbolic
+    /// link: the open neither follows a link (`O_NOFOLLOW`) nor waits for a FIFO's writer
+    /// (`O_NONBLOCK`), so a FIFO put in the file's place cannot stop the reader.
+    public static func readRegularFile(_ path: String) throws(FileReadError) -> String? {
+        try read(path, regularOnly: true)
+    }
+
+    private static func read(_ path: String, regularOnly: Bool) throws(FileReadError) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | (regularOnly ? O_NONBLOCK | O_NOFOLLOW : 0))
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
+            if regularOnly, errno == ELOOP {
+                throw FileReadError(path: path, reason: "it is \(SongFileKind.symbolicLink), not a regular file")
+            }
             throw FileReadError(path: path, reason: String(cString: strerror(errno)))
         }
         defer { close(fd) }
+        if regularOnly, let kind = SongFileKind(descriptor: fd), kind != .regularFile {
+            throw FileReadError(path: path, reason: "it is \(kind), not a regular file")
+        }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {

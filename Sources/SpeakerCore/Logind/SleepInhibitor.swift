@@ -10,7 +10,9 @@ import Logging
 /// After resume the lock is taken again if the queue is still busy.
 ///
 /// Where logind does not exist the state becomes ``State/unavailable(_:)`` and every event is
-/// a no-op until the next `busy`, which tries again (logind may have started meanwhile).
+/// a no-op until the next `busy`, which tries again (logind may have started meanwhile). Why
+/// it is unavailable is logged once, not on every try: a machine without logind would
+/// otherwise log a line for every connect.
 public actor SleepInhibitor {
     /// The inhibitor's lifecycle, as observers see it.
     public enum State: Sendable, Hashable, CustomStringConvertible {
@@ -57,6 +59,8 @@ public actor SleepInhibitor {
     private var systemPreparingForSleep = false
     private var observers: [Int: AsyncStream<State>.Continuation] = [:]
     private var nextObserver = 0
+    /// The last unavailability logged; cleared once a lock is taken, so a new outage is told.
+    private var loggedUnavailability: String?
 
     public init(
         provider: any SleepLockProviding,
@@ -158,18 +162,28 @@ public actor SleepInhibitor {
                 do {
                     let lock = try await provider.inhibitDelay(why: why)
                     set(.held(lock))
+                    loggedUnavailability = nil
                     logger.debug("holding a sleep delay lock", metadata: ["why": "\(why)"])
                 } catch .notRunning {
                     set(.unavailable(LogindError.notRunning.description))
-                    logger.info("no logind on the bus: suspend will not wait for speaker operations")
+                    if logOnce(LogindError.notRunning.description) {
+                        logger.info("no logind on the bus: suspend will not wait for speaker operations")
+                    }
                     return
                 } catch {
                     set(.unavailable(error.description))
-                    logger.warning("could not take a sleep delay lock: \(error)")
+                    if logOnce(error.description) { logger.warning("could not take a sleep delay lock: \(error)") }
                     return
                 }
             }
         }
+    }
+
+    /// True the first time in a row `reason` comes up.
+    private func logOnce(_ reason: String) -> Bool {
+        guard loggedUnavailability != reason else { return false }
+        loggedUnavailability = reason
+        return true
     }
 
     private func set(_ new: Holding) {

@@ -17,12 +17,13 @@ public enum OfflineRenderer {
 
     /// Renders `song` with `soundFont` into a 16-bit stereo WAV at `path` (replaced atomically).
     ///
-    /// Throws `SoundFontError.inUse` if the SoundFont is playing something else, and
-    /// `AudioOutputError.fileNotWritable` when the file cannot be written.
+    /// Throws `SoundFontError.inUse` if the SoundFont is playing something else,
+    /// `AudioOutputError.fileNotWritable` when the file cannot be written, and
+    /// `CancellationError` when the task is cancelled: then nothing is written at all.
     public static func render(_ song: MIDISong, soundFont: SoundFont, to path: String) async throws -> Summary {
         let source = try PlaybackSource(song: song, soundFont: soundFont)
         defer { source.stop() }
-        try await WAVFileOutput(path: path, pacing: .offline).play(source)
+        try await WAVFileOutput(path: path, pacing: .offline, keepWhenCancelled: false).play(source)
         return Summary(frames: source.renderedFrames, sampleRate: source.sampleRate, songSeconds: source.durationSeconds)
     }
 

@@ -2,19 +2,32 @@
 ///
 /// Lives here rather than in the CLI so the executable only parses arguments, and so the same
 /// path (our strict reader, then our scheduler) is what the tests exercise.
+///
+/// A valid file of a few bytes can hold hours of rest; rendering it would write gigabytes of
+/// silence. So the song's length is checked before any audio is written: past
+/// `maxDurationSeconds` (by default the reader's own limit) it is refused, and past what a WAV
+/// file can hold (4 GiB: about 6 h 45 min at 44.1 kHz) too: speakerd writes no RF64.
 public struct RenderRequest: Sendable {
     public var midiPath: String
     public var outputPath: String
     public var soundFontPath: String
+    /// The longest song rendered, in seconds; a longer one is refused up front.
+    public var maxDurationSeconds: Double
 
-    public init(midiPath: String, outputPath: String, soundFontPath: String = SoundFont.defaultPath) {
+    public init(midiPath: String, outputPath: String, soundFontPath: String = SoundFont.defaultPath,
+                maxDurationSeconds: Double = MIDIReadLimits.default.maxDurationSeconds) {
         self.midiPath = midiPath
         self.outputPath = outputPath
         self.soundFontPath = soundFontPath
+        self.maxDurationSeconds = maxDurationSeconds
     }
 
-    /// Reads the MIDI file (failing fast, before the slow SoundFont load), loads the SoundFont and
-    /// renders the WAV. Every failure is a `RenderError` whose description is one line.
+    /// The release tail a render may add after the song's last event.
+    static let tailSeconds = 1.0
+
+    /// Reads the MIDI file (failing fast, before the slow SoundFont load), checks its length,
+    /// loads the SoundFont and renders the WAV. Every failure is a `RenderError` whose
+    /// description is one line; a cancelled render throws `.cancelled` and leaves no file.
     public func run() async throws(RenderError) -> OfflineRenderer.Summary {
         let song: MIDISong
         do {
@@ -22,16 +35,25 @@ public struct RenderRequest: Sendable {
         } catch {
             throw .midi(path: midiPath, error)
         }
+        guard song.durationSeconds <= maxDurationSeconds else {
+            throw .tooLong(path: midiPath, seconds: song.durationSeconds, limit: maxDurationSeconds)
+        }
         let soundFont: SoundFont
         do {
             soundFont = try await SoundFont.load(path: soundFontPath)
         } catch {
             throw .soundFont(error)
         }
+        let fits = WAVHeader.maxSeconds(sampleRate: soundFont.sampleRate)
+        guard song.durationSeconds + Self.tailSeconds <= fits else {
+            throw .tooLongForWAV(path: midiPath, seconds: song.durationSeconds, fits: fits - Self.tailSeconds)
+        }
         do {
             return try await OfflineRenderer.render(song, soundFont: soundFont, to: outputPath)
         } catch let error as AudioOutputError {
             throw .output(error)
+        } catch is CancellationError {
+            throw .cancelled(output: outputPath)
         } catch {
             throw .other("\(error)")
         }
@@ -43,6 +65,12 @@ public enum RenderError: Error, Sendable, Equatable {
     case midi(path: String, MIDIFileError)
     case soundFont(SoundFontError)
     case output(AudioOutputError)
+    /// The song lasts `seconds`, more than the `limit` asked for (`--max-duration`).
+    case tooLong(path: String, seconds: Double, limit: Double)
+    /// The song lasts `seconds`; a WAV file holds at most `fits` seconds of it.
+    case tooLongForWAV(path: String, seconds: Double, fits: Double)
+    /// The render was interrupted; nothing was written to `output`.
+    case cancelled(output: String)
     case other(String)
 }
 
@@ -54,7 +82,25 @@ extension RenderError: CustomStringConvertible {
             return "\(path) is not a playable MIDI file: \(error)"
         case let .soundFont(error): return error.description
         case let .output(error): return error.description
+        case let .tooLong(path, seconds, limit):
+            return "\(path) lasts \(seconds.spokenHoursMinutes) (\(Int(seconds.rounded(.up))) s), longer than the "
+                + "\(Int(limit)) s allowed; nothing was written (raise --max-duration to render it)"
+        case let .tooLongForWAV(path, seconds, fits):
+            return "\(path) lasts \(seconds.spokenHoursMinutes); a WAV file holds at most 4 GiB, "
+                + "\(fits.spokenHoursMinutes) of this audio, so nothing was written"
+        case let .cancelled(output):
+            return "the render was interrupted; nothing was written to \(output)"
         case let .other(message): return message
         }
+    }
+}
+
+extension Double {
+    /// "7 h 0 min", "6 h 45 min", "12 min 3 s", "4.2 s": a long duration as a person reads it.
+    var spokenHoursMinutes: String {
+        let total = Int(self.rounded(.down))
+        if total >= 3600 { return "\(total / 3600) h \(total % 3600 / 60) min" }
+        if total >= 60 { return "\(total / 60) min \(total % 60) s" }
+        return "\((self * 10).rounded() / 10) s"
     }
 }

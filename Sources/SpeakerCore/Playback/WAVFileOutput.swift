@@ -6,14 +6,21 @@ import SystemPackage
 /// The audio goes to a hidden temporary file beside the destination; when the song ends, is
 /// stopped, or the task is cancelled, the header gets its real sizes and the file is renamed into
 /// place. So the destination is either the previous file or a complete, valid WAV — never a
-/// half-written one — and a recording stopped early is still a correct, shorter WAV.
+/// half-written one — and a recording stopped early is still a correct, shorter WAV. With
+/// `keepWhenCancelled` false (an offline render the user interrupted), cancellation removes the
+/// temporary file instead and throws `CancellationError`: nothing is left behind.
+///
+/// A WAV file's sizes are 32-bit: audio past 4 GiB (about 6 h 45 min of 44.1 kHz stereo) fails
+/// the write, with the temporary file removed, rather than leaving a file whose header lies.
 public struct WAVFileOutput: AudioOutput {
     public let path: String
     public let pacing: OutputPacing
+    public let keepWhenCancelled: Bool
 
-    public init(path: String, pacing: OutputPacing = .offline) {
+    public init(path: String, pacing: OutputPacing = .offline, keepWhenCancelled: Bool = true) {
         self.path = path
         self.pacing = pacing
+        self.keepWhenCancelled = keepWhenCancelled
     }
 
     public var description: String { "file:\(path)" }
@@ -34,15 +41,18 @@ public struct WAVFileOutput: AudioOutput {
         do {
             try descriptor.writeAll(WAVHeader(sampleRate: source.sampleRate, channels: 2, dataBytes: 0).bytes)
             try await PacedRenderLoop.run(source, pacing: pacing) { samples in
+                guard dataBytes + samples.count * 2 <= WAVHeader.maxDataBytes else { throw WAVSizeLimit(sampleRate: source.sampleRate) }
                 try Self.writeLittleEndian(samples, to: descriptor)
                 dataBytes += samples.count * 2
             }
+            if !keepWhenCancelled, Task.isCancelled { throw CancellationError() }
             let header = WAVHeader(sampleRate: source.sampleRate, channels: 2, dataBytes: dataBytes)
             _ = try descriptor.writeAll(toAbsoluteOffset: 0, header.bytes)
             try descriptor.close()
         } catch {
             try? descriptor.close()
             _ = unlink(temporaryPath)
+            if error is CancellationError { throw error }
             throw AudioOutputError.fileNotWritable(path: path, reason: Self.reason(error))
         }
         guard rename(temporaryPath, path) == 0 else {
@@ -66,6 +76,14 @@ public struct WAVFileOutput: AudioOutput {
         let directory = file.removingLastComponent()
         let name = ".\(file.lastComponent?.string ?? "out.wav").\(getpid()).\(UInt32.random(in: 0...UInt32.max)).partial"
         return directory.appending(name).string
+    }
+
+    /// The file reached the most audio a WAV can describe.
+    struct WAVSizeLimit: Error, CustomStringConvertible {
+        let sampleRate: Int
+        var description: String {
+            "a WAV file holds at most 4 GiB (\(WAVHeader.maxSeconds(sampleRate: sampleRate).spokenHoursMinutes) of audio)"
+        }
     }
 
     private static func reason(_ error: any Error) -> String {

@@ -4,6 +4,15 @@
 /// recording is still recognisably a WAV) and once with the real sizes when it closes.
 struct WAVHeader {
     static let size = 44
+    /// The most audio bytes a RIFF file can describe: its size fields are 32-bit (4 GiB), and the
+    /// RIFF size counts the header's 36 bytes after itself too. Past this a file would need RF64;
+    /// speakerd refuses instead (`WAVFileOutput`, `RenderRequest`).
+    static let maxDataBytes = Int(UInt32.max) - (size - 8)
+
+    /// The longest 16-bit audio at `sampleRate` with `channels` that fits in a WAV file.
+    static func maxSeconds(sampleRate: Int, channels: Int = 2) -> Double {
+        Double(maxDataBytes / (channels * 2)) / Double(sampleRate)
+    }
 
     var sampleRate: Int
     var channels: Int

@@ -10,7 +10,8 @@ import SystemPackage
 /// end; instead the descriptor is made non-blocking and watched by a Dispatch read source (epoll
 /// underneath), which reads only what is there when it is there. A deadline on the injected clock
 /// bounds the whole read. Regular files cannot block (and epoll refuses them), so they are read
-/// directly. The descriptor is closed whatever happens. (O_NONBLOCK is set on the open file
+/// directly. Anything else that can never deliver a song (a directory, `/dev/null`, an eventfd:
+/// `SongFileKind`) fails at once, naming its kind. The descriptor is closed whatever happens. (O_NONBLOCK is set on the open file
 /// description the client shares; the client has handed it over and reads it no more.)
 enum ClientFileReader {
     /// Why the bytes could not all be read.
@@ -23,12 +24,22 @@ enum ClientFileReader {
         case unreadable(String)
         /// The caller's task was cancelled.
         case cancelled
+        /// The descriptor is not a file or stream a song can come from.
+        case notASong(SongFileKind)
     }
 
     static func readAll(_ descriptor: FileDescriptor, limit: Int, timeout: Duration,
                         clock: any Clock<Duration>) async throws(Failure) -> [UInt8] {
-        var info = stat()
-        if fstat(descriptor.rawValue, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
+        guard let kind = SongFileKind(descriptor: descriptor.rawValue) else {
+            let reason = String(cString: strerror(errno))
+            try? descriptor.close()
+            throw .unreadable(reason)
+        }
+        guard kind.canHoldSong else {
+            try? descriptor.close()
+            throw .notASong(kind)
+        }
+        if kind == .regularFile {
             defer { try? descriptor.close() }
             let reader = AccumulatingRead(limit: limit)
             return try reader.drain(descriptor.rawValue).get()

@@ -14,6 +14,8 @@ enum ClientSongReader {
         let bytes: [UInt8]
         do {
             bytes = try await ClientFileReader.readAll(request.file, limit: limits.maxFileBytes, timeout: timeout, clock: clock)
+        } catch .notASong(let kind) {
+            throw .invalidSong(file: name, reason: "it is \(kind), not a MIDI file")
         } catch {
             throw .invalidSong(file: name, reason: error.sentence(timeout: timeout))
         }
@@ -38,6 +40,8 @@ extension ClientFileReader.Failure {
             "cannot read what the client sent: \(reason)"
         case .cancelled:
             "the request was cancelled while the song was being read"
+        case let .notASong(kind):
+            "what the client sent is \(kind), not a MIDI file"
         }
     }
 }

@@ -1,0 +1,35 @@
+/// How many long requests (`Play`, `Scan`, `Connect`, `Disconnect`, `Forget`) speakerd keeps
+/// pending at once: per client connection, and from everyone together.
+///
+/// A pending `Play` holds the descriptors its client sent (a pipe may stay open until the read
+/// time-out), so these bounds are also what sizes `LimitNOFILE=` in `speakerd.service`. Over a
+/// bound a request gets `io.speakerd.Error.Busy` at once. Set with `max_requests_per_client`
+/// and `max_requests_total` in the config file.
+public struct SpeakerdRequestLimits: Equatable, Sendable {
+    public var perClient: Int
+    public var total: Int
+
+    public init(perClient: Int = 16, total: Int = 128) {
+        self.perClient = perClient
+        self.total = total
+    }
+
+    public static let `default` = SpeakerdRequestLimits()
+
+    /// The largest value either key accepts: `speakerd.service`'s `LimitNOFILE=` is sized for it.
+    public static let maximumTotal = 256
+
+    var dbusCallLimits: DBusCallLimits {
+        DBusCallLimits(perSender: perClient, total: total, busyErrorName: SpeakerdBus.ErrorName.busy)
+    }
+}
+
+/// A control that knows its own request limits (the daemon, from its configuration), so the
+/// exported object can be built from it alone.
+public protocol SpeakerdRequestLimitsSource {
+    var requestLimits: SpeakerdRequestLimits { get }
+}
+
+extension SpeakerdDaemon: SpeakerdRequestLimitsSource {
+    public nonisolated var requestLimits: SpeakerdRequestLimits { configuration.requestLimits }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+/// `composer-cli render` as a real process: interrupted or failing, it leaves no partial file.
+@Suite("composer-cli render leaves nothing behind", .serialized)
+struct RenderCommandTests {
+    /// An hour of rest: long enough to be stopped midway, and writing 600 MB if it were not.
+    func longSong(in directory: TemporaryDirectory) throws -> String {
+        let path = directory.path + "/rest.mid"
+        try Data(LongRestSong.bytes(seconds: 3600)).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test("SIGTERM and Ctrl-C during a render remove the partial file; one line, the signal's exit status",
+          arguments: [(SIGTERM, Int32(143)), (SIGINT, Int32(130))])
+    func signalRemovesPartial(_ signal: Int32, _ status: Int32) async throws {
+        let directory = TemporaryDirectory()
+        let song = try longSong(in: directory)
+        let run = try await ExecutableRun.run("composer-cli", ["render", song, "-o", directory.path + "/rest.wav"]) { pid in
+            try await eventually("the render has started writing") {
+                directory.entries().contains { $0.hasSuffix(".partial") }
+            }
+            kill(pid, signal)
+        }
+        #expect(run.status == status)
+        #expect(run.standardError == "composer-cli: the render was interrupted; nothing was written to \(directory.path)/rest.wav\n")
+        #expect(directory.entries() == ["rest.mid"])
+    }
+
+    @Test("a write error midway (the file-size limit) removes the partial file and says why")
+    func writeErrorRemovesPartial() async throws {
+        let directory = TemporaryDirectory()
+        let song = try longSong(in: directory)
+        let cli = ExecutableRun.productsDirectory.appendingPathComponent("composer-cli").path
+        // 10 MB at most per file, and EFBIG instead of SIGXFSZ past it.
+        let run = try await ExecutableRun.run(program: "/bin/sh", ["-c", "trap '' XFSZ; ulimit -f 20000; exec \"$0\" \"$@\"",
+                                                                    cli, "render", song, "-o", directory.path + "/rest.wav"])
+        #expect(run.status == 1)
+        #expect(run.standardError == "composer-cli: cannot write WAV file \(directory.path)/rest.wav: File too large\n")
+        #expect(directory.entries() == ["rest.mid"])
+    }
+
+    @Test("render --help says what happens to songs too long for a WAV file")
+    func helpSaysNoRF64() async throws {
+        let run = try await ExecutableRun.run("composer-cli", ["render", "--help"])
+        #expect(run.standardOutput.contains("--max-duration"))
+        #expect(run.standardOutput.contains("no RF64 file is written"))
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+import TestSupport
+@testable import SpeakerCore
+
+/// systemd stops speakerd with SIGTERM on every shutdown and restart; an idle daemon must be
+/// gone at once, with what it knows on disk.
+@Suite("SIGTERM: an idle speakerd exits promptly with its state written", .serialized)
+struct ShutdownTimingTests {
+    @Test("the real speakerd, connected and idle, exits within 300 ms of SIGTERM, status 0, state.json listing the speaker")
+    func idleExitIsPrompt() async throws {
+        let fake = try await DaemonWorld.start(.speakerd, remembers: [DaemonWorld.flip])
+        fake.remember([DaemonWorld.flip])
+        let state = fake.state
+        state.write("", to: "speakerd.conf")
+        let address = fake.world.address
+        let sent = Mutex<ContinuousClock.Instant?>(nil)
+        let run = try await ExecutableRun.run(
+            "speakerd", ["--config", state.path + "/speakerd.conf", "--state-dir", state.path, "--bus", address,
+                         "--audio-output", "null"]
+        ) { pid in
+            let client = try await fake.client()
+            try await eventually("speakerd is connected and ready", within: .seconds(30)) {
+                (try? await client.status().readiness) == "playbackReady"
+            }
+            try await Task.sleep(for: .milliseconds(300))  // idle: nothing in flight
+            sent.withLock { $0 = .now }
+            kill(pid, SIGTERM)
+        }
+        let elapsed = ContinuousClock.now - (try #require(sent.withLock { $0 }))
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(elapsed < .milliseconds(300), "speakerd took \(elapsed) to exit")
+        #expect(try fake.rememberedAddresses() == [DaemonWorld.flip.address])
+    }
+}

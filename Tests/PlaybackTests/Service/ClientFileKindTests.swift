@@ -1,0 +1,75 @@
+import CBlueZ
+import Clocks
+import Foundation
+import Glibc
+import SpeakerCore
+import SystemPackage
+import Testing
+
+/// Descriptors that can never deliver a song fail the moment they arrive, naming what they are;
+/// before, each one waited the full read time-out and then blamed "a pipe whose writer never closed".
+@Suite("Client descriptors that can never hold a song")
+struct ClientFileKindTests {
+    enum Source: String, CaseIterable, Sendable {
+        case directory, devNull, devZero, devURandom, eventfd
+
+        func open() throws -> FileDescriptor {
+            switch self {
+            case .directory: try FileDescriptor.open("/tmp", .readOnly, options: [.directory, .closeOnExec])
+            case .devNull: try FileDescriptor.open("/dev/null", .readOnly, options: [.closeOnExec])
+            case .devZero: try FileDescriptor.open("/dev/zero", .readOnly, options: [.closeOnExec])
+            case .devURandom: try FileDescriptor.open("/dev/urandom", .readOnly, options: [.closeOnExec])
+            case .eventfd: FileDescriptor(rawValue: CBlueZ.eventfd(0, Int32(EFD_CLOEXEC)))
+            }
+        }
+
+        var kind: String {
+            switch self {
+            case .directory: "a directory"
+            case .devNull, .devZero, .devURandom: "a character device"
+            case .eventfd: "an eventfd"
+            }
+        }
+    }
+
+    @Test("a directory, /dev/null, /dev/zero, /dev/urandom or an eventfd fails at once, naming its kind, and is closed",
+          arguments: Source.allCases)
+    func refusedAtOnce(_ source: Source) async throws {
+        let clock = TestClock()
+        let coordinator = try await ClientPipeTests.coordinator(clock: clock, settings: PlaybackServiceSettings(readTimeout: .seconds(10)))
+        let descriptor = try source.open()
+        // The test clock never moves: only an answer that does not wait for the read time-out can come.
+        let error = await #expect(throws: PlaybackServiceError.self) {
+            try await coordinator.play(PlayRequest(file: descriptor, displayName: "song.mid", queue: false))
+        }
+        #expect(error?.description == "cannot play song.mid: it is \(source.kind), not a MIDI file")
+        #expect(fcntl(descriptor.rawValue, F_GETFD) == -1 && errno == EBADF, "the descriptor was left open")
+        #expect(await coordinator.status().activity == .idle)
+    }
+
+    @Test("the kinds are told apart: regular file, pipe, named pipe, socket")
+    func kinds() throws {
+        let directory = NSTemporaryDirectory() + "/kinds-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        FileManager.default.createFile(atPath: directory + "/song.mid", contents: Data([1, 2, 3]))
+        let file = try FileDescriptor.open(directory + "/song.mid", .readOnly)
+        defer { try? file.close() }
+        #expect(SongFileKind(descriptor: file.rawValue) == .regularFile)
+
+        let pipe = try FileDescriptor.pipe()
+        defer { try? pipe.readEnd.close(); try? pipe.writeEnd.close() }
+        #expect(SongFileKind(descriptor: pipe.readEnd.rawValue) == .pipe)
+
+        #expect(mkfifo(directory + "/fifo", 0o600) == 0)
+        let fifo = try FileDescriptor.open(directory + "/fifo", .readOnly, options: [.nonBlocking])
+        defer { try? fifo.close() }
+        #expect(SongFileKind(descriptor: fifo.rawValue) == .namedPipe)
+
+        var pair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[0]); close(pair[1]) }
+        #expect(SongFileKind(descriptor: pair[0]) == .socket)
+        #expect(SongFileKind(descriptor: -1) == nil)
+    }
+}
