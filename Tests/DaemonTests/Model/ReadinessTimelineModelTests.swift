@@ -36,9 +36,12 @@ struct ReadinessTimelineModelTests {
             (0..<UInt64(Self.timelines)).map { $0 &* 7919 &+ 17 }
         }
         var checkedSteps = 0
-        for seed in seeds {
+        for (index, seed) in seeds.enumerated() {
             let world = try await ModelWorld(seed: seed)
             checkedSteps += try await world.run(steps: Self.stepsPerTimeline)
+            // A line now and then: the test runner's stall watch (scripts/run-watched) reads
+            // minutes of silence as a hang, and this test runs for minutes.
+            if index % 25 == 24 { print("readiness model: \(index + 1) of \(seeds.count) timelines checked") }
         }
         #expect(checkedSteps >= seeds.count * Self.stepsPerTimeline, "every step of every timeline was checked")
     }
