@@ -28,7 +28,7 @@ struct RenderCommand: AsyncParsableCommand {
     var soundFont: String = SoundFont.defaultPath
 
     @Option(name: .customLong("max-duration"), help: ArgumentHelp(
-        "Refuse songs longer than this many seconds (a tiny file can hold hours of rest).", valueName: "seconds"))
+        "Refuses songs longer than this many seconds.", valueName: "secs"))
     var maxDuration: Double = MIDIReadLimits.default.maxDurationSeconds
 
     func validate() throws {

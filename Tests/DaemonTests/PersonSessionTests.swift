@@ -112,8 +112,8 @@ struct PersonSessionTests {
                 let status = try await ExecutableRun.run("composer-cli", ["status", "--bus", bus])
                 #expect(status.standardOutput.hasPrefix("Status:    Paused test-c-major-scale.mid on JBL Flip 5\n"))
                 let json = try await ExecutableRun.run("composer-cli", ["status", "--json", "--bus", bus])
-                #expect(json.standardOutput.contains("\"message\" : \"Playing test-c-major-scale.mid on JBL Flip 5\""),
-                        "--json keeps the daemon's own sentence")
+                #expect(json.standardOutput.contains("\"message\" : \"Paused test-c-major-scale.mid on JBL Flip 5\""),
+                        "--json carries the daemon's own sentence, which now says paused")
                 let stopped = try await ExecutableRun.run("composer-cli", ["stop", "--bus", bus])
                 #expect(stopped.status == 0)
             }

