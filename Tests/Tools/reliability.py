@@ -361,7 +361,8 @@ def signal_privacy(work):
             '"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd"><busconfig><policy user="root">'
             '<allow own="io.speakerd.Daemon"/><allow own="org.bluez"/><allow send_destination="org.bluez"/></policy></busconfig>')
         shutil.copy(os.path.join(ROOT, "Tests", "Tools", "signal-listener.py"), directory)
-        processes.append(subprocess.Popen(["dbus-daemon", f"--config-file={directory}/system.conf", "--nofork", "--nosyslog"]))
+        processes.append(subprocess.Popen(["dbus-daemon", f"--config-file={directory}/system.conf", "--nofork", "--nosyslog"],
+                                          stderr=subprocess.DEVNULL))
         address = f"unix:path={socket}"
         while not os.path.exists(socket):
             time.sleep(0.02)
