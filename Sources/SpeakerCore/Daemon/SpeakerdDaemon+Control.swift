@@ -36,7 +36,14 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func connect(_ address: BluetoothAddress?) async throws(SpeakerdError) -> StatusReport {
+        let asked = userChoices
         let bluez = try await bluezOnceReachable()
+        // A later choice by the user (disconnect, forget, another connect) wins over a connect
+        // still waiting here.
+        guard asked == userChoices else {
+            throw .rejected(name: SpeakerdBus.ErrorName.failed,
+                            message: "a later 'connect', 'disconnect' or 'forget' replaced this connect request")
+        }
         let known = await stateStore.knownSpeakers
         guard let chosen = address ?? inputs.link.target?.address ?? known.first?.address else {
             throw .rejected(name: SpeakerdBus.ErrorName.noSpeaker,
@@ -51,6 +58,11 @@ extension SpeakerdDaemon: SpeakerdControl {
                             message: "BlueZ does not know \(chosen): put the speaker in pairing mode and run 'composer-cli scan'")
         }
         let name = known.first { $0.address == chosen }?.name ?? device.displayName
+        guard asked == userChoices else {
+            throw .rejected(name: SpeakerdBus.ErrorName.failed,
+                            message: "a later 'connect', 'disconnect' or 'forget' replaced this connect request")
+        }
+        userChoices += 1
         await link.choose(chosen, name: name, why: .userPick)
         if case .failed(let reason) = await link.connectNow() {
             throw .rejected(name: SpeakerdBus.ErrorName.bluetooth, message: "\(name) (\(chosen)) did not connect: \(reason)")
@@ -79,6 +91,7 @@ extension SpeakerdDaemon: SpeakerdControl {
     static let requestWaitForAdapter = Duration.seconds(15)
 
     public func disconnect() async throws(SpeakerdError) -> StatusReport {
+        userChoices += 1
         guard let target = inputs.link.target else {
             throw .rejected(name: SpeakerdBus.ErrorName.noSpeaker, message: "no speaker is connected, so there is nothing to disconnect")
         }
@@ -95,6 +108,7 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func forget(_ address: BluetoothAddress) async throws(SpeakerdError) -> SpeakersReport {
+        userChoices += 1
         if await link.clearTarget(address) { try? await bluez?.disconnect(address) }
         let removed: Bool
         do { removed = try await stateStore.forget(address) } catch {

@@ -165,21 +165,26 @@ extension SpeakerdDaemon {
         // A start-up run again (bluetoothd came back) does not overrule a user's disconnect.
         if await link.isHeldByUser { return }
         let known = await stateStore.knownSpeakers
+        let choices = userChoices
         for (index, speaker) in known.enumerated() {
+            guard choices == userChoices else { return }  // the user took over meanwhile
             await link.choose(speaker.address, name: speaker.name, why: index == 0 ? .lastKnown : .otherKnown)
             _ = issued.succeed(())
             // A start-up run again (bluetoothd came back) does not overrule a user's disconnect.
             if await link.connectUnlessHeld() == .connected { return }
             if inputs.link.connected || inputs.link.activity == .heldByUser { return }
         }
-        guard let first = known.first else { return }
+        guard let first = known.first, choices == userChoices else { return }
         await link.choose(first.address, name: first.name, why: .lastKnown)
         await link.unreachableAtBoot()
         logger.notice("no known speaker answered; scanning for others")
-        try await scanAndPick()
+        try await scanAndPick(choices: choices)
     }
 
-    func scanAndPick() async throws {
+    /// Scans; with `auto_pick`, connects the best candidate, unless the user made a choice of
+    /// their own since `choices` (then theirs stands).
+    func scanAndPick(choices: Int? = nil) async throws {
+        let choices = choices ?? userChoices
         if configuration.autoPick { await update { $0.choosing = .autoPickScanning } }
         let candidates: [RankedCandidate]
         do { candidates = try await discover() } catch {
@@ -187,7 +192,11 @@ extension SpeakerdDaemon {
             throw error
         }
         lastScan = candidates
-        guard !inputs.link.connected else { return }  // the user picked (or a speaker came) meanwhile
+        // The user picked (or a speaker came) meanwhile.
+        guard !inputs.link.connected, choices == userChoices else {
+            if inputs.link.target == nil { await update { $0.choosing = .user } }
+            return
+        }
         if configuration.autoPick, let best = CandidateRanking.autoPick(from: candidates) {
             await link.choose(best.address, name: best.name, why: .autoPick)
             guard await link.connectUnlessHeld() == .connected else {

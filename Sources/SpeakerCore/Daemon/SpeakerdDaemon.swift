@@ -79,6 +79,10 @@ public actor SpeakerdDaemon {
     var sleepInhibitor: SleepInhibitor?
     var inhibitorTask: Task<Void, Never>?
     var readySent = false
+    /// Counts the user's connects, disconnects and forgets: a `connect` that waited (for
+    /// start-up to reach the adapter) gives way to a later choice, and so do start-up's own
+    /// choices (the known speakers, auto-pick): once the user has spoken, start-up stops choosing.
+    var userChoices = 0
     var lastPublished: StatusReport?
 
     public init(configuration: DaemonConfiguration, dependencies: DaemonDependencies,

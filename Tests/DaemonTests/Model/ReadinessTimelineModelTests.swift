@@ -291,7 +291,7 @@ final class ModelWorld: @unchecked Sendable {
         if allReady {
             expect(level == .playbackReady, "(a) every input is ready but readiness is \(level): \(verdict.waitingFor?.message ?? "-")", step)
         } else {
-            expect(level < .playbackReady, "(b) readiness is playbackReady although an input is not ready "
+            expect(level < .playbackReady, "(b) readiness is playbackReady although an input is not ready [link \(link), devices \(devices.map { "\($0.address) \($0.adapterName) \($0.connected)" })] "
                    + "(bluetoothd \(bluetoothdUp), adapter \(adapterPresent), link \(targetConnected), soundfont \(soundfont), output \(output))", step)
             let code = verdict.waitingFor?.code
             if !output {
@@ -321,25 +321,8 @@ final class ModelWorld: @unchecked Sendable {
     func fail(_ message: String) {
         let timeline = log.joined(separator: "\n  ")
         let text = "seed \(seed): \(message)\ntimeline:\n  \(timeline)"
-        // Defects this model found that are still open (about 20 of 500 timelines; issue 12's
-        // note): a `Connect` after the user's disconnect when a forget, an inbound connection and
-        // a hanging `Connect` interleave, and a `Connect` that returns success after a later
-        // link drop was already seen (the link then reads connected). They are reported as known
-        // issues, visible in every run, until fixed; every other failure fails the test.
-        if Self.knownOpen.contains(where: { message.hasPrefix($0) }) {
-            withKnownIssue("open: see docs/READINESS.md, 'Known open defects'", isIntermittent: true) { Issue.record(Comment(rawValue: text)) }
-        } else {
-            Issue.record(Comment(rawValue: text))
-        }
+        Issue.record(Comment(rawValue: text))
     }
-
-    static let knownOpen = [
-        "(d) a Connect was sent after the user's disconnect",
-        "(b) readiness is playbackReady although an input is not ready (bluetoothd true, adapter true, link false",
-        "(b) not ready, and no reason given",
-        "(b) the user disconnected but waitingFor is",
-    ]
-
 }
 
 /// The fake BlueZ, counting `Connect` calls and how many are in flight at once.

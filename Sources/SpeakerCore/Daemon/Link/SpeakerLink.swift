@@ -29,6 +29,9 @@ public actor SpeakerLink {
     /// The user disconnected the target: no attempt of ours until they ask (the policy says the
     /// same, but its timers and change stream may still be catching up).
     private var heldByUser = false
+    /// Counts the link going down (or BlueZ saying so), so an attempt can tell whether its
+    /// success is still the truth when it returns.
+    private var drops = 0
     /// The newest change being handed to `onChange`.
     private var lastDelivery: Task<Void, Never>?
     /// The attempt under way for the current target; a second ask joins it.
@@ -163,6 +166,7 @@ public actor SpeakerLink {
             await choose(address, name: speaker.name, why: .inbound)
             await linkUp()
         case .disconnected(let address, let reason) where address == target:
+            drops += 1
             await linkDown()
             await reconnect?.handle(.linkLost(Self.linkLossReason(reason)))
         case .deviceAdded(let device) where device.address == target:
@@ -207,6 +211,7 @@ public actor SpeakerLink {
 
     private func linkDown() async {
         guard snapshot.connected else { return }
+        drops += 1
         snapshot.connected = false
         snapshot.activity = heldByUser ? .heldByUser : .idle
         await changed()
@@ -255,12 +260,20 @@ public actor SpeakerLink {
     private func attempt(_ address: BluetoothAddress) async -> AttemptResult {
         guard !heldByUser else { return .failed(reason: "you disconnected it") }
         if let inFlight, inFlight.address == address { return await inFlight.task.value }
+        let dropsBefore = drops
         let task = Task { await self.runAttempt(address) }
         inFlight = (address, task)
         let result = await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
         if inFlight?.task == task { inFlight = nil }
         guard snapshot.target?.address == address else { return .failed(reason: "another speaker was chosen") }
-        if result == .connected { await linkUp() }
+        guard result == .connected else { return result }
+        // BlueZ reported the link down while our Connect was under way: its success may be
+        // older than that, so BlueZ's own view decides.
+        if drops != dropsBefore {
+            let connected = (try? await bluez?.device(address))?.flatMap { $0 }?.connected ?? false
+            guard connected else { return .failed(reason: "the link dropped again at once") }
+        }
+        await linkUp()
         return result
     }
 
