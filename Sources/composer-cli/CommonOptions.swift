@@ -29,7 +29,7 @@ struct CommonOptions: ParsableArguments {
         print(json ? jsonText() : human())
     }
 
-    func show(_ report: StatusReport) { show(json: ReportJSON.encode(report), human: report.terminalText) }
+    func show(_ report: StatusReport) { show(json: ReportJSON.encode(report), human: report.humanReadable) }
 }
 
 /// Parses a Bluetooth address argument, turning a malformed one into a usage error.

@@ -45,7 +45,7 @@ struct PlayCommand: AsyncParsableCommand {
             return
         }
         let terminal = !common.json && isatty(STDOUT_FILENO) == 1
-        if !terminal && !common.json { print(started.terminalText) }
+        if !terminal && !common.json { print(started.humanReadable) }
         // Which process serves speakerd: a restart mid-song is then reported, not waited out.
         var instance: (@Sendable () async -> String?)?
         if let client = daemon as? SpeakerdDBusClient { instance = { await client.daemonInstance() } }

@@ -48,12 +48,14 @@ struct ActivationEndToEndTests {
     }
 
     /// A state dir with one known speaker and an activation file that starts speakerd on it.
-    func prepare(_ launch: Launch) throws -> (state: TemporaryDirectory, services: String, wav: String) {
+    func prepare(_ launch: Launch, knowsTheSpeaker: Bool = true) throws -> (state: TemporaryDirectory, services: String, wav: String) {
         let state = TemporaryDirectory()
-        state.write("""
-            {"version":1,"speakers":[{"address":"\(Self.speaker)","name":"JBL Flip 5",\
-            "firstConnected":"2027-01-15T08:00:00Z","lastConnected":"2027-01-15T08:00:00Z"}]}
-            """, to: "state.json")
+        if knowsTheSpeaker {
+            state.write("""
+                {"version":1,"speakers":[{"address":"\(Self.speaker)","name":"JBL Flip 5",\
+                "firstConnected":"2027-01-15T08:00:00Z","lastConnected":"2027-01-15T08:00:00Z"}]}
+                """, to: "state.json")
+        }
         state.write("", to: "speakerd.conf")
         let services = state.path + "/services"
         try FileManager.default.createDirectory(atPath: services, withIntermediateDirectories: true)
@@ -115,6 +117,32 @@ struct ActivationEndToEndTests {
             if let pid { kill(pid, SIGKILL) }
             throw error
         }
+        _ = world
+    }
+
+    @Test("composer-cli connect ADDRESS to a stopped speakerd starts it through D-Bus activation, waits for it, and connects the speaker",
+          arguments: Launch.allCases)
+    func connectActivatesSpeakerd(_ launch: Launch) async throws {
+        let (state, services, _) = try prepare(launch, knowsTheSpeaker: false)
+        let world = try await FakeBusWorld.start(serviceDirectory: services)
+        let bus = try await world.connect()
+        defer { bus.close() }
+        _ = try await world.mock("AddAdapter", path: "/org/bluez", arguments: [.string("hci0"), .string("box")], using: bus)
+        _ = try await world.mock("AddDevice", path: "/org/bluez",
+                                 arguments: [.string("hci0"), .string(Self.speaker), .string("JBL Flip 5")], using: bus)
+        #expect(await owner(on: bus) == nil, "speakerd must not be running before the request")
+
+        let connected = try await ExecutableRun.run("composer-cli", ["connect", Self.speaker, "--bus", world.address])
+        let pid = await owner(on: bus)
+        defer { if let pid { kill(pid, SIGTERM) } }
+        #expect(connected.status == 0, "composer-cli connect failed: \(connected.standardError) speakerd: \(state.read("speakerd.log") ?? "")")
+        #expect(connected.standardError.isEmpty, "\(connected.standardError)")
+        #expect(connected.standardOutput.contains("JBL Flip 5"), "\(connected.standardOutput)")
+        try #require(pid != nil, "no speakerd owns \(SpeakerdBus.name) after the request")
+        let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "the test bus")
+        let status = try await client.status()
+        #expect(status.speaker == .init(address: Self.speaker, name: "JBL Flip 5", connected: true))
+        try await eventually("the speaker is remembered") { state.read("state.json")?.contains(Self.speaker) == true }
         _ = world
     }
 }

@@ -11,6 +11,10 @@ enum SpeakerdDBusRecords {
             "Playback": encode(report.playback),
         ]
         if let speaker = report.speaker { bag["Speaker"] = encode(speaker) }
+        if let waiting = report.waitingFor {
+            bag["WaitingFor"] = .properties(["Code": .string(waiting.code), "Message": .string(waiting.message)])
+        }
+        if !report.warnings.isEmpty { bag["Warnings"] = .strings(report.warnings) }
         return .properties(bag)
     }
 
@@ -33,7 +37,14 @@ enum SpeakerdDBusRecords {
             readiness: try require(bag, "Readiness", String.self),
             message: try bag.decode("Message", as: String.self) ?? "",
             speaker: try bag["Speaker"].map { (v: DBusValue) throws(DBusError) in try speaker(from: v) },
-            playback: try bag["Playback"].map { (v: DBusValue) throws(DBusError) in try playback(from: v) } ?? .idle)
+            playback: try bag["Playback"].map { (v: DBusValue) throws(DBusError) in try playback(from: v) } ?? .idle,
+            waitingFor: try bag["WaitingFor"].map { (v: DBusValue) throws(DBusError) in try waitingFor(from: v) },
+            warnings: try bag.decode("Warnings", as: [String].self) ?? [])
+    }
+
+    static func waitingFor(from value: DBusValue) throws(DBusError) -> StatusReport.WaitingFor {
+        let bag = try value.as([String: DBusValue].self, at: "waitingFor")
+        return .init(code: try require(bag, "Code", String.self), message: try bag.decode("Message", as: String.self) ?? "")
     }
 
     static func speaker(from value: DBusValue) throws(DBusError) -> StatusReport.Speaker {
@@ -61,6 +72,7 @@ enum SpeakerdDBusRecords {
                     "Name": .string(operation.name), "StartMs": .double(operation.startMs), "Outcome": .string(operation.outcome),
                 ]
                 if let end = operation.endMs { bag["EndMs"] = .double(end) }
+                if let reason = operation.reason { bag["Reason"] = .string(reason) }
                 return .properties(bag)
             }),
         ])
@@ -73,7 +85,8 @@ enum SpeakerdDBusRecords {
             operations.append(.init(name: try require(entry, "Name", String.self),
                                     startMs: try require(entry, "StartMs", Double.self),
                                     endMs: try entry.decode("EndMs", as: Double.self),
-                                    outcome: try require(entry, "Outcome", String.self)))
+                                    outcome: try require(entry, "Outcome", String.self),
+                                    reason: try entry.decode("Reason", as: String.self)))
         }
         return StartupReport(scenario: try bag.decode("Scenario", as: String.self) ?? "",
                              operations: operations,
