@@ -42,29 +42,35 @@ struct PulseAudioDaemonTests {
                 sourceLocation: sourceLocation)
     }
 
-    @Test("speakerd without a PulseAudio server rejects the play with one clear line and stays up", .timeLimit(.minutes(2)))
+    @Test("speakerd without a PulseAudio server says there is no sound server, rejects a play at once in one line, and stays up",
+          .timeLimit(.minutes(2)))
     func daemonWithoutServerRejectsThePlay() async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let nowhere = "unix:\(directory.path)/no-server/native"
-        try await Self.withDaemon(pulseServer: nowhere, in: directory) { client in
+        let socket = "\(directory.path)/no-server/native"
+        try await Self.withDaemon(pulseServer: "unix:" + socket, in: directory,
+                                  until: { $0.waitingFor?.code == NotReadyReason.Code.soundServerUnreachable.rawValue }) { client in
+            let waiting = try await client.status()
+            #expect(waiting.readiness == "speakerConnected", "the speaker is connected; the sound server is what is missing")
+            #expect(waiting.message.hasPrefix("No sound server at \(socket)"), "\(waiting.message)")
             let error = await #expect(throws: SpeakerdError.self) {
                 try await client.play(try Self.request(ClientSongs.sustainedA4(seconds: 1.2), named: "a4.mid", in: directory))
             }
             let message = error?.description ?? ""
-            #expect(message.hasPrefix("cannot start a4.mid: audio output pulseaudio could not be opened: "), "\(message)")
-            #expect(message.hasSuffix("is a PulseAudio server running for this user (PULSE_SERVER names another)?"), "\(message)")
+            #expect(message.hasPrefix("cannot play a4.mid now: no sound server at \(socket)"), "\(message)")
+            #expect(message.hasSuffix("is PulseAudio or PipeWire running, and may speakerd reach it?"), "\(message)")
             #expect(!message.contains("\n"))
             let after = try await client.status()
-            #expect(after.readiness == "playbackReady", "speakerd did not stay up")
+            #expect(after.speaker?.connected == true, "speakerd did not stay up")
         }
     }
 
     /// Runs speakerd (`--audio-output pulseaudio`, `PULSE_SERVER=pulseServer`) on a fake world with
-    /// the known speaker present, hands `body` a client once it is ready to play, then stops it
+    /// the known speaker present, hands `body` a client once `ready` holds (by default: ready to play), then stops it
     /// with SIGTERM and expects a clean exit. A `launcher` (a program and its arguments) starts
     /// speakerd through it, e.g. under the unit's seccomp filters.
     static func withDaemon(pulseServer: String, in directory: URL, launcher: [String] = [],
+                           until ready: @escaping (StatusReport) -> Bool = { $0.readiness == "playbackReady" },
                            _ body: (SpeakerdDBusClient) async throws -> Void) async throws {
         let world = try await FakeBusWorld.start()
         defer { _ = world }
@@ -94,7 +100,7 @@ struct PulseAudioDaemonTests {
         defer { if running { daemon.signal(SIGKILL) } }
 
         let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "the test bus")
-        try await Self.eventually("speakerd is ready to play") { (try? await client.status())?.readiness == "playbackReady" }
+        try await Self.eventually("speakerd is ready to play") { (try? await client.status()).map(ready) ?? false }
         try await body(client)
         daemon.signal(SIGTERM)
         #expect(await daemon.exitStatus() == 0, "speakerd did not stop cleanly on SIGTERM")
