@@ -7,12 +7,33 @@ struct LocalDoctorTests {
     static let sf2Header: [UInt8] = Array("RIFF".utf8) + [0, 0, 0, 0] + Array("sfbk".utf8)
 
     func probes(files: [String: String] = [:], header: [UInt8]? = sf2Header,
-                kernel: KernelBluetoothFinding = .controllers(["hci0"]), bus: String? = nil) -> LocalDoctor.Probes {
+                kernel: KernelBluetoothFinding = .controllers(["hci0"]), bus: String? = nil,
+                stateDirectory: String? = nil) -> LocalDoctor.Probes {
         LocalDoctor.Probes(
             readFile: { (path: String) throws(FileReadError) -> String? in files[path] },
             fileHeader: { _ in header },
             kernelBluetooth: { kernel },
-            reachBus: { _ in bus })
+            reachBus: { _ in bus },
+            stateDirectoryProblem: { _ in stateDirectory })
+    }
+
+    @Test("a state directory speakerd cannot write is a problem: speakers would not be remembered, and it says how to fix it")
+    func unwritableStateDirectory() {
+        let report = LocalDoctor(options: DaemonOptions(stateDirectory: "/s"), environment: [:],
+                                 probes: probes(stateDirectory: "/s cannot be written (read-only file system); make it writable by the speakerd user, or check that its file system is not read-only")).run()
+        #expect(outcome(report, "state") == .problem)
+        #expect(report.checks.first { $0.name == "state" }?.detail
+                == "speakers will not be remembered: /s cannot be written (read-only file system); make it writable by the speakerd user, or check that its file system is not read-only")
+    }
+
+    @Test("the real state-directory probe: a file in its place is a problem, a writable directory or none yet is fine")
+    func stateDirectoryProbe() throws {
+        let directory = TemporaryDirectory()
+        #expect(LocalProbes.stateDirectoryProblem(directory.path) == nil)
+        #expect(LocalProbes.stateDirectoryProblem(directory.path + "/not-yet") == nil)
+        directory.write("x", to: "file")
+        #expect(LocalProbes.stateDirectoryProblem(directory.path + "/file")
+                == "\(directory.path)/file is not a directory; remove it (systemd's StateDirectory= recreates it)")
     }
 
     func outcome(_ report: DoctorReport, _ name: String) -> DoctorReport.Outcome? {

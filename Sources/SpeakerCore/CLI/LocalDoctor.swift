@@ -13,17 +13,21 @@ public struct LocalDoctor: Sendable {
         public var kernelBluetooth: @Sendable () -> KernelBluetoothFinding
         /// Tries to reach a D-Bus address; nil on success, else why not.
         public var reachBus: @Sendable (String) -> String?
+        /// Why speakerd could not write its state directory, if it could not.
+        public var stateDirectoryProblem: @Sendable (String) -> String?
 
         public init(
             readFile: @escaping @Sendable (String) throws(FileReadError) -> String? = TextFile.read,
             fileHeader: @escaping @Sendable (String) -> [UInt8]? = LocalProbes.fileHeader,
             kernelBluetooth: @escaping @Sendable () -> KernelBluetoothFinding = LocalProbes.kernelBluetooth,
-            reachBus: @escaping @Sendable (String) -> String? = LocalProbes.reachBus
+            reachBus: @escaping @Sendable (String) -> String? = LocalProbes.reachBus,
+            stateDirectoryProblem: @escaping @Sendable (String) -> String? = LocalProbes.stateDirectoryProblem
         ) {
             self.readFile = readFile
             self.fileHeader = fileHeader
             self.kernelBluetooth = kernelBluetooth
             self.reachBus = reachBus
+            self.stateDirectoryProblem = stateDirectoryProblem
         }
     }
 
@@ -64,6 +68,9 @@ public struct LocalDoctor: Sendable {
 
     private func stateCheck(directory: String) -> DoctorReport.Check {
         let path = directory + "/state.json"
+        if let problem = probes.stateDirectoryProblem(directory) {
+            return .init(name: "state", outcome: .problem, detail: "speakers will not be remembered: \(problem)")
+        }
         do {
             guard let text = try probes.readFile(path) else {
                 return .init(name: "state", outcome: .ok, detail: "no \(path) yet (first run)")

@@ -61,6 +61,27 @@ public enum LocalProbes {
         }
     }
 
+    /// Why the state directory cannot hold speakerd's state, with the fix; nil when it can (or
+    /// does not exist yet: speakerd, or systemd's `StateDirectory=`, creates it). Writability is
+    /// judged only where this user's answer is speakerd's too (root, or the directory's owner):
+    /// an ordinary user running `doctor` cannot write /var/lib/speakerd, and need not.
+    @Sendable public static func stateDirectoryProblem(_ directory: String) -> String? {
+        var info = stat()
+        guard stat(directory, &info) == 0 else {
+            return errno == ENOENT ? nil : "\(directory): \(String(cString: strerror(errno)).lowercased())"
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            return "\(directory) is not a directory; remove it (systemd's StateDirectory= recreates it)"
+        }
+        let me = geteuid()
+        guard me == 0 || me == info.st_uid else { return nil }
+        guard access(directory, W_OK) == 0 else {
+            return "\(directory) cannot be written (\(String(cString: strerror(errno)).lowercased())); "
+                + "make it writable by the speakerd user, or check that its file system is not read-only"
+        }
+        return nil
+    }
+
     /// Connects a stream socket to the first `unix:path=` or `unix:abstract=` in a D-Bus
     /// address; enough to tell "no bus there" from "bus there" without speaking D-Bus.
     @Sendable public static func reachBus(_ address: String) -> String? {

@@ -167,6 +167,10 @@ struct TruthfulReadinessEndToEndTests {
             #expect(connected.status == 0, "\(connected.standardError)")
             #expect(connected.standardOutput.contains("speakers will not be remembered"), "\(connected.standardOutput)")
             #expect(try await client.status().warnings.first?.contains("speakers will not be remembered") == true)
+            let doctor = try await ExecutableRun.run("composer-cli", ["doctor", "--state-dir", stateDirectory, "--bus", address])
+            #expect(doctor.status != 0, "doctor must fail an unwritable state directory")
+            #expect(doctor.standardOutput.contains("speakers will not be remembered: \(stateDirectory) is not a directory"),
+                    "\(doctor.standardOutput)")
             try await playScale(address, client, into: wav)
 
             // The cause goes away: the retried write lands, and the warning with it.
