@@ -20,7 +20,7 @@ struct CommonOptions: ParsableArguments {
     var busSelection: BusSelection { (try? BusSelection(parsing: bus)) ?? .system }
 
     /// Connects to speakerd on the chosen bus.
-    func daemon() async throws -> any SpeakerdControl {
+    func daemon() async throws -> SpeakerdDBusClient {
         try await SpeakerdClient.connect(busSelection)
     }
 

@@ -1,3 +1,4 @@
+import Synchronization
 import ArgumentParser
 import Foundation
 import Glibc
@@ -38,7 +39,7 @@ struct PlayCommand: AsyncParsableCommand {
         let request = PlayRequest(file: descriptor, displayName: name, queue: queue)
         let daemon = try await common.daemon()
         // Subscribed before the song is sent, so no change is missed; without it, poll.
-        let wakeUps = wait ? try? await (daemon as? SpeakerdDBusClient)?.playbackChanges() : nil
+        let wakeUps = wait ? try? await daemon.playbackChanges() : nil
         let started = try await daemon.play(request)
         guard wait else {
             common.show(started)
@@ -47,13 +48,14 @@ struct PlayCommand: AsyncParsableCommand {
         let terminal = !common.json && isatty(STDOUT_FILENO) == 1
         if !terminal && !common.json { print(started.humanReadable) }
         // Which process serves speakerd: a restart mid-song is then reported, not waited out.
-        var instance: (@Sendable () async -> String?)?
-        if let client = daemon as? SpeakerdDBusClient { instance = { await client.daemonInstance() } }
+        let instance: @Sendable () async -> String? = { await daemon.daemonInstance() }
+        let frames = RedrawCounter()
         let outcome = try await PlaybackWaiter(control: daemon, daemonInstance: instance).wait(for: name, wakeUps: wakeUps) { status in
             guard terminal else { return }
             let line = ProgressLine(title: name, speaker: status.speaker?.name,
                                     elapsedSeconds: status.playback.positionSeconds ?? 0,
-                                    totalSeconds: status.playback.durationSeconds, state: status.playback.state)
+                                    totalSeconds: status.playback.durationSeconds, state: status.playback.state,
+                                    waitingFor: status.waitingFor?.message, frame: frames.next())
             print("\r" + line.rendered(width: terminalWidth() - 1), terminator: "")
             fflush(nil)  // the line has no newline to flush it
         }
@@ -72,4 +74,10 @@ struct PlayCommand: AsyncParsableCommand {
         guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
         return Int(size.ws_col)
     }
+}
+
+/// Counts redraws of the progress line (the spinner's frame).
+final class RedrawCounter: Sendable {
+    private let count = Mutex(0)
+    func next() -> Int { count.withLock { $0 += 1; return $0 } }
 }

@@ -202,6 +202,19 @@ struct ProgressLineTests {
         #expect(text.contains("(waiting)"))
     }
 
+    @Test("play --wait shows what the daemon waits for, with a spinner that moves at each redraw")
+    func waitingForReason() {
+        let reason = "JBL Flip 5 is out of reach; retrying in 8 s"
+        let first = ProgressLine(title: "song.mid", speaker: "JBL Flip 5", elapsedSeconds: 0, totalSeconds: 4,
+                                 state: "waiting", waitingFor: reason, frame: 0)
+        var second = first
+        second.frame = 1
+        #expect(first.rendered(width: 80) == "⠋ song.mid: waiting — \(reason)" + String(repeating: " ", count: 80 - 65))
+        #expect(second.rendered(width: 80).hasPrefix("⠙ song.mid: waiting — "))
+        let narrow = first.rendered(width: 30)
+        #expect(narrow.count == 30 && narrow.hasSuffix("…"))
+    }
+
     @Test("the bar has eighth-block resolution and never overflows")
     func barResolution() {
         #expect(ProgressLine.bar(fraction: 0.5, width: 4) == "██  ")

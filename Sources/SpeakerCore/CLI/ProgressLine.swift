@@ -10,18 +10,32 @@ public struct ProgressLine: Equatable, Sendable {
     public var totalSeconds: Double?
     /// `waiting`, `playing` or `paused`: shown instead of the bar when not playing.
     public var state: String
+    /// While `waiting`: what the daemon waits for (its `waitingFor` sentence), shown with a spinner.
+    public var waitingFor: String?
+    /// Which spinner frame to draw (the caller counts redraws).
+    public var frame: Int
 
-    public init(title: String, speaker: String?, elapsedSeconds: Double, totalSeconds: Double?, state: String) {
+    public init(title: String, speaker: String?, elapsedSeconds: Double, totalSeconds: Double?, state: String,
+                waitingFor: String? = nil, frame: Int = 0) {
         self.title = title
         self.speaker = speaker
         self.elapsedSeconds = elapsedSeconds
         self.totalSeconds = totalSeconds
         self.state = state
+        self.waitingFor = waitingFor
+        self.frame = frame
     }
+
+    static let spinner: [Character] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
     /// Renders to exactly `width` columns (at least 20), truncating the title first.
     public func rendered(width: Int) -> String {
         let width = max(20, width)
+        if state == "waiting", let waitingFor {
+            // "⠹ song.mid: waiting — connecting to JBL Flip 5…": the reason is what matters.
+            let line = "\(Self.spinner[abs(frame) % Self.spinner.count]) \(title): waiting — \(waitingFor)"
+            return line.count <= width ? padded(line, to: width) : String(line.prefix(width - 1)) + "…"
+        }
         let times = formatClock(elapsedSeconds) + (totalSeconds.map { " / " + formatClock($0) } ?? "")
         var label = title + (speaker.map { " — \($0)" } ?? "")
         let barWidth = max(0, min(30, width - times.count - 12))

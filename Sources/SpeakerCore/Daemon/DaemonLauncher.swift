@@ -31,8 +31,8 @@ public enum DaemonLauncher {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: daemon)]
         // After the daemon, so it shuts down first: a song's output is closed complete while
         // the daemon (and its bus) is still there.
-        if let playback = coordinator.playback as? CoordinatorDaemonPlayback {
-            services.append(.init(service: playback.coordinator))
+        if let playback = coordinator.playback?.lifecycleService {
+            services.append(.init(service: playback))
         }
         if let notifier, let settings = WatchdogSettings(environment: environment, processID: getpid()) {
             let pacer = WatchdogPacer(settings: settings, clock: ContinuousClock(), notifier: notifier,

@@ -1,3 +1,4 @@
+import ServiceLifecycle
 import SystemPackage
 
 /// What the daemon needs from the playback engine; the engine adapter implements it.
@@ -31,9 +32,14 @@ public protocol DaemonPlayback: Sendable {
     /// Playback's status after each change it makes by itself (a song ends, the next one starts,
     /// progress), so the daemon's status and PlaybackChanged signal follow it.
     func changes() async -> AsyncStream<StatusReport.Playback>
+    /// The part of the playback side that needs an orderly shutdown in the daemon's service
+    /// group (after the daemon, so a song's output is closed complete), if any.
+    var lifecycleService: (any Service)? { get }
 }
 
 extension DaemonPlayback {
+    public var lifecycleService: (any Service)? { nil }
+
     /// A playback side that never changes by itself has nothing to report.
     public func changes() async -> AsyncStream<StatusReport.Playback> {
         AsyncStream { $0.finish() }

@@ -189,6 +189,7 @@ extension SpeakerdDaemon: SpeakerdControl {
         do { try await playback?.pause() } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.failed, message: "\(error)")
         }
+        if let playback { playbackReport = await playback.snapshot() }
         await publish()
         return await currentStatus()
     }
@@ -197,6 +198,7 @@ extension SpeakerdDaemon: SpeakerdControl {
         do { try await playback?.resume() } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.failed, message: "\(error)")
         }
+        if let playback { playbackReport = await playback.snapshot() }
         await publish()
         return await currentStatus()
     }

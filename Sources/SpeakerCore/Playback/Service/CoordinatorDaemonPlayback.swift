@@ -1,4 +1,5 @@
 import Glibc
+import ServiceLifecycle
 import Synchronization
 import SystemPackage
 
@@ -65,6 +66,8 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
         case .null: return NullOutput(pacing: .realTime(clock))
         }
     }
+
+    public var lifecycleService: (any Service)? { coordinator }
 
     public func preloadSoundfont(_ path: String) async throws {
         _ = try await soundFonts.load(path: path)
