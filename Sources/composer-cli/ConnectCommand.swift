@@ -10,6 +10,9 @@ struct ConnectCommand: AsyncParsableCommand {
     @Argument(help: "The speaker's Bluetooth address, such as 11:22:33:AA:BB:CC.")
     var address: String?
 
+    @Flag(help: "Connects the device even if BlueZ shows it is not a speaker (a phone, a keyboard).")
+    var force = false
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -18,6 +21,6 @@ struct ConnectCommand: AsyncParsableCommand {
 
     func run() async throws {
         let target = try address.map(validateAddress)
-        common.show(try await common.daemon().connect(target))
+        common.show(try await common.daemon().connect(target, force: force))
     }
 }

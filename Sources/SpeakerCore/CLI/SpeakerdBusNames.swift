@@ -18,5 +18,7 @@ public enum SpeakerdBus {
         public static let failed = "io.speakerd.Error.Failed"
         /// Too many requests pending (this client's or everyone's): refused at once, try later.
         public static let busy = "io.speakerd.Error.Busy"
+        /// `Connect` of a device BlueZ shows to be no speaker (a phone); `ConnectAnyDevice` takes it.
+        public static let notASpeaker = "io.speakerd.Error.NotASpeaker"
     }
 }

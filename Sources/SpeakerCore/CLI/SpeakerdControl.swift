@@ -11,7 +11,10 @@ public protocol SpeakerdControl: Sendable {
     func scan() async throws(SpeakerdError) -> ScanReport
     func speakers() async throws(SpeakerdError) -> SpeakersReport
     /// Connects `address`, or with nil the last known speaker; also lifts a user's disconnect.
+    /// A device BlueZ shows to be something else than a speaker (a phone, a keyboard) is refused.
     func connect(_ address: BluetoothAddress?) async throws(SpeakerdError) -> StatusReport
+    /// `connect`, where `force` connects even a device that does not look like a speaker.
+    func connect(_ address: BluetoothAddress?, force: Bool) async throws(SpeakerdError) -> StatusReport
     /// Disconnects and keeps the speaker disconnected until `connect` is asked for.
     func disconnect() async throws(SpeakerdError) -> StatusReport
     func forget(_ address: BluetoothAddress) async throws(SpeakerdError) -> SpeakersReport
@@ -20,6 +23,13 @@ public protocol SpeakerdControl: Sendable {
     func stop() async throws(SpeakerdError) -> StatusReport
     func pause() async throws(SpeakerdError) -> StatusReport
     func resume() async throws(SpeakerdError) -> StatusReport
+}
+
+extension SpeakerdControl {
+    /// Doubles that know no devices take every connect alike.
+    public func connect(_ address: BluetoothAddress?, force: Bool) async throws(SpeakerdError) -> StatusReport {
+        try await connect(address)
+    }
 }
 
 /// A song handed to the daemon: an open file descriptor plus what to call it.

@@ -36,7 +36,12 @@ public final class SpeakerdDBusClient: SpeakerdControl {
     }
 
     public func connect(_ address: BluetoothAddress?) async throws(SpeakerdError) -> StatusReport {
-        try await decode("Connect", [.string(address?.description ?? "")], timeout: .seconds(60)) { (value: DBusValue) throws(DBusError) in
+        try await connect(address, force: false)
+    }
+
+    public func connect(_ address: BluetoothAddress?, force: Bool) async throws(SpeakerdError) -> StatusReport {
+        try await decode(force ? "ConnectAnyDevice" : "Connect", [.string(address?.description ?? "")],
+                         timeout: .seconds(60)) { (value: DBusValue) throws(DBusError) in
             try SpeakerdDBusRecords.status(from: value)
         }
     }

@@ -55,7 +55,12 @@ public enum SpeakerdDBusObject {
             method("Speakers", output: DBusArgument("speakers", "aa{sv}")) { control, _ in record.encode(try await control.speakers()) },
             method("Connect", inputs: [DBusArgument("address", "s")], output: status, bounded: true) { control, context in
                 let text = try Self.string(context, 0, limit: ArgumentLimits.address, what: "address")
-                return record.encode(try await control.connect(text.isEmpty ? nil : try Self.address(text)))
+                return record.encode(try await control.connect(text.isEmpty ? nil : try Self.address(text), force: false))
+            },
+            // `composer-cli connect --force`: also a device that does not look like a speaker.
+            method("ConnectAnyDevice", inputs: [DBusArgument("address", "s")], output: status, bounded: true) { control, context in
+                let text = try Self.string(context, 0, limit: ArgumentLimits.address, what: "address")
+                return record.encode(try await control.connect(text.isEmpty ? nil : try Self.address(text), force: true))
             },
             method("Disconnect", output: status, bounded: true) { control, _ in record.encode(try await control.disconnect()) },
             method("Forget", inputs: [DBusArgument("address", "s")], output: DBusArgument("speakers", "aa{sv}"),

@@ -36,6 +36,10 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func connect(_ address: BluetoothAddress?) async throws(SpeakerdError) -> StatusReport {
+        try await connect(address, force: false)
+    }
+
+    public func connect(_ address: BluetoothAddress?, force: Bool) async throws(SpeakerdError) -> StatusReport {
         let asked = userChoices
         let bluez = try await bluezOnceReachable()
         // A later choice by the user (disconnect, forget, another connect) wins over a connect
@@ -58,6 +62,12 @@ extension SpeakerdDaemon: SpeakerdControl {
                             message: "BlueZ does not know \(chosen): put the speaker in pairing mode and run 'composer-cli scan'")
         }
         let name = known.first { $0.address == chosen }?.name ?? device.displayName
+        // BlueZ says it is something else (a phone, a keyboard): not what a person meant, unless
+        // they say so. A device BlueZ knows nothing about yet is given the benefit of the doubt.
+        if !force, case .notAudioSink(let why) = device.audioSink, !known.contains(where: { $0.address == chosen }) {
+            throw .rejected(name: SpeakerdBus.ErrorName.notASpeaker,
+                            message: "\(name) (\(chosen)) is not a speaker: \(why); 'composer-cli connect --force \(chosen)' connects it anyway")
+        }
         guard asked == userChoices else {
             throw .rejected(name: SpeakerdBus.ErrorName.failed,
                             message: "a later 'connect', 'disconnect' or 'forget' replaced this connect request")

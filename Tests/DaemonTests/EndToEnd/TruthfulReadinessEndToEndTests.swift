@@ -236,4 +236,23 @@ struct TruthfulReadinessEndToEndTests {
             #expect(!FileManager.default.fileExists(atPath: wav), "a cancelled request wrote audio")
         }
     }
+
+    @Test("connect refuses a phone in our words, and --force connects it anyway")
+    func connectRefusesAPhoneUnlessForced() async throws {
+        let fake = try await DaemonWorld.start(.speakerd)
+        try await fake.addAdapter()
+        let phone = "44:55:66:DD:EE:FF"
+        #expect(try await fake.world.send("add-phone \(phone) Somebody's phone") == "ok")
+        let wav = fake.state.path + "/song.wav"
+        try await withSpeakerd(fake, output: wav) { address, client in
+            let refused = try await ExecutableRun.run("composer-cli", ["connect", phone, "--bus", address])
+            #expect(refused.status != 0)
+            #expect(refused.standardError == "composer-cli: Somebody's phone (\(phone)) is not a speaker: its class of device is phone; "
+                    + "'composer-cli connect --force \(phone)' connects it anyway\n", "\(refused.standardError)")
+            #expect(try await client.status().speaker == nil, "nothing was chosen")
+            let forced = try await ExecutableRun.run("composer-cli", ["connect", "--force", phone, "--bus", address])
+            #expect(forced.status == 0, "\(forced.standardError)")
+            #expect(try await client.status().speaker?.connected == true)
+        }
+    }
 }
