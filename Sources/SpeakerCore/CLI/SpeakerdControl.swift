@@ -17,7 +17,10 @@ public protocol SpeakerdControl: Sendable {
     func connect(_ address: BluetoothAddress?, force: Bool) async throws(SpeakerdError) -> StatusReport
     /// Disconnects and keeps the speaker disconnected until `connect` is asked for.
     func disconnect() async throws(SpeakerdError) -> StatusReport
+    /// Removes a known speaker and its BlueZ pairing (the speaker must pair again to come back).
     func forget(_ address: BluetoothAddress) async throws(SpeakerdError) -> SpeakersReport
+    /// `forget`, where `keepPairing` leaves BlueZ's pairing in place (only speakerd forgets it).
+    func forget(_ address: BluetoothAddress, keepPairing: Bool) async throws(SpeakerdError) -> SpeakersReport
     /// Plays a file the client opened; the daemon never opens client paths.
     func play(_ request: PlayRequest) async throws(SpeakerdError) -> StatusReport
     func stop() async throws(SpeakerdError) -> StatusReport
@@ -29,6 +32,10 @@ extension SpeakerdControl {
     /// Doubles that know no devices take every connect alike.
     public func connect(_ address: BluetoothAddress?, force: Bool) async throws(SpeakerdError) -> StatusReport {
         try await connect(address)
+    }
+
+    public func forget(_ address: BluetoothAddress, keepPairing: Bool) async throws(SpeakerdError) -> SpeakersReport {
+        try await forget(address)
     }
 }
 

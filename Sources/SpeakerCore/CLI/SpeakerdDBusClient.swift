@@ -51,7 +51,11 @@ public final class SpeakerdDBusClient: SpeakerdControl {
     }
 
     public func forget(_ address: BluetoothAddress) async throws(SpeakerdError) -> SpeakersReport {
-        try await decode("Forget", [.string(address.description)]) { (value: DBusValue) throws(DBusError) in
+        try await forget(address, keepPairing: false)
+    }
+
+    public func forget(_ address: BluetoothAddress, keepPairing: Bool) async throws(SpeakerdError) -> SpeakersReport {
+        try await decode(keepPairing ? "ForgetKeepingPairing" : "Forget", [.string(address.description)]) { (value: DBusValue) throws(DBusError) in
             try SpeakerdDBusRecords.speakers(from: value)
         }
     }

@@ -66,7 +66,13 @@ public enum SpeakerdDBusObject {
             method("Forget", inputs: [DBusArgument("address", "s")], output: DBusArgument("speakers", "aa{sv}"),
                    bounded: true) { control, context in
                 let text = try Self.string(context, 0, limit: ArgumentLimits.address, what: "address")
-                return record.encode(try await control.forget(try Self.address(text)))
+                return record.encode(try await control.forget(try Self.address(text), keepPairing: false))
+            },
+            // `composer-cli forget --keep-pairing`: speakerd forgets it, BlueZ keeps the pairing.
+            method("ForgetKeepingPairing", inputs: [DBusArgument("address", "s")], output: DBusArgument("speakers", "aa{sv}"),
+                   bounded: true) { control, context in
+                let text = try Self.string(context, 0, limit: ArgumentLimits.address, what: "address")
+                return record.encode(try await control.forget(try Self.address(text), keepPairing: true))
             },
             method("Play", inputs: [DBusArgument("file", "h"), DBusArgument("name", "s"), DBusArgument("queue", "b")],
                    output: status, bounded: true) { control, context in

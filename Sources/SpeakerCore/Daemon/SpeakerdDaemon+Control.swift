@@ -118,6 +118,10 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func forget(_ address: BluetoothAddress) async throws(SpeakerdError) -> SpeakersReport {
+        try await forget(address, keepPairing: false)
+    }
+
+    public func forget(_ address: BluetoothAddress, keepPairing: Bool) async throws(SpeakerdError) -> SpeakersReport {
         userChoices += 1
         if await link.clearTarget(address) { try? await bluez?.disconnect(address) }
         let removed: Bool
@@ -127,7 +131,15 @@ extension SpeakerdDaemon: SpeakerdControl {
         guard removed else {
             throw .rejected(name: SpeakerdBus.ErrorName.unknownDevice, message: "\(address) is not a known speaker")
         }
-        try? await bluez?.removeDevice(address)
+        if keepPairing {
+            logger.info("forgot \(address); BlueZ keeps its pairing, as asked")
+        } else {
+            // Forgetting means the speaker must pair again: BlueZ forgets it too. Said, not silent.
+            do { try await bluez?.removeDevice(address) } catch {
+                logger.notice("forgot \(address), but BlueZ could not remove its pairing: \(error)")
+            }
+            logger.info("forgot \(address) and removed its BlueZ pairing")
+        }
         return try await speakers()
     }
 

@@ -255,4 +255,34 @@ struct TruthfulReadinessEndToEndTests {
             #expect(try await client.status().speaker?.connected == true)
         }
     }
+
+    @Test("forget says it removes the pairing and does; --keep-pairing leaves BlueZ's pairing alone")
+    func forgetSaysWhatHappensToThePairing() async throws {
+        let fake = try await DaemonWorld.start(.speakerd)
+        try await fake.addAdapter()
+        try await fake.addSpeaker()
+        fake.remember([Self.flip])
+        let removals = { @Sendable () async throws -> Int in
+            let reply = try await fake.mock("GetMethodCalls", .string("RemoveDevice"), path: "/org/bluez/hci0",
+                                            interface: "org.freedesktop.DBus.Mock")
+            guard case .array(_, let calls)? = reply.first?.unwrappingVariants else { return 0 }
+            return calls.count
+        }
+        try await withSpeakerd(fake, output: fake.state.path + "/song.wav") { address, client in
+            let kept = try await ExecutableRun.run("composer-cli", ["forget", "--keep-pairing", Self.flip.address, "--bus", address])
+            #expect(kept.status == 0, "\(kept.standardError)")
+            #expect(kept.standardOutput.hasPrefix("Forgot \(Self.flip.address); its Bluetooth pairing is kept."), "\(kept.standardOutput)")
+            #expect(try await removals() == 0, "--keep-pairing removed the pairing")
+            #expect(try await client.speakers().speakers.isEmpty)
+
+            let connected = try await ExecutableRun.run("composer-cli", ["connect", Self.flip.address, "--bus", address])
+            #expect(connected.status == 0, "\(connected.standardError)")
+            let forgot = try await ExecutableRun.run("composer-cli", ["forget", Self.flip.address, "--bus", address])
+            #expect(forgot.status == 0, "\(forgot.standardError)")
+            #expect(forgot.standardOutput.hasPrefix("Forgot \(Self.flip.address) and removed its Bluetooth pairing"),
+                    "\(forgot.standardOutput)")
+            #expect(try await removals() == 1, "forget must remove BlueZ's pairing")
+            #expect(try await client.status().speaker == nil)
+        }
+    }
 }
