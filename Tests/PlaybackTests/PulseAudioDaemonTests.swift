@@ -49,7 +49,7 @@ struct PulseAudioDaemonTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = "\(directory.path)/no-server/native"
         try await Self.withDaemon(pulseServer: "unix:" + socket, in: directory,
-                                  until: { $0.waitingFor?.code == NotReadyReason.Code.soundServerUnreachable.rawValue }) { client in
+                                  until: { $0.waitingFor?.code == NotReadyReason.Code.soundServerUnreachable.rawValue && $0.speaker?.connected == true }) { client in
             let waiting = try await client.status()
             #expect(waiting.readiness == "speakerConnected", "the speaker is connected; the sound server is what is missing")
             #expect(waiting.message.hasPrefix("No sound server at \(socket)"), "\(waiting.message)")

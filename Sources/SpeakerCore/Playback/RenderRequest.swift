@@ -25,8 +25,8 @@ public struct RenderRequest: Sendable {
     /// The release tail a render may add after the song's last event.
     static let tailSeconds = 1.0
 
-    /// Reads the MIDI file (failing fast, before the slow SoundFont load), checks its length,
-    /// loads the SoundFont and renders the WAV. Every failure is a `RenderError` whose
+    /// Reads the MIDI file and checks its length (failing fast, before the slow SoundFont load),
+    /// then loads the SoundFont and renders the WAV. Every failure is a `RenderError` whose
     /// description is one line; a cancelled render throws `.cancelled` and leaves no file.
     public func run() async throws(RenderError) -> OfflineRenderer.Summary {
         let song: MIDISong
@@ -38,15 +38,17 @@ public struct RenderRequest: Sendable {
         guard song.durationSeconds <= maxDurationSeconds else {
             throw .tooLong(path: midiPath, seconds: song.durationSeconds, limit: maxDurationSeconds)
         }
-        let soundFont: SoundFont
-        do {
-            soundFont = try await SoundFont.load(path: soundFontPath)
-        } catch {
-            throw .soundFont(error)
-        }
-        let fits = WAVHeader.maxSeconds(sampleRate: soundFont.sampleRate)
+        // The rate is ours to choose, so what a WAV can hold is known before the slow load.
+        let sampleRate = SoundFont.defaultSampleRate
+        let fits = WAVHeader.maxSeconds(sampleRate: sampleRate)
         guard song.durationSeconds + Self.tailSeconds <= fits else {
             throw .tooLongForWAV(path: midiPath, seconds: song.durationSeconds, fits: fits - Self.tailSeconds)
+        }
+        let soundFont: SoundFont
+        do {
+            soundFont = try await SoundFont.load(path: soundFontPath, sampleRate: sampleRate)
+        } catch {
+            throw .soundFont(error)
         }
         do {
             return try await OfflineRenderer.render(song, soundFont: soundFont, to: outputPath)
