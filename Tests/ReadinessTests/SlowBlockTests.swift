@@ -64,4 +64,24 @@ struct SlowBlockTests {
         #expect(logs.warnings.map { $0.metadata["label"] } == ["preload soundfont"])
         #expect(logs.warnings.first?.message.contains("120.0 ms") == true)
     }
+
+    @Test("work expected to take a while is judged against its own budget, not the quick-block threshold")
+    func politeBlockWithinItsBudgetIsQuiet() async {
+        let clock = SteppingClock()
+        let logs = LogCapture()
+        let gate = ReadinessGate(initial: DaemonReadiness.started, clock: clock, logger: logs.logger())
+        let done = OneShotSignal<Void, Never>()
+        gate.runNowOrWhenPolitely(.bus, label: "preload soundfont", budget: .seconds(10)) {
+            clock.step(by: .milliseconds(400))
+        }
+        gate.runNowOrWhenPolitely(.bus, label: "index the library", budget: .milliseconds(100)) {
+            clock.step(by: .milliseconds(250))
+            done.succeed(())
+        }
+        gate.raise(to: .bus)
+        _ = try? await done.result()
+        await eventually("the polite runner finished") { !gate.isRunningPoliteBlocks }
+        #expect(logs.warnings.map { $0.metadata["label"] } == ["index the library"], "400 ms is within a 10 s budget")
+        #expect(logs.warnings.first?.message.contains("(threshold 100.0 ms)") == true, "\(logs.warnings.map(\.message))")
+    }
 }

@@ -216,7 +216,9 @@ extension SpeakerdDaemon {
         guard playback != nil else { throw DaemonOperationError.noPlaybackEngine }
         if let connectIssued { _ = try await connectIssued.result().get() }
         let loaded = OneShotSignal<Void, any Error>()
-        gate.runNowOrWhenPolitely(.bus, label: "preload soundfont \(configuration.soundfont)") {
+        // Loading a soundfont takes a while by nature (tens to hundreds of ms, seconds for a
+        // large font): slow only past the step's own budget.
+        gate.runNowOrWhenPolitely(.bus, label: "preload soundfont \(configuration.soundfont)", budget: Self.soundfontBudget) {
             do {
                 try await self.loadSoundfont()
                 _ = loaded.succeed(())
@@ -270,6 +272,9 @@ extension SpeakerdDaemon {
         if case .finished(true) = outcome { return }
         throw DaemonOperationError.notReady(verdict.waitingFor ?? .starting)
     }
+
+    /// What loading the soundfont may take before it is reported as slow (the step's timeout).
+    static let soundfontBudget = Duration.seconds(10)
 
     /// How long start-up's last step watches for readiness before it reports the reason.
     static let playbackReadyWait = Duration.seconds(10)

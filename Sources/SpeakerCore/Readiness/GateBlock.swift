@@ -6,7 +6,9 @@ enum GatePhase: UInt8, Sendable {
 /// The work of a gate block.
 enum GateWork: Sendable {
     case sync(@Sendable () -> Void)
-    case polite(@Sendable () async -> Void)
+    /// `budget`: how long this block is expected to take; it is named as slow only past that
+    /// (nil: the gate's threshold).
+    case polite(@Sendable () async -> Void, budget: Duration?)
 }
 
 /// One registered block, without its level: the gate files blocks in per-level buckets, so this

@@ -20,11 +20,12 @@ extension ReadinessGate {
                 return nil
             }
             guard let next else { return }
-            if case let .polite(block) = next.work {
+            if case let .polite(block, budget) = next.work {
                 let start = stopwatch.elapsed()
                 await block()
                 let took = stopwatch.elapsed() - start
-                if took > slowBlockThreshold { reportSlow(next.label, took: took) }
+                let allowed = budget ?? slowBlockThreshold
+                if took > allowed { reportSlow(next.label, took: took, allowed: allowed) }
             }
             let more = state.withLock { state in
                 if state.politeQueue.isEmpty { state.politeRunnerActive = false }

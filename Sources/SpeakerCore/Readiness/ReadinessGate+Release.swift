@@ -72,9 +72,10 @@ extension ReadinessGate {
         if took > slowBlockThreshold { reportSlow(label, took: took) }
     }
 
-    func reportSlow(_ label: BlockLabel, took: Duration) {
+    func reportSlow(_ label: BlockLabel, took: Duration, allowed: Duration? = nil) {
+        let allowed = allowed ?? slowBlockThreshold
         logger.warning(
-            "slow readiness block \(label) took \(took.milliseconds) ms (threshold \(slowBlockThreshold.milliseconds) ms)",
+            "slow readiness block \(label) took \(took.milliseconds) ms (threshold \(allowed.milliseconds) ms)",
             metadata: ["label": "\(label)"]
         )
     }

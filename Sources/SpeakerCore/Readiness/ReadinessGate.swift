@@ -106,17 +106,20 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
     /// by a pause of `politeSpacing`, in registration order.
     ///
     /// For deferred work that must not compete with the urgent path (preloading the soundfont,
-    /// tidying state): the urgent blocks run first, then these trickle in. If the level drops
+    /// tidying state): the urgent blocks run first, then these trickle in. Work that is expected
+    /// to take a while gives its `budget`: it is named as slow only past that, not past the
+    /// gate's threshold for quick blocks. If the level drops
     /// before a polite block's turn, it waits for the next rise.
     @_specialize(exported: true, where Level == DaemonReadiness)
     public func runNowOrWhenPolitely(
         _ level: Level,
         label: String? = nil,
+        budget: Duration? = nil,
         fileID: StaticString = #fileID,
         line: UInt = #line,
         _ block: @escaping @Sendable () async -> Void
     ) {
-        register(level, GatePhase.polite, BlockLabel(label, fileID: fileID, line: line), GateWork.polite(block))
+        register(level, GatePhase.polite, BlockLabel(label, fileID: fileID, line: line), GateWork.polite(block, budget: budget))
     }
 
     // MARK: - Changing the level

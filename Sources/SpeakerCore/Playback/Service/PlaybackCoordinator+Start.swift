@@ -141,6 +141,7 @@ extension PlaybackCoordinator {
             guard case let .playing(current) = state else { return true }
             lastPosition = current.durationSeconds
             state = .idle
+            logger.info("finished playing \(current.file)")
             publish(.finished(file: current.file))
             startNextQueuedSong()
             return false
