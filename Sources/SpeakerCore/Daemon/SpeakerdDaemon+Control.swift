@@ -135,7 +135,13 @@ extension SpeakerdDaemon: SpeakerdControl {
             logger.info("forgot \(address); BlueZ keeps its pairing, as asked")
         } else {
             // Forgetting means the speaker must pair again: BlueZ forgets it too. Said, not silent.
-            do { try await bluez?.removeDevice(address) } catch {
+            do {
+                if let bluez {
+                    try await runOperation("remove the pairing of \(address)", group: "forget", timeout: .seconds(10)) {
+                        try await bluez.removeDevice(address)
+                    }
+                }
+            } catch {
                 logger.notice("forgot \(address), but BlueZ could not remove its pairing: \(error)")
             }
             logger.info("forgot \(address) and removed its BlueZ pairing")

@@ -117,7 +117,16 @@ public actor SpeakerLink {
         snapshot.activity = .heldByUser
         await changed()
         if snapshot.connected, let bluez {
-            try await bluez.disconnect(target.address)
+            // A speaker operation like the others: timed out, and holding the sleep delay lock.
+            let ticket = await operations.add("disconnect \(target.address)", group: "disconnect", timeout: .seconds(10)) { _ in
+                try await bluez.disconnect(target.address)
+            }
+            switch try await ticket.outcome() {
+            case .ok: break
+            case .failed(let reason), .skipped(let reason): throw SpeakerOperationFailure(operation: "Disconnect", reason: reason)
+            case .timedOut: throw SpeakerOperationFailure(operation: "Disconnect", reason: "BlueZ did not answer within 10 s")
+            case .cancelled: throw CancellationError()
+            }
             await linkDown()  // BlueZ's signal follows; our call returning is already the truth
         }
     }
