@@ -3,13 +3,17 @@
 /// shape of the hostile "long rest" file: tiny to send, hours to render.
 public enum LongRestSong {
     public static func bytes(seconds: Double) -> [UInt8] {
-        let ticks = UInt32(seconds * 192)
-        let track: [UInt8] = [0x00, 0x90, 0x3C, 0x64] + vlq(ticks) + [0x80, 0x3C, 0x00, 0x00, 0xFF, 0x2F, 0x00]
+        let ticks = Int(seconds * 192)
+        let track: [UInt8] = [0x00, 0x90, 0x3C, 0x64] + SMFBytes.variableLength(ticks) + [0x80, 0x3C, 0x00, 0x00, 0xFF, 0x2F, 0x00]
         return Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96]
-            + Array("MTrk".utf8) + be32(UInt32(track.count)) + track
+            + Array("MTrk".utf8) + SMFBytes.bigEndian32(track.count) + track
     }
+}
 
-    private static func vlq(_ value: UInt32) -> [UInt8] {
+/// The two number encodings a Standard MIDI File is built from, for tests that write songs.
+public enum SMFBytes {
+    /// A variable-length quantity: 7 bits a byte, most significant first, high bit on all but the last.
+    public static func variableLength(_ value: Int) -> [UInt8] {
         var bytes = [UInt8(value & 0x7F)]
         var rest = value >> 7
         while rest > 0 {
@@ -19,7 +23,8 @@ public enum LongRestSong {
         return bytes
     }
 
-    private static func be32(_ value: UInt32) -> [UInt8] {
-        [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+    /// A chunk length: four bytes, big-endian.
+    public static func bigEndian32(_ value: Int) -> [UInt8] {
+        [UInt8(value >> 24 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
     }
 }

@@ -69,6 +69,17 @@ struct ActivationEndToEndTests {
         return (state, services, wav)
     }
 
+    /// A bus whose activation files are in `services`, with the fake BlueZ's adapter and speaker,
+    /// and the test's own connection to it.
+    func worldWithSpeaker(activating services: String) async throws -> (FakeBusWorld, DBusConnection) {
+        let world = try await FakeBusWorld.start(serviceDirectory: services)
+        let bus = try await world.connect()
+        _ = try await world.mock("AddAdapter", path: "/org/bluez", arguments: [.string("hci0"), .string("box")], using: bus)
+        _ = try await world.mock("AddDevice", path: "/org/bluez",
+                                 arguments: [.string("hci0"), .string(Self.speaker), .string("JBL Flip 5")], using: bus)
+        return (world, bus)
+    }
+
     /// The process that owns speakerd's name on `bus`, if any.
     func owner(on bus: DBusConnection) async -> pid_t? {
         let reply = try? await bus.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
@@ -83,12 +94,8 @@ struct ActivationEndToEndTests {
     func playActivatesSpeakerd(_ launch: Launch) async throws {
         let songPath = try GatedPlayEndToEndTests.song()
         let (state, services, wav) = try prepare(launch)
-        let world = try await FakeBusWorld.start(serviceDirectory: services)
-        let bus = try await world.connect()
+        let (world, bus) = try await worldWithSpeaker(activating: services)
         defer { bus.close() }
-        _ = try await world.mock("AddAdapter", path: "/org/bluez", arguments: [.string("hci0"), .string("box")], using: bus)
-        _ = try await world.mock("AddDevice", path: "/org/bluez",
-                                 arguments: [.string("hci0"), .string(Self.speaker), .string("JBL Flip 5")], using: bus)
         #expect(await owner(on: bus) == nil, "speakerd must not be running before the request")
 
         let played = try await ExecutableRun.run("composer-cli", ["play", songPath, "--bus", world.address])
@@ -124,12 +131,8 @@ struct ActivationEndToEndTests {
           arguments: Launch.allCases)
     func connectActivatesSpeakerd(_ launch: Launch) async throws {
         let (state, services, _) = try prepare(launch, knowsTheSpeaker: false)
-        let world = try await FakeBusWorld.start(serviceDirectory: services)
-        let bus = try await world.connect()
+        let (world, bus) = try await worldWithSpeaker(activating: services)
         defer { bus.close() }
-        _ = try await world.mock("AddAdapter", path: "/org/bluez", arguments: [.string("hci0"), .string("box")], using: bus)
-        _ = try await world.mock("AddDevice", path: "/org/bluez",
-                                 arguments: [.string("hci0"), .string(Self.speaker), .string("JBL Flip 5")], using: bus)
         #expect(await owner(on: bus) == nil, "speakerd must not be running before the request")
 
         let connected = try await ExecutableRun.run("composer-cli", ["connect", Self.speaker, "--bus", world.address])

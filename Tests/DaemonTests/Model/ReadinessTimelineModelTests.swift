@@ -361,7 +361,7 @@ final class CountingBlueZ: BlueZClient, @unchecked Sendable {
 /// The model's playback side: a soundfont that can be installed or removed, an output that can
 /// become unusable and usable again (reported as the audio path's events, as BlueALSA's PCMs
 /// are), and songs that wait in the readiness gate as the real coordinator's do.
-final class ModelPlayback: DaemonPlayback, @unchecked Sendable {
+final class ModelPlayback: StandInPlayback, @unchecked Sendable {
     private struct State {
         var soundfontInstalled = true
         var soundfontLoaded = false
@@ -441,10 +441,4 @@ final class ModelPlayback: DaemonPlayback, @unchecked Sendable {
         for task in tasks { task.cancel() }
     }
 
-    func stop() async {}
-    func pause() async throws {}
-    func resume() async throws {}
-    func speakerLost() async {}
-    func speakerBack() async {}
-    func snapshot() async -> StatusReport.Playback { .idle }
 }

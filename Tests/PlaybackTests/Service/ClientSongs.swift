@@ -1,6 +1,7 @@
 import Foundation
 import SpeakerCore
 import SystemPackage
+import TestSupport
 
 /// Songs as a client sends them: Standard MIDI File bytes in a file the test opens, handed over
 /// as a descriptor, exactly like `composer-cli play` does.
@@ -17,12 +18,12 @@ enum ClientSongs {
         var track: [UInt8] = []
         var now = 0
         for event in timed {
-            track += vlq(event.tick - now) + event.bytes
+            track += SMFBytes.variableLength(event.tick - now) + event.bytes
             now = event.tick
         }
-        track += vlq(max(0, Int(end * 960) - now)) + [0xFF, 0x2F, 0x00]
+        track += SMFBytes.variableLength(max(0, Int(end * 960) - now)) + [0xFF, 0x2F, 0x00]
         let header: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0]
-        return header + Array("MTrk".utf8) + be32(track.count) + track
+        return header + Array("MTrk".utf8) + SMFBytes.bigEndian32(track.count) + track
     }
 
     /// Piano notes (a sharp attack, easy to place in time) at 0.5 s, 1.5 s and 2.5 s, each 0.4 s
@@ -41,19 +42,6 @@ enum ClientSongs {
         return (PlayRequest(file: descriptor, displayName: name, queue: queue), OpenedFile(descriptor: descriptor, path: path))
     }
 
-    private static func vlq(_ value: Int) -> [UInt8] {
-        var bytes = [UInt8(value & 0x7F)]
-        var rest = value >> 7
-        while rest > 0 {
-            bytes.insert(UInt8(rest & 0x7F) | 0x80, at: 0)
-            rest >>= 7
-        }
-        return bytes
-    }
-
-    private static func be32(_ value: Int) -> [UInt8] {
-        [UInt8(value >> 24 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
-    }
 }
 
 /// A descriptor the test opened, to check afterwards that the daemon closed it.
