@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import SpeakerCore
+import Synchronization
 
 struct ScanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -61,25 +62,39 @@ struct ScanCommand: AsyncParsableCommand {
     }
 
     /// Runs the daemon's scan (it answers after its scan_seconds) with a spinner and the seconds
-    /// so far, so the wait is visibly alive; the line is cleared once the answer is in.
-    private func scanShowingSpinner(_ daemon: any SpeakerdControl) async throws -> ScanReport {
+    /// so far, and the speakers found so far under it as speakerd announces them; the block is
+    /// cleared once the answer is in.
+    private func scanShowingSpinner(_ daemon: SpeakerdDBusClient) async throws -> ScanReport {
+        let found = LatestCandidates()
+        let announcements = try? await daemon.scanCandidates()
+        let follower = Task {
+            guard let announcements else { return }
+            for await report in announcements { found.report = report }
+        }
+        let showAll = all
         let spinner = Task {
-            let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
             let started = ContinuousClock.now
-            var frame = 0
+            var frame = 0, shown = 0
             while !Task.isCancelled {
-                let seconds = (ContinuousClock.now - started).components.seconds
-                print("\r\(frames[frame % frames.count]) Scanning for speakers… \(seconds) s", terminator: "")
+                let lines = ScanPicker.scanningLines(found.report, showAll: showAll,
+                                                     seconds: (ContinuousClock.now - started).components.seconds,
+                                                     frame: frame, width: Terminal.width() - 1)
+                var text = shown > 1 ? "\u{1B}[\(shown - 1)F" : "\r"
+                text += "\u{1B}[J" + lines.joined(separator: "\n")
+                print(text, terminator: "")
                 fflush(nil)
+                shown = lines.count
                 frame += 1
                 try? await Task.sleep(for: .milliseconds(100))
             }
+            return shown
         }
         let result: Result<ScanReport, SpeakerdError>
         do { result = .success(try await daemon.scan()) } catch { result = .failure(error) }
         spinner.cancel()
-        _ = await spinner.value
-        print("\r\u{1B}[K", terminator: "")
+        follower.cancel()
+        let shown = await spinner.value
+        print((shown > 1 ? "\u{1B}[\(shown - 1)F" : "\r") + "\u{1B}[J", terminator: "")
         return try result.get()
     }
 
@@ -91,5 +106,14 @@ struct ScanCommand: AsyncParsableCommand {
         print(text, terminator: "")
         fflush(nil)
         return lines.count
+    }
+}
+
+/// The candidates speakerd announced last during a scan, shared by the follower and the spinner.
+final class LatestCandidates: Sendable {
+    private let latest = Mutex<ScanReport?>(nil)
+    var report: ScanReport? {
+        get { latest.withLock { $0 } }
+        set { latest.withLock { $0 = newValue } }
     }
 }

@@ -126,4 +126,31 @@ struct FirstRunTests {
         #expect(candidates.map(\.known) == [true, false, false])
         await daemon.shutdown()
     }
+
+    @Test("while a scan runs, speakerd announces the speakers found so far, as they appear")
+    func scanAnnouncesCandidatesAsTheyAppear() async throws {
+        let fake = try await DaemonWorld.start(.speakerd)
+        try await fake.addAdapter()
+        let clock = TestClock<Duration>()
+        let daemon = fake.makeDaemon(clock: clock)
+        let started = daemon.startInBackground()
+        _ = try await clock.advance(atMost: .seconds(2), until: "the first run's own scan ends") { started.isSet }
+
+        let client = try await fake.client()
+        let announcements = try await client.scanCandidates()
+        let answered = DoneFlag()
+        let scan = Task {
+            defer { answered.set() }
+            return try await client.scan()
+        }
+        try await eventually("the scan is under way") { await daemon.discoveries > 0 }
+        try await fake.addSpeaker(Self.charge, rssi: -45)
+        var iterator = announcements.makeAsyncIterator()
+        let first = await iterator.next()  // the speaker's properties may arrive in steps: the first news is it
+        #expect(first?.candidates.map(\.address) == [Self.charge.address], "announced before the scan answered")
+        #expect(!answered.isSet)
+        _ = try await clock.advance(atMost: .seconds(2), until: "the scan answers") { answered.isSet }
+        #expect(try await scan.value.candidates.map(\.address) == [Self.charge.address])
+        await daemon.shutdown()
+    }
 }

@@ -62,4 +62,15 @@ struct ScanPickerTests {
             #expect(line.count <= 40, "'\(line)'")
         }
     }
+
+    @Test("while the scan runs: a spinner with the seconds, then the speakers found so far, without a cursor")
+    func liveListWhileScanning() {
+        #expect(ScanPicker.scanningLines(nil, showAll: false, seconds: 3, frame: 0, width: 80)
+                == ["⠋ Scanning for speakers… 3 s"])
+        let lines = ScanPicker.scanningLines(Self.report, showAll: false, seconds: 4, frame: 1, width: 80)
+        #expect(lines.first == "⠙ Scanning for speakers… 4 s")
+        #expect(lines.count == 3, "two speakers, the phone hidden: \(lines)")
+        #expect(lines.dropFirst().allSatisfy { $0.hasPrefix("   ") && !$0.contains("›") && !$0.contains("\u{1B}") }, "\(lines)")
+        #expect(lines[1].contains("JBL Flip 5") && lines[2].contains("Bose Mini"))
+    }
 }

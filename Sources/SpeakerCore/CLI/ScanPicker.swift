@@ -75,6 +75,20 @@ public struct ScanPicker: Equatable, Sendable {
         return lines
     }
 
+    /// The screen while the scan still runs: a spinner with the seconds so far, then the
+    /// candidates found so far (no cursor yet: picking starts when the scan ends).
+    public static func scanningLines(_ report: ScanReport?, showAll: Bool, seconds: Int64, frame: Int, width: Int) -> [String] {
+        let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+        let heading = "\(frames[abs(frame) % frames.count]) Scanning for speakers… \(seconds) s"
+        guard let report else { return [heading] }
+        let picker = ScanPicker(report: report, showAll: showAll)
+        guard !picker.candidates.isEmpty else { return [heading] }
+        // The rows of the list, without its heading, cursor and key help.
+        let rows = picker.lines(width: width, highlight: false).dropFirst().dropLast()
+            .map { $0.hasPrefix("› ") ? "  " + $0.dropFirst(2) : $0 }
+        return [heading] + rows
+    }
+
     /// Turns what one read from the terminal returned into keys: arrow keys arrive as escape
     /// sequences (`ESC [ A`, or `ESC O A` in application mode), a lone ESC is the Esc key.
     public static func keys(from bytes: [UInt8]) -> [Key] {

@@ -103,6 +103,32 @@ public final class SpeakerdDBusClient: SpeakerdControl {
         }
     }
 
+    /// The candidates speakerd announces while a scan runs (`ScanCandidates`), newest first if
+    /// they come faster than they are read; subscribed before this returns.
+    public func scanCandidates() async throws(SpeakerdError) -> AsyncStream<ScanReport> {
+        let signals: DBusSignalStream
+        do {
+            signals = try await connection.signals(matching: DBusMatchRule(
+                sender: busName, path: SpeakerdBus.path, interface: SpeakerdBus.interface, member: "ScanCandidates"))
+        } catch {
+            throw .unreachable(bus: busDescription, reason: error.description)
+        }
+        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let task = Task {
+                for await signal in signals {
+                    guard let value = signal.arguments.first,
+                          let report = try? SpeakerdDBusRecords.scan(from: value) else { continue }
+                    continuation.yield(report)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in
+                task.cancel()
+                signals.cancel()
+            }
+        }
+    }
+
     /// The unique bus name of the process serving speakerd now (nil when none, or when the bus
     /// cannot say): `play --wait` compares it to notice a restart.
     public func daemonInstance() async -> String? {

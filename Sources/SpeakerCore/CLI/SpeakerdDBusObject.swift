@@ -92,6 +92,8 @@ public enum SpeakerdDBusObject {
             DBusSignalDeclaration("ReadinessChanged", arguments: [DBusArgument("readiness", "s")]),
             DBusSignalDeclaration("SpeakerChanged", arguments: [DBusArgument("speaker", "a{sv}")]),
             DBusSignalDeclaration("PlaybackChanged", arguments: [DBusArgument("playback", "a{sv}")]),
+            // While a scan runs: the candidates so far, best first (the shape `Scan` returns).
+            DBusSignalDeclaration("ScanCandidates", arguments: [DBusArgument("candidates", "aa{sv}")]),
         ])
         return try DBusObject(interfaces: [interface], callLimits: limits.dbusCallLimits)
     }

@@ -13,6 +13,7 @@ extension SpeakerdDaemon {
 
     func handle(_ event: BlueZEvent) async {
         await link.observe(event, known: await stateStore.knownSpeakers)
+        await announceCandidatesDuringScan(after: event)
         switch event {
         case .adapterAdded(let added):
             if case .blocked(.noAdapter) = lifecycle { await reopenGate(because: "adapter \(added.name) appeared") }
@@ -61,6 +62,9 @@ extension SpeakerdDaemon {
         guard let bluez, let adapterAddress = adapter?.address else {
             throw SpeakerdError.rejected(name: SpeakerdBus.ErrorName.notReady, message: phase.statusLine)
         }
+        discoveries += 1
+        defer { discoveries -= 1 }
+        lastAnnouncedCandidates = ScanReport(candidates: [])  // nothing found yet is no news
         let duration = configuration.scanDuration, clock = dependencies.clock
         try await runOperation("discovery on \(adapterAddress)", group: "discovery", timeout: duration + .seconds(10)) {
             try await bluez.startDiscovery(on: adapterAddress, filter: DiscoveryFilter.audioSinks)
@@ -70,12 +74,34 @@ extension SpeakerdDaemon {
             }
             try? await bluez.stopDiscovery(on: adapterAddress)
         }
+        return try await candidates(from: bluez)
+    }
+
+    /// The devices BlueZ knows that scan-and-pick may offer, ranked by `CandidateRanking`.
+    func candidates(from bluez: any BlueZClient) async throws -> [RankedCandidate] {
         let known = await stateStore.knownSpeakers.map(\.address)
         return try await bluez.devices().filter { $0.audioSink.isOffered }.map { device in
             RankedCandidate(address: device.address, name: device.displayName, rssi: device.rssi.map(Int.init),
                             knownRank: known.firstIndex(of: device.address), trusted: device.trusted,
                             audioSink: device.audioSink.isOffered)
         }
+    }
+
+    /// While a discovery runs, a device appearing or changing re-announces the candidates
+    /// (`ScanCandidates`), so `composer-cli scan` shows them as they come rather than after
+    /// `scan_seconds`. Announced only when the list changed.
+    func announceCandidatesDuringScan(after event: BlueZEvent) async {
+        guard discoveries > 0, let bluez, let connection else { return }
+        switch event {
+        case .deviceAdded, .deviceChanged, .deviceRemoved: break
+        default: return
+        }
+        guard let current = try? await candidates(from: bluez) else { return }
+        let report = CandidateRanking.report(current)
+        guard report != lastAnnouncedCandidates else { return }
+        lastAnnouncedCandidates = report
+        try? connection.emitSignal(path: SpeakerdBus.path, interface: SpeakerdBus.interface, member: "ScanCandidates",
+                                   arguments: [SpeakerdDBusRecords.encode(report)])
     }
 
     /// Runs `work` as a speaker operation and waits for it: cancelling the caller cancels it,

@@ -65,6 +65,9 @@ public actor SpeakerdDaemon {
     /// The start-up run in progress, so the bus step can switch it to "launched by request".
     var startupRun: (sequencer: StartupSequencer, operations: [String: StartupOperation.Body], knownSpeakers: Bool)?
     var lastScan: [RankedCandidate] = []
+    /// Discoveries under way, and the candidate list last announced during them.
+    var discoveries = 0
+    var lastAnnouncedCandidates: ScanReport?
     var eventTask: Task<Void, Never>?
     var sleepTask: Task<Void, Never>?
     var playbackWatcher: Task<Void, Never>?
