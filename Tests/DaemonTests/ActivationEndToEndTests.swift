@@ -148,4 +148,19 @@ struct ActivationEndToEndTests {
         try await eventually("the speaker is remembered") { state.read("state.json")?.contains(Self.speaker) == true }
         _ = world
     }
+
+    @Test("composer-cli scan to a stopped speakerd starts it, waits for start-up to reach the adapter, and scans")
+    func scanActivatesSpeakerd() async throws {
+        let (state, services, _) = try prepare(.byDBusDaemon, knowsTheSpeaker: false)
+        state.write("scan_seconds = 1\n", to: "speakerd.conf")
+        let (world, bus) = try await worldWithSpeaker(activating: services)
+        defer { bus.close() }
+        let scanned = try await ExecutableRun.run("composer-cli", ["scan", "--json", "--bus", world.address])
+        let pid = await owner(on: bus)
+        defer { if let pid { kill(pid, SIGTERM) } }
+        #expect(scanned.status == 0, "composer-cli scan failed: \(scanned.standardError)")
+        #expect(scanned.standardOutput.contains("\"candidates\""), "\(scanned.standardOutput)")
+        #expect(pid != nil, "no speakerd owns \(SpeakerdBus.name) after the request")
+        _ = world
+    }
 }

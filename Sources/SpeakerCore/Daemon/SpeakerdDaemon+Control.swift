@@ -16,6 +16,8 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func scan() async throws(SpeakerdError) -> ScanReport {
+        // The request that started speakerd (D-Bus activation) waits for start-up's adapter.
+        _ = try await bluezOnceReachable()
         do {
             lastScan = try await discover()
         } catch let error as SpeakerdError {
