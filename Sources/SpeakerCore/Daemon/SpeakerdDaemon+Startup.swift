@@ -13,17 +13,9 @@ extension SpeakerdDaemon {
         // soundfont preload waits for it so it never competes with the critical path.
         let connectIssued = OneShotSignal<Void, Never>()
         let preloadAfter = StartupScenarios.soundfontWaitsForConnect(in: scenario) ? connectIssued : nil
-        let operations: [String: StartupOperation.Body] = [
-            Step.config: { _ in try await self.checkConfiguration() },
-            Step.bus: { _ in try await self.startBus() },
-            Step.bluez: { context in try await self.reachBlueZ(context) },
-            Step.adapter: { context in try await self.prepareAdapter(context) },
-            Step.connectKnown: { _ in try await self.connectKnownSpeakers(issued: connectIssued) },
-            Step.scanAndPick: { _ in try await self.scanAndPick() },
-            Step.soundfont: { _ in try await self.preloadSoundfontPolitely(after: preloadAfter) },
-            Step.audioBackend: { _ in try await self.checkAudioBackend() },
-            Step.playbackReady: { _ in try await self.becomePlaybackReady() },
-        ]
+        let operations = Dictionary(uniqueKeysWithValues: Step.Name.allCases.map { step in
+            (step.rawValue, body(for: step, connectIssued: connectIssued, preloadAfter: preloadAfter))
+        })
         let timeline: StartupTimeline
         do {
             let sequencer = try StartupSequencer(
@@ -42,6 +34,22 @@ extension SpeakerdDaemon {
         logger.info("start-up (\(timeline.scenario)) took \(Int(timeline.totalMs)) ms; critical path: \(timeline.criticalPath.joined(separator: " → "))")
         if case .blocked = lifecycle { return }  // the compatibility gate closed; events reopen it
         lifecycle = .running
+    }
+
+    /// The work of each start-up step.
+    func body(for step: Step.Name, connectIssued: OneShotSignal<Void, Never>,
+              preloadAfter: OneShotSignal<Void, Never>?) -> StartupOperation.Body {
+        switch step {
+        case .config: { _ in try await self.checkConfiguration() }
+        case .bus: { _ in try await self.startBus() }
+        case .bluez: { context in try await self.reachBlueZ(context) }
+        case .adapter: { context in try await self.prepareAdapter(context) }
+        case .connectKnown: { _ in try await self.connectKnownSpeakers(issued: connectIssued) }
+        case .scanAndPick: { _ in try await self.scanAndPick() }
+        case .soundfont: { _ in try await self.preloadSoundfontPolitely(after: preloadAfter) }
+        case .audioBackend: { _ in try await self.checkAudioBackend() }
+        case .playbackReady: { _ in try await self.becomePlaybackReady() }
+        }
     }
 
     /// The configuration was parsed before the daemon started; this checks what it points to.

@@ -20,15 +20,23 @@
 public enum StartupScenarios {
     /// Operation names: stable, they appear in `composer-cli startup`.
     public enum Step {
-        public static let config = "config"
-        public static let bus = "bus"
-        public static let bluez = "bluez"
-        public static let adapter = "adapter"
-        public static let connectKnown = "connectKnownSpeaker"
-        public static let scanAndPick = "scanAndPick"
-        public static let soundfont = "soundfont"
-        public static let audioBackend = "audioBackend"
-        public static let playbackReady = "playbackReady"
+        /// Every step a scenario can hold. The daemon gives each its body in one exhaustive
+        /// switch, so a step without work cannot be added by mistake.
+        public enum Name: String, CaseIterable, Sendable {
+            case config, bus, bluez, adapter
+            case connectKnown = "connectKnownSpeaker"
+            case scanAndPick, soundfont, audioBackend, playbackReady
+        }
+
+        public static let config = Name.config.rawValue
+        public static let bus = Name.bus.rawValue
+        public static let bluez = Name.bluez.rawValue
+        public static let adapter = Name.adapter.rawValue
+        public static let connectKnown = Name.connectKnown.rawValue
+        public static let scanAndPick = Name.scanAndPick.rawValue
+        public static let soundfont = Name.soundfont.rawValue
+        public static let audioBackend = Name.audioBackend.rawValue
+        public static let playbackReady = Name.playbackReady.rawValue
     }
 
     /// What decides the graph.
