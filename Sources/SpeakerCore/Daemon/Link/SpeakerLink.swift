@@ -72,6 +72,7 @@ public actor SpeakerLink {
         await dropTarget()
         heldByUser = false
         snapshot.target = .init(address: address, name: name, why: why)
+        snapshot.servicesResolved = nil
         snapshot.connected = false
         snapshot.activity = .idle
         var policy = ReconnectPolicy(clock: clock, random: SystemRandomNumberGenerator(), cap: reconnectCap)
@@ -145,6 +146,7 @@ public actor SpeakerLink {
         await dropTarget()
         snapshot.target = nil
         snapshot.connected = false
+        snapshot.servicesResolved = nil
         snapshot.activity = .idle
         await changed()
         return wasConnected
@@ -180,13 +182,17 @@ public actor SpeakerLink {
             await reconnect?.handle(.linkLost(Self.linkLossReason(reason)))
         case .deviceAdded(let device) where device.address == target:
             // A new object (bluetoothd restarted, the adapter came back) starts from BlueZ's state.
-            if device.connected { await linkUp() } else {
+            if device.connected {
+                await linkUp()
+                await servicesResolved(device)
+            } else {
                 await linkDown()
                 await reconnect?.handle(.deviceSeen)
             }
         case .deviceChanged(let device) where device.address == target:
             if device.connected {
                 await linkUp()
+                await servicesResolved(device)
             } else {
                 await reconnect?.handle(.deviceSeen)  // in reach again
             }
@@ -218,10 +224,20 @@ public actor SpeakerLink {
         await changed()
     }
 
+    /// BlueZ's `ServicesResolved` for the connected target: followed once BlueZ has shown it
+    /// true for this speaker (before that, the property says nothing: see `LinkSnapshot`).
+    private func servicesResolved(_ device: Device) async {
+        guard device.servicesResolved || snapshot.servicesResolved != nil else { return }
+        guard snapshot.servicesResolved != device.servicesResolved else { return }
+        snapshot.servicesResolved = device.servicesResolved
+        await changed()
+    }
+
     private func linkDown() async {
         guard snapshot.connected else { return }
         drops += 1
         snapshot.connected = false
+        if snapshot.servicesResolved != nil { snapshot.servicesResolved = false }  // resolved again on the next link
         snapshot.activity = heldByUser ? .heldByUser : .idle
         await changed()
     }

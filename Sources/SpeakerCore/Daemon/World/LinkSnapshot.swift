@@ -44,16 +44,25 @@ public struct LinkSnapshot: Equatable, Sendable {
     public var target: Target?
     /// BlueZ says the target is connected (its signal, or our own `Connect` returning).
     public var connected: Bool
+    /// BlueZ's `ServicesResolved` for the target, where BlueZ gives it: nil until this speaker
+    /// has once been seen with its services resolved (python-dbusmock's stock template, and
+    /// BlueZ before a first full connection, never say), then whether they are now. A connected
+    /// link whose services are still being resolved cannot carry audio yet.
+    public var servicesResolved: Bool?
     public var activity: Activity
     /// Counts the owner's changes, so an observer that handles them concurrently can tell a
     /// late report of an older state from the newest one.
     public var revision = 0
 
-    public init(target: Target? = nil, connected: Bool = false, activity: Activity = .idle) {
+    public init(target: Target? = nil, connected: Bool = false, activity: Activity = .idle, servicesResolved: Bool? = nil) {
         self.target = target
         self.connected = connected
         self.activity = activity
+        self.servicesResolved = servicesResolved
     }
+
+    /// Connected, and (where BlueZ says) with the speaker's services resolved.
+    public var ready: Bool { connected && servicesResolved != false }
 
     public static let none = LinkSnapshot()
 }

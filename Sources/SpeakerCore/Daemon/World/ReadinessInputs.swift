@@ -72,7 +72,7 @@ public struct ReadinessInputs: Equatable, Sendable {
             level = .started
         } else if bluetooth != .ready {
             level = .bus
-        } else if !link.connected {
+        } else if !link.ready {
             level = .adapter
         } else if soundfont == .loaded, case .ready = audioPath {
             level = .playbackReady
@@ -97,7 +97,11 @@ public struct ReadinessInputs: Equatable, Sendable {
     }
 
     private var linkReason: NotReadyReason? {
-        guard !link.connected else { return nil }
+        guard !link.ready else { return nil }
+        if link.connected, let target = link.target {
+            return NotReadyReason(.connecting, "connecting to \(target.name)… (its services are being resolved)",
+                                  waitingCanSucceed: true)
+        }
         guard let target = link.target else {
             switch choosing {
             case .startUp: return .starting

@@ -1,0 +1,65 @@
+import Foundation
+import Logging
+import Testing
+import TestSupport
+@testable import SpeakerCore
+
+/// BlueZ says `Connected` when the baseband link is up and `ServicesResolved` once the profiles
+/// are there: a speaker whose services are still being resolved cannot carry audio yet. Where
+/// BlueZ gives the property (once it has shown it true for this speaker), readiness waits for it.
+@Suite("ServicesResolved, where BlueZ gives it")
+struct ServicesResolvedTests {
+    static let speaker = try! BluetoothAddress("11:22:33:AA:BB:CC")
+
+    struct ReadyPlayback: StandInPlayback {}
+
+    @Test("the verdict: connected with services unresolved waits, saying so; unknown or resolved is ready")
+    func verdict() {
+        var inputs = ReadinessInputs(soundfont: .loaded)
+        inputs.bus = true
+        inputs.bluetooth = .ready
+        inputs.audioPath = .ready("test")
+        inputs.link = LinkSnapshot(target: .init(address: Self.speaker, name: "JBL Flip 5", why: .lastKnown),
+                                   connected: true, servicesResolved: nil)
+        #expect(inputs.verdict.level == .playbackReady, "BlueZ has not said: the link counts")
+        inputs.link.servicesResolved = false
+        #expect(inputs.verdict.level == .adapter)
+        #expect(inputs.verdict.waitingFor?.message == "connecting to JBL Flip 5… (its services are being resolved)")
+        inputs.link.servicesResolved = true
+        #expect(inputs.verdict.level == .playbackReady)
+    }
+
+    @Test("after a reconnect, readiness waits until BlueZ has resolved the speaker's services again")
+    func reconnectWaitsForServices() async throws {
+        let bluez = FakeBlueZClient(
+            adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)],
+            devices: [Device(address: Self.speaker, name: "JBL Flip 5", deviceClass: 0x240414, paired: true, trusted: true)])
+        let state = TemporaryDirectory()
+        DaemonWorld.remember([DaemonWorld.flip], in: state)
+        let daemon = SpeakerdDaemon(
+            configuration: DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path),
+            dependencies: DaemonDependencies(connectBus: nil, makeBlueZ: { _ in bluez }, playback: ReadyPlayback()),
+            notifier: nil, logger: Logger(label: "test.speakerd"))
+        await daemon.start()
+        try await eventually("ready on the first connection (BlueZ has not shown the property yet)") {
+            daemon.gate.isReached(.playbackReady)
+        }
+        await bluez.updateDevice(Self.speaker) { $0.servicesResolved = true }
+        try await eventually("the link follows ServicesResolved from now on") {
+            await daemon.link.snapshot.servicesResolved == true
+        }
+
+        await bluez.dropConnection(Self.speaker, reason: .timeout)
+        try await eventually("the loss is seen") { !daemon.gate.isReached(.speakerConnected) }
+        // The speaker comes back: connected first, services resolved a moment later.
+        await bluez.updateDevice(Self.speaker) { $0.connected = true; $0.servicesResolved = false }
+        try await eventually("connected, services still being resolved") {
+            let verdict = await daemon.readiness
+            return await daemon.link.snapshot.connected && verdict.waitingFor?.message.contains("services are being resolved") == true
+        }
+        #expect(!daemon.gate.isReached(.playbackReady))
+        await bluez.updateDevice(Self.speaker) { $0.servicesResolved = true }
+        try await eventually("playback ready once they are") { daemon.gate.isReached(.playbackReady) }
+        await daemon.shutdown()
+    }
+}
