@@ -22,8 +22,6 @@ extension SpeakerdDaemon {
             logger.info("connected to \(target.name) (\(target.address)), \(target.why.spoken)")
             await remember(target)
             await publish()
-        } else if previous.connected, !snapshot.connected, let gone = previous.target {
-            logger.info("\(gone.name) (\(gone.address)) disconnected")
         }
     }
 

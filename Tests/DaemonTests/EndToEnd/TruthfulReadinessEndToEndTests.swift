@@ -80,8 +80,10 @@ struct TruthfulReadinessEndToEndTests {
         #expect(try fake.rememberedAddresses() == [Self.flip.address])
     }
 
+    /// The moments: during the first attempts, inside a backoff gap, just before the connect
+    /// step's 8 s timeout, and after start-up has finished.
     @Test("a known speaker off at boot that answers at some moment during or after start-up: readiness follows its link and the song plays",
-          arguments: [Duration.milliseconds(600), .seconds(3), .seconds(9)])
+          arguments: [Duration.milliseconds(600), .seconds(3), .milliseconds(7_500), .seconds(9)])
     func knownSpeakerAnswersLater(after delay: Duration) async throws {
         let fake = try await DaemonWorld.start(.speakerd, remembers: [Self.flip])
         fake.remember([Self.flip])
@@ -283,6 +285,28 @@ struct TruthfulReadinessEndToEndTests {
                     "\(forgot.standardOutput)")
             #expect(try await removals() == 1, "forget must remove BlueZ's pairing")
             #expect(try await client.status().speaker == nil)
+        }
+    }
+
+    @Test("disconnect says in our words when there is nothing to disconnect, and a second disconnect says the speaker already is")
+    func disconnectInOurWords() async throws {
+        let fake = try await DaemonWorld.start()
+        try await fake.addAdapter()
+        try await fake.addSpeaker()
+        try await withSpeakerd(fake, output: fake.state.path + "/song.wav") { address, client in
+            try await eventually("start-up waits for a pick") { try await client.status().waitingFor?.code == "waitingForPick" }
+            let nothing = try await ExecutableRun.run("composer-cli", ["disconnect", "--bus", address])
+            #expect(nothing.status != 0)
+            #expect(nothing.standardError == "composer-cli: no speaker is connected, so there is nothing to disconnect\n")
+            let connected = try await ExecutableRun.run("composer-cli", ["connect", Self.flip.address, "--bus", address])
+            #expect(connected.status == 0, "\(connected.standardError)")
+            let first = try await ExecutableRun.run("composer-cli", ["disconnect", "--bus", address])
+            #expect(first.status == 0, "\(first.standardError)")
+            #expect(first.standardOutput.hasPrefix("Status:    Disconnected from JBL Flip 5 as asked"), "\(first.standardOutput)")
+            let second = try await ExecutableRun.run("composer-cli", ["disconnect", "--bus", address])
+            #expect(second.status != 0)
+            #expect(second.standardError
+                    == "composer-cli: JBL Flip 5 is already disconnected; 'composer-cli connect' reconnects it\n")
         }
     }
 }

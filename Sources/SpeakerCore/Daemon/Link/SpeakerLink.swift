@@ -177,6 +177,7 @@ public actor SpeakerLink {
             await choose(address, name: speaker.name, why: .inbound)
             await linkUp()
         case .disconnected(let address, let reason) where address == target:
+            logger.info("\(snapshot.target?.name ?? "the speaker") (\(address)) disconnected: \(reason)")
             drops += 1
             await linkDown()
             await reconnect?.handle(.linkLost(Self.linkLossReason(reason)))
