@@ -282,7 +282,31 @@ final class ModelWorld: @unchecked Sendable {
 
     // MARK: - Invariants
 
+    /// How long a state may lag behind what just happened before it counts as wrong: the
+    /// debounce interval of invariants (a) and (b). The clock does not move meanwhile, so no
+    /// timeout or retry can be what makes the state right; only the daemon's own tasks, which
+    /// a loaded machine may run late, can.
+    static let debounce = Duration.milliseconds(250)
+
     func check(step: String) async throws {
+        let deadline = ContinuousClock.now + Self.debounce
+        while true {
+            let failures = await violations(step: step)
+            if failures.isEmpty { return }
+            if ContinuousClock.now >= deadline {
+                for failure in failures { fail(failure) }
+                return
+            }
+            await settle()
+        }
+    }
+
+    /// What is wrong now, if anything (invariants (a), (b), (d), (e)).
+    func violations(step: String) async -> [String] {
+        var failures: [String] = []
+        func expect(_ condition: Bool, _ message: String, _ step: String) {
+            if !condition { failures.append("\(message) after \"\(step)\"") }
+        }
         let verdict = await daemon.readiness
         let link = await daemon.link.snapshot
         let devices = bluetoothdUp ? ((try? await fake.devices()) ?? []) : []
@@ -317,6 +341,7 @@ final class ModelWorld: @unchecked Sendable {
             expect(bluez.connectCalls == connectCallsAtHold, "(d) a Connect was sent after the user's disconnect", step)
         }
         expect(bluez.maxInFlight <= 1, "(e) \(bluez.maxInFlight) Connect calls were in flight at once", step)
+        return failures
     }
 
     func expect(_ condition: Bool, _ message: String, _ step: String) {
