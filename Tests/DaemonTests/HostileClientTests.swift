@@ -112,9 +112,10 @@ struct HostileClientTests {
         #expect(await control.started == 10)
         // Each held request keeps 3 descriptors in the daemon (the message's, the argument's, the
         // request's) and 2 in its client, which shares this process (its copy, the message's);
-        // the refused ones keep none: 50, where 40 held calls would keep 200.
+        // the refused ones keep none: 50, where 40 held calls would keep 200. The slack is for
+        // the suites running beside this one in the same process, which open descriptors too.
         let open = openDescriptorCount()
-        #expect(open <= baseline + 10 * 5 + 4, "\(open - baseline) descriptors more than before the flood")
+        #expect(open <= baseline + 10 * 5 + 30, "\(open - baseline) descriptors more than before the flood")
 
         // Another client is still answered, and a new play of its own is admitted once one frees up.
         let bystander = SpeakerdDBusClient(connection: try await world.connect())
