@@ -34,7 +34,11 @@ struct ShutdownTimingTests {
         }
         let elapsed = ContinuousClock.now - (try #require(sent.withLock { $0 }))
         #expect(run.status == 0, "\(run.standardError)")
-        #expect(elapsed < .milliseconds(300), "speakerd took \(elapsed) to exit")
+        // 300 ms is the product's bound; the AddressSanitizer build of the leak check runs every
+        // step several times slower, so there it only has to stay well clear of the 1.2–2 s this
+        // bound was written against.
+        let bound: Duration = sanitizer.isEmpty ? .milliseconds(300) : .seconds(1)
+        #expect(elapsed < bound, "speakerd took \(elapsed) to exit")
         #expect(try fake.rememberedAddresses() == [DaemonWorld.flip.address])
     }
 }
