@@ -33,7 +33,7 @@ public actor SpeakerdDaemon {
     let clock: ErasedClock
     /// Every speaker operation (connect, disconnect, discovery…) runs here: one at a time per
     /// kind, timed out, and holding the sleep delay lock while any runs.
-    let operations: SpeakerOperationQueue
+    nonisolated let operations: SpeakerOperationQueue
     public nonisolated let link: SpeakerLink
 
     var connection: DBusConnection? {

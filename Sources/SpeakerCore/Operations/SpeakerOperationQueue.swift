@@ -192,31 +192,11 @@ public actor SpeakerOperationQueue {
         guard let run = running.removeValue(forKey: id) else { return }
         run.workTask.cancel()
         run.timerTask?.cancel()
-        if let group = run.queued.group {
-            switch outcome {
-            case .cancelled, .timedOut:
-                // Its work was told to stop but may still be unwinding (a D-Bus call being
-                // abandoned): the group's next operation waits until it has stopped, so two of a
-                // kind (two Connects to BlueZ) never overlap.
-                let work = run.workTask
-                Task { [weak self] in
-                    await work.value
-                    await self?.groupFreed(group)
-                }
-            case .ok, .failed, .skipped:
-                busyGroups.remove(group)
-            }
-        }
+        if let group = run.queued.group { busyGroups.remove(group) }
         eventBroadcaster.publish(.finished(name: run.queued.context.name, id: id, outcome: outcome))
         startWhatCanRun()
         noteIfDrained()
         run.queued.context.booked.succeed(outcome)
-    }
-
-    /// A cancelled or timed-out operation's work has stopped: its group takes the next one.
-    private func groupFreed(_ group: String) {
-        busyGroups.remove(group)
-        startWhatCanRun()
     }
 
     /// Ends an operation that never ran.

@@ -19,7 +19,7 @@ import TestSupport
 /// - (b) any input not ready ⇒ not `playbackReady`, and `waitingFor` names that input;
 /// - (c) every play request ends: served, failed with a reason, or cancelled with its client;
 /// - (d) no `Connect` after the user's disconnect until the user asks again;
-/// - (e) never two `Connect` calls in flight at once.
+/// - (e) never two connect operations in flight at once (the daemon's operation queue).
 ///
 /// A failure names its seed: `SPEAKERD_MODEL_SEED=N swift test --filter ReadinessTimelineModel`
 /// replays that timeline alone.
@@ -65,6 +65,9 @@ final class ModelWorld: @unchecked Sendable {
     let daemon: SpeakerdDaemon
     let state = TemporaryDirectory()
     var log: [String] = []
+    /// Connect operations the daemon's queue runs at once, and the most seen.
+    let connectOperations = OperationCount()
+    var queueWatch: Task<Void, Never>?
 
     // What the model knows of the world.
     var bluetoothdUp = true
@@ -127,6 +130,17 @@ final class ModelWorld: @unchecked Sendable {
 
     /// Runs the timeline; returns how many steps were checked.
     func run(steps: Int) async throws -> Int {
+        let events = daemon.operations.events(), count = connectOperations
+        queueWatch = Task {
+            for await event in events {
+                switch event {
+                case .started(let name, _) where name.hasPrefix("connect "): count.started()
+                case .finished(let name, _, _) where name.hasPrefix("connect "): count.finished()
+                default: break
+                }
+            }
+        }
+        defer { queueWatch?.cancel() }
         let started = Task { await daemon.start() }
         // Start-up runs on the test clock: let it scan or connect.
         for _ in 0..<30 { await clock.advance(by: .milliseconds(100)); await settle() }
@@ -340,7 +354,7 @@ final class ModelWorld: @unchecked Sendable {
         if userHolds, await daemon.link.snapshot.target != nil {
             expect(bluez.connectCalls == connectCallsAtHold, "(d) a Connect was sent after the user's disconnect", step)
         }
-        expect(bluez.maxInFlight <= 1, "(e) \(bluez.maxInFlight) Connect calls were in flight at once", step)
+        expect(connectOperations.most <= 1, "(e) \(connectOperations.most) connect operations were in flight at once", step)
         return failures
     }
 
@@ -354,6 +368,14 @@ final class ModelWorld: @unchecked Sendable {
         let text = "seed \(seed): \(message)\ntimeline:\n  \(timeline)"
         Issue.record(Comment(rawValue: text))
     }
+}
+
+/// Connect operations running at once in the daemon's operation queue, and the most seen.
+final class OperationCount: Sendable {
+    private let counts = Mutex((now: 0, most: 0))
+    func started() { counts.withLock { $0.now += 1; $0.most = max($0.most, $0.now) } }
+    func finished() { counts.withLock { $0.now -= 1 } }
+    var most: Int { counts.withLock { $0.most } }
 }
 
 /// The fake BlueZ, counting `Connect` calls and how many are in flight at once.
