@@ -39,8 +39,8 @@ public struct StartupSVG: Sendable {
               .label { text-anchor: end; }
             </style>
             <rect x="0" y="0" width="\(Self.number(width))" height="\(Self.number(height))" fill="#ffffff"/>
-            <text class="title" x="\(Self.number(Self.margin))" y="22">\(Self.escaped("speakerd start-up (\(report.scenario)), \(StartupReport.milliseconds(report.totalMs))"))</text>
-            <text x="\(Self.number(Self.margin))" y="40">\(Self.escaped(report.criticalPath.isEmpty ? "" : "Critical path (red): " + report.criticalPath.joined(separator: " → ")))</text>
+            <text class="title" x="\(Self.number(Self.margin))" y="22">\(xmlEscaped("speakerd start-up (\(report.scenario)), \(StartupReport.milliseconds(report.totalMs))"))</text>
+            <text x="\(Self.number(Self.margin))" y="40">\(xmlEscaped(report.criticalPath.isEmpty ? "" : "Critical path (red): " + report.criticalPath.joined(separator: " → ")))</text>
 
             """
         let step = Self.gridStep(total: total)
@@ -49,7 +49,7 @@ public struct StartupSVG: Sendable {
         while tick <= total + 0.0001 {
             let x = x0 + tick * scale
             out += "<line class=\"grid\" x1=\"\(Self.number(x))\" y1=\"\(Self.number(Self.top - 6))\" x2=\"\(Self.number(x))\" y2=\"\(Self.number(bottom))\"/>\n"
-            out += "<text class=\"tick\" x=\"\(Self.number(x + 2))\" y=\"\(Self.number(bottom + 14))\">\(Self.escaped(StartupReport.milliseconds(tick)))</text>\n"
+            out += "<text class=\"tick\" x=\"\(Self.number(x + 2))\" y=\"\(Self.number(bottom + 14))\">\(xmlEscaped(StartupReport.milliseconds(tick)))</text>\n"
             tick += step
         }
         for (row, operation) in operations.enumerated() {
@@ -62,11 +62,11 @@ public struct StartupSVG: Sendable {
             if operation.outcome != "ok" && operation.outcome != "succeeded" { classes.append(operation.outcome) }
             let duration = operation.endMs.map { StartupReport.milliseconds($0 - operation.startMs) } ?? "still running"
             let label = operation.name + (["ok", "succeeded"].contains(operation.outcome) ? "" : " (\(operation.outcome))")
-            out += "<text class=\"label\" x=\"\(Self.number(x0 - 8))\" y=\"\(Self.number(y + 15))\">\(Self.escaped(label))</text>\n"
+            out += "<text class=\"label\" x=\"\(Self.number(x0 - 8))\" y=\"\(Self.number(y + 15))\">\(xmlEscaped(label))</text>\n"
             out += "<rect class=\"\(classes.joined(separator: " "))\" x=\"\(Self.number(x))\" y=\"\(Self.number(y + 3))\" "
                 + "width=\"\(Self.number(barWidth))\" height=\"\(Self.number(Self.rowHeight - 6))\">"
-                + "<title>\(Self.escaped("\(operation.name): \(StartupReport.milliseconds(operation.startMs)) → \(operation.endMs.map(StartupReport.milliseconds) ?? "…"), \(duration), \(operation.outcome)"))</title></rect>\n"
-            out += "<text class=\"tick\" x=\"\(Self.number(x + barWidth + 4))\" y=\"\(Self.number(y + 15))\">\(Self.escaped(duration))</text>\n"
+                + "<title>\(xmlEscaped("\(operation.name): \(StartupReport.milliseconds(operation.startMs)) → \(operation.endMs.map(StartupReport.milliseconds) ?? "…"), \(duration), \(operation.outcome)"))</title></rect>\n"
+            out += "<text class=\"tick\" x=\"\(Self.number(x + barWidth + 4))\" y=\"\(Self.number(y + 15))\">\(xmlEscaped(duration))</text>\n"
         }
         return out + "</svg>\n"
     }
@@ -88,19 +88,4 @@ public struct StartupSVG: Sendable {
         return fraction == 0 ? "\(whole)" : "\(tenths < 0 && whole == 0 ? "-" : "")\(whole).\(fraction)"
     }
 
-    /// Text and attribute values with XML's five special characters escaped.
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
 }

@@ -29,7 +29,7 @@ enum DBusIntrospection {
                 <signal name="InterfacesRemoved"><arg name="object" type="o"/><arg name="interfaces" type="as"/></signal>
                 """)
         }
-        for child in children { lines.append("  <node name=\"\(escape(child))\"/>") }
+        for child in children { lines.append("  <node name=\"\(xmlEscaped(child))\"/>") }
         lines.append("</node>")
         return lines.joined(separator: "\n") + "\n"
     }
@@ -39,45 +39,31 @@ enum DBusIntrospection {
     }
 
     private static func describe(_ interface: DBusInterface) -> [String] {
-        var lines = ["  <interface name=\"\(escape(interface.name))\">"]
+        var lines = ["  <interface name=\"\(xmlEscaped(interface.name))\">"]
         for method in interface.methods {
-            lines.append("    <method name=\"\(escape(method.name))\">")
+            lines.append("    <method name=\"\(xmlEscaped(method.name))\">")
             for arg in method.inputs { lines.append("      " + argument(arg, direction: "in")) }
             for arg in method.outputs { lines.append("      " + argument(arg, direction: "out")) }
             lines.append("    </method>")
         }
         for signal in interface.signals {
-            lines.append("    <signal name=\"\(escape(signal.name))\">")
+            lines.append("    <signal name=\"\(xmlEscaped(signal.name))\">")
             for arg in signal.arguments { lines.append("      " + argument(arg, direction: nil)) }
             lines.append("    </signal>")
         }
         for property in interface.properties {
             let emits = property.emitsChangedSignal ? "" :
                 "<annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"false\"/>"
-            lines.append("    <property name=\"\(escape(property.name))\" type=\"\(escape(property.signature.rawValue))\" access=\"\(property.access.rawValue)\"\(emits.isEmpty ? "/>" : ">\(emits)</property>")")
+            lines.append("    <property name=\"\(xmlEscaped(property.name))\" type=\"\(xmlEscaped(property.signature.rawValue))\" access=\"\(property.access.rawValue)\"\(emits.isEmpty ? "/>" : ">\(emits)</property>")")
         }
         lines.append("  </interface>")
         return lines
     }
 
     private static func argument(_ arg: DBusArgument, direction: String?) -> String {
-        let name = arg.name.isEmpty ? "" : " name=\"\(escape(arg.name))\""
+        let name = arg.name.isEmpty ? "" : " name=\"\(xmlEscaped(arg.name))\""
         let dir = direction.map { " direction=\"\($0)\"" } ?? ""
-        return "<arg\(name) type=\"\(escape(arg.signature.rawValue))\"\(dir)/>"
+        return "<arg\(name) type=\"\(xmlEscaped(arg.signature.rawValue))\"\(dir)/>"
     }
 
-    static func escape(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&apos;"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
 }
