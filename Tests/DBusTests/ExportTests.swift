@@ -112,4 +112,25 @@ struct ExportTests {
         try loop.server.export(try speakerObject(), at: "/speaker")
         #expect(throws: DBusError.pathInUse("/speaker")) { try loop.server.export(try speakerObject(), at: "/speaker") }
     }
+
+    @Test("closing the serving connection cancels the handlers still running: none is left suspended behind it")
+    func closingCancelsRunningHandlers() async throws {
+        let started = OneShotSignal<Void, Never>()
+        let cancelled = OneShotSignal<Void, Never>()
+        let loop = try await Loopback.start(exporting: [DBusInterface(Loopback.interface, methods: [
+            DBusMethod("Hold") { _ in
+                _ = started.succeed(())
+                // Waits for an answer that never comes, like a play waiting for a speaker.
+                do { try await Task.sleep(for: .seconds(600)) } catch { _ = cancelled.succeed(()) }
+                return []
+            },
+        ])])
+        let call = Task { try await loop.call("Hold", timeout: .seconds(30)) }
+        _ = try await started.value(timeout: .seconds(10))
+        loop.server.close()
+        // The handler sees cancellation as soon as its connection is gone, not ten minutes later.
+        _ = try await cancelled.value(timeout: .seconds(10))
+        #expect(cancelled.result != nil)
+        call.cancel()
+    }
 }

@@ -46,7 +46,10 @@ public final class DBusConnection: Sendable {
             default:
                 return false
             }
-        }, onClosed: { router.closeAll() })
+        }, onClosed: {
+            router.closeAll()
+            exports.pending.cancelAll()
+        })
         return DBusConnection(uniqueName: name, address: address, loop: loop, router: router, exports: exports)
     }
 

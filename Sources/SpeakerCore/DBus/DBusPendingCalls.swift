@@ -72,6 +72,14 @@ final class DBusPendingCalls: Sendable {
         for task in tasks { task.cancel() }
     }
 
+    /// The connection ended (closed by us or lost): nobody can receive these handlers'
+    /// replies any more, so every one still running is cancelled rather than left to finish
+    /// (or to wait, suspended, for an event that will never come) after its connection is gone.
+    func cancelAll() {
+        let tasks = state.withLock { state in state.bySender.values.flatMap { $0.values.compactMap(\.task) } }
+        for task in tasks { task.cancel() }
+    }
+
     /// Calls still running (bounded ones only, or all).
     func count(boundedOnly: Bool) -> Int {
         state.withLock { state in boundedOnly ? state.boundedTotal : state.bySender.values.reduce(0) { $0 + $1.count } }
