@@ -75,6 +75,38 @@ struct ReconnectControllerTests {
         #expect(await controller.connectNow() == .connected)
         #expect(await controller.state == .connected)
     }
+
+    @Test("after shutdown an attempt that unwinds arms no retry, and nothing new starts: nothing is left behind a stopped daemon")
+    func shutdownLeavesNothingRunning() async throws {
+        let clock = TestClock()
+        let calls = Mutex(0)
+        let sawCancellation = OneShotSignal<Void, Never>()
+        let controller = ReconnectController(
+            policy: ReconnectPolicy(clock: clock, random: SplitMix64(seed: 5)), clock: clock) {
+            calls.withLock { $0 += 1 }
+            // A Connect the speaker never answers: it ends only when cancelled, as a failure.
+            do { try await Task.sleep(for: .seconds(600)) } catch { _ = sawCancellation.succeed(()) }
+            return .failed(reason: "cancelled")
+        }
+        var changes = controller.changes.makeAsyncIterator()
+        await controller.handle(.unreachableAtBoot)
+        guard case .retryScheduled(let delay) = await changes.next() else { Issue.record("no retry"); return }
+        await clock.advance(by: delay)
+        #expect(await changes.next() == .attempting)
+        let stateAtShutdown = await controller.state
+
+        await controller.shutdown()
+        _ = try await sawCancellation.value(timeout: .seconds(10))
+        for _ in 0..<50 { await Task.yield(); _ = await controller.state }
+        // The failure that came back after shutdown moved nothing: no backoff, no timer.
+        #expect(await controller.state == stateAtShutdown)
+        await clock.advance(by: .seconds(3600))
+        for _ in 0..<50 { await Task.yield() }
+        #expect(calls.withLock { $0 } == 1, "a retry ran after shutdown")
+        #expect(await controller.connectNow() == .failed(reason: "speakerd is stopping"))
+        #expect(calls.withLock { $0 } == 1)
+        #expect(await changes.next() == nil, "the change stream ends at shutdown")
+    }
 }
 
 @Suite("Scan-and-pick ranking")

@@ -22,11 +22,21 @@ public actor ReconnectController<C: Clock> where C.Duration == Duration {
         case holding
     }
 
+    /// Running until `shutdown()`; after it nothing is started again. Without this, an attempt
+    /// cancelled by the shutdown returns "failed", the policy answers with a retry, and a timer
+    /// armed after shutdown sleeps on (up to the backoff cap) with this actor and its attempt
+    /// closure behind it.
+    private enum Lifecycle { case running, stopped }
+
+    private var lifecycle = Lifecycle.running
     private var policy: Policy
     private let clock: C
     private let attempt: @Sendable () async -> AttemptResult
     private var timer: Task<Void, Never>?
-    private var attemptTask: Task<Void, Never>?
+    /// Attempts the policy started, until each reports back (normally one; a new one may start
+    /// while an older one unwinds). All are cancelled at shutdown.
+    private var attemptTasks: [UInt64: Task<Void, Never>] = [:]
+    private var nextAttempt: UInt64 = 0
     private let continuation: AsyncStream<Change>.Continuation
     public nonisolated let changes: AsyncStream<Change>
 
@@ -39,7 +49,7 @@ public actor ReconnectController<C: Clock> where C.Duration == Duration {
 
     deinit {
         timer?.cancel()
-        attemptTask?.cancel()
+        for task in attemptTasks.values { task.cancel() }
         continuation.finish()
     }
 
@@ -47,6 +57,7 @@ public actor ReconnectController<C: Clock> where C.Duration == Duration {
 
     /// Feeds one event to the policy and carries out its action.
     public func handle(_ event: Policy.Event) {
+        guard lifecycle == .running else { return }
         let action = policy.handle(event)
         switch action {
         case .none:
@@ -55,8 +66,11 @@ public actor ReconnectController<C: Clock> where C.Duration == Duration {
             timer?.cancel()
             timer = nil
             continuation.yield(.attempting)
-            attemptTask = Task { [attempt] in
+            nextAttempt += 1
+            let id = nextAttempt
+            attemptTasks[id] = Task { [attempt] in
                 let result = await attempt()
+                self.attemptTasks[id] = nil
                 self.finish(result)
             }
         case .retry(let delay):
@@ -77,6 +91,7 @@ public actor ReconnectController<C: Clock> where C.Duration == Duration {
     /// An attempt the user (or start-up) asked for, awaited: lifts a user's hold, cancels any
     /// pending retry, and on failure leaves the policy's backoff in charge.
     public func connectNow() async -> AttemptResult {
+        guard lifecycle == .running else { return .failed(reason: "speakerd is stopping") }
         _ = policy.handle(.userAskedToConnect)
         timer?.cancel()
         timer = nil
@@ -88,12 +103,15 @@ public actor ReconnectController<C: Clock> where C.Duration == Duration {
 
     /// Stops timers and attempts (daemon shutdown).
     public func shutdown() {
+        lifecycle = .stopped
         timer?.cancel()
-        attemptTask?.cancel()
+        for task in attemptTasks.values { task.cancel() }
+        attemptTasks = [:]
         continuation.finish()
     }
 
     private func finish(_ result: AttemptResult) {
+        guard lifecycle == .running else { return }
         switch result {
         case .connected:
             handle(.connected)

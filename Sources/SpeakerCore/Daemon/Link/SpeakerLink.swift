@@ -23,6 +23,11 @@ public actor SpeakerLink {
     private var onChange: (@Sendable (LinkSnapshot) async -> Void)?
     private var bluez: (any BlueZClient)?
 
+    /// Following the world until `shutdown()`; after it no target is chosen, no attempt starts
+    /// and BlueZ events are ignored, so nothing new is left running behind a stopped daemon.
+    private enum Lifecycle { case following, stopped }
+
+    private var lifecycle = Lifecycle.following
     private(set) var snapshot = LinkSnapshot.none
     private var reconnect: ReconnectController<ErasedClock>?
     private var reconnectWatcher: Task<Void, Never>?
@@ -64,6 +69,7 @@ public actor SpeakerLink {
     /// attempt at the old one is cancelled; the same target keeps its policy (its name and
     /// reason may be refreshed).
     public func choose(_ address: BluetoothAddress, name: String, why: LinkSnapshot.Why) async {
+        guard lifecycle == .following else { return }
         if snapshot.target?.address == address {
             snapshot.target = .init(address: address, name: name, why: why)
             await changed()
@@ -100,6 +106,7 @@ public actor SpeakerLink {
     /// One attempt now, unless the user disconnected the target (start-up's own attempts: a
     /// start-up run again after bluetoothd came back does not overrule the user).
     public func connectUnlessHeld() async -> AttemptResult {
+        guard lifecycle == .following else { return .failed(reason: "speakerd is stopping") }
         guard !heldByUser else { return .failed(reason: "you disconnected it; 'composer-cli connect' reconnects") }
         guard let reconnect, snapshot.target != nil else { return .failed(reason: "no speaker chosen") }
         if snapshot.connected {
@@ -158,6 +165,7 @@ public actor SpeakerLink {
     }
 
     public func shutdown() async {
+        lifecycle = .stopped
         await dropTarget()
         onChange = nil
     }
@@ -167,6 +175,7 @@ public actor SpeakerLink {
     /// Follows one BlueZ event. `known` are the remembered speakers: one of them connecting by
     /// itself becomes the target when there is none, or when the target is not connected.
     public func observe(_ event: BlueZEvent, known: [KnownSpeaker]) async {
+        guard lifecycle == .following else { return }
         let target = snapshot.target?.address
         switch event {
         case .connected(let address) where address == target:
@@ -284,6 +293,7 @@ public actor SpeakerLink {
 
     /// One attempt, through the operation queue; a second ask for the same speaker joins it.
     private func attempt(_ address: BluetoothAddress) async -> AttemptResult {
+        guard lifecycle == .following else { return .failed(reason: "speakerd is stopping") }
         guard !heldByUser else { return .failed(reason: "you disconnected it") }
         if let inFlight, inFlight.address == address { return await inFlight.task.value }
         let dropsBefore = drops
