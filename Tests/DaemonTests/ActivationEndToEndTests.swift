@@ -64,7 +64,10 @@ struct ActivationEndToEndTests {
         state.write("#!/bin/sh\n" + launch.script(speakerd: speakerd, state: state.path, wav: wav) + "\n",
                     to: "launch-speakerd")
         guard chmod(state.path + "/launch-speakerd", 0o755) == 0 else { throw POSIXError(.EPERM) }
-        state.write("[D-BUS Service]\nName=\(SpeakerdBus.name)\nExec=\(state.path)/launch-speakerd\n",
+        // Run through /bin/sh rather than exec'd itself: a child forked by another test at the
+        // moment the script was written may still hold it open for writing, and executing a
+        // file open for writing fails with ETXTBSY ("Text file busy"); reading it never does.
+        state.write("[D-BUS Service]\nName=\(SpeakerdBus.name)\nExec=/bin/sh \(state.path)/launch-speakerd\n",
                     to: "services/\(SpeakerdBus.name).service")
         return (state, services, wav)
     }

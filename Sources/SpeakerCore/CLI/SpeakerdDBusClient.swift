@@ -65,10 +65,62 @@ public final class SpeakerdDBusClient: SpeakerdControl {
         do { fd = try DBusUnixFD(duplicating: request.file.rawValue) } catch {
             throw .local("cannot pass the file to speakerd: \(error.description)")
         }
-        // The daemon may hold the request until the speaker is ready (play_timeout_seconds).
-        return try await decode("Play", [.unixFD(fd), .string(request.displayName), .bool(request.queue)],
-                                timeout: .seconds(3600)) { (value: DBusValue) throws(DBusError) in
-            try SpeakerdDBusRecords.status(from: value)
+        // The daemon answers within about 20 s: with the song's outcome, or with "still waiting"
+        // and a request id whose outcome comes as PlayRequestEnded (the speaker may take up to
+        // play_timeout_seconds). So both streams are subscribed before the call.
+        let endings: DBusSignalStream
+        let owners: DBusNameOwnerStream
+        do {
+            endings = try await connection.signals(matching: DBusMatchRule(
+                sender: busName, path: SpeakerdBus.path, interface: SpeakerdBus.interface, member: "PlayRequestEnded"))
+            owners = try await connection.nameOwnerChanges(for: busName)
+        } catch {
+            throw .unreachable(bus: busDescription, reason: error.description)
+        }
+        defer {
+            endings.cancel()
+            owners.cancel()
+        }
+        let (status, pending) = try await decode("Play", [.unixFD(fd), .string(request.displayName), .bool(request.queue)],
+                                                 timeout: .seconds(60)) { (value: DBusValue) throws(DBusError) in
+            (try SpeakerdDBusRecords.status(from: value), try SpeakerdDBusRecords.pendingRequest(from: value))
+        }
+        guard let pending else { return status }
+        return try await Self.outcome(of: pending, endings: endings, owners: owners).get()
+    }
+
+    /// How a `Play` answered "still waiting" ended: its `PlayRequestEnded`, or speakerd going
+    /// away (a restart forgets the request, and sends nothing about it).
+    private static func outcome(of request: UInt64, endings: DBusSignalStream,
+                                owners: DBusNameOwnerStream) async -> Result<StatusReport, SpeakerdError> {
+        await withTaskGroup(of: Result<StatusReport, SpeakerdError>?.self) { group in
+            group.addTask {
+                for await signal in endings {
+                    guard let id = try? signal.arguments.decode(UInt64.self, at: 0), id == request else { continue }
+                    guard signal.arguments.count == 4 else {
+                        return .failure(.badReply("PlayRequestEnded carried \(signal.arguments.count) values, not 4"))
+                    }
+                    do throws(DBusError) {
+                        let name = try signal.arguments.decode(String.self, at: 1)
+                        let message = try signal.arguments.decode(String.self, at: 2)
+                        guard name.isEmpty else { return .failure(.rejected(name: name, message: message)) }
+                        return .success(try SpeakerdDBusRecords.status(from: signal.arguments[3]))
+                    } catch {
+                        return .failure(.badReply("PlayRequestEnded: \(error.description)"))
+                    }
+                }
+                return nil
+            }
+            group.addTask {
+                for await _ in owners.dropFirst() {  // the first is the owner now
+                    return .failure(.rejected(name: SpeakerdBus.ErrorName.failed,
+                                              message: "speakerd stopped while the song was waiting for the speaker"))
+                }
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? .failure(.unreachable(bus: "", reason: "lost the D-Bus connection while the song was waiting"))
         }
     }
 

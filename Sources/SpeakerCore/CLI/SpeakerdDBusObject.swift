@@ -1,3 +1,4 @@
+import Synchronization
 import SystemPackage
 
 /// Builds the exported `io.speakerd.Daemon1` object over any `SpeakerdControl` (the daemon).
@@ -48,6 +49,9 @@ public enum SpeakerdDBusObject {
             }
         }
         let status = DBusArgument("status", "a{sv}")
+        // `Play`'s late outcomes are signals of this object, which exists only once built.
+        let announcer = Mutex<DBusObject?>(nil)
+        let requests = PlayRequestNumbers()
         let interface = DBusInterface(SpeakerdBus.interface, methods: [
             method("Status", output: status) { control, _ in record.encode(try await control.status()) },
             method("StartupTimeline", output: DBusArgument("timeline", "a{sv}")) { control, _ in record.encode(try await control.startup()) },
@@ -77,7 +81,11 @@ public enum SpeakerdDBusObject {
             method("Play", inputs: [DBusArgument("file", "h"), DBusArgument("name", "s"), DBusArgument("queue", "b")],
                    output: status, bounded: true) { control, context in
                 let request = try Self.playRequest(context)
-                return record.encode(try await control.play(request))
+                return try await Self.play(request, on: control, context: context, within: limits.playAnswerWithin,
+                                           requests: requests, announce: { arguments in
+                    announcer.withLock { $0 }?.emitSignal(interface: SpeakerdBus.interface, member: "PlayRequestEnded",
+                                                          arguments: arguments)
+                })
             },
             method("Stop", output: status) { control, _ in record.encode(try await control.stop()) },
             method("Pause", output: status) { control, _ in record.encode(try await control.pause()) },
@@ -94,8 +102,64 @@ public enum SpeakerdDBusObject {
             DBusSignalDeclaration("PlaybackChanged", arguments: [DBusArgument("playback", "a{sv}")]),
             // While a scan runs: the candidates so far, best first (the shape `Scan` returns).
             DBusSignalDeclaration("ScanCandidates", arguments: [DBusArgument("candidates", "aa{sv}")]),
+            // A `Play` answered "still waiting" has ended: `error` is empty when the song started
+            // (`status` then says so), else the D-Bus error name, with `message` the reason.
+            DBusSignalDeclaration("PlayRequestEnded", arguments: [
+                DBusArgument("request", "t"), DBusArgument("error", "s"), DBusArgument("message", "s"), DBusArgument("status", "a{sv}"),
+            ]),
         ])
-        return try DBusObject(interfaces: [interface], callLimits: limits.dbusCallLimits)
+        let object = try DBusObject(interfaces: [interface], callLimits: limits.dbusCallLimits)
+        announcer.withLock { $0 = object }
+        return object
+    }
+
+    /// One `Play`: the song's outcome as the reply when it comes within `window`; otherwise the
+    /// reply is the status now plus `Request` (an id), and the outcome follows as
+    /// `PlayRequestEnded` with that id. Either way the request stays this call's: it counts
+    /// against the client's bounds and is cancelled if the client leaves the bus.
+    private static func play<Control: SpeakerdControl>(
+        _ request: PlayRequest, on control: Control, context: DBusMethodCallContext, within window: Duration,
+        requests: PlayRequestNumbers, announce: @escaping @Sendable ([DBusValue]) -> Void
+    ) async throws -> DBusValue {
+        let record = SpeakerdDBusRecords.self
+        return try await withThrowingTaskGroup(of: PlayStep.self) { group in
+            group.addTask { .played(try await control.play(request)) }
+            group.addTask {
+                try await Task.sleep(for: window)
+                return .windowClosed
+            }
+            // The song's outcome within the window is the reply, as a plain call's would be (a
+            // failure is thrown: it becomes the error reply, and the timer is cancelled with the group).
+            if case .played(let report)? = try await group.next() {
+                group.cancelAll()
+                return record.encode(report)
+            }
+            // Past the window: answer "accepted, still waiting", then report the outcome by signal.
+            let id = requests.next()
+            let now = (try? await control.status()) ?? StatusReport(readiness: "starting", message: "Waiting",
+                                                                   speaker: nil, playback: .idle)
+            try context.answerNow([record.encode(now, pendingRequest: id)])
+            do {
+                guard case .played(let report)? = try await group.next() else { return record.encode(now) }
+                announce([.uint64(id), .string(""), .string(""), record.encode(report)])
+            } catch {
+                let (name, message) = Self.errorReply(error)
+                let after = (try? await control.status()) ?? now
+                announce([.uint64(id), .string(name), .string(message), record.encode(after)])
+            }
+            return record.encode(now)
+        }
+    }
+
+    /// The error name and message a failed request reports (as its reply would have).
+    private static func errorReply(_ error: any Error) -> (String, String) {
+        switch error {
+        case let error as SpeakerdError:
+            if case .remote(let name, let message) = error.dbusError { return (name, message) }
+            return (SpeakerdBus.ErrorName.failed, error.description)
+        case is CancellationError: return (SpeakerdBus.ErrorName.failed, "the request was cancelled")
+        default: return (SpeakerdBus.ErrorName.failed, String(describing: error))
+        }
     }
 
     private static func string(_ context: DBusMethodCallContext, _ index: Int, limit: Int,
@@ -133,6 +197,18 @@ public enum SpeakerdDBusObject {
             throw .rejected(name: DBusError.Name.invalidArgs, message: error.description)
         }
     }
+}
+
+/// What comes first while a `Play` call waits: the song's outcome or the end of the answer window.
+private enum PlayStep: Sendable {
+    case played(StatusReport)
+    case windowClosed
+}
+
+/// Ids for `Play` requests answered before they ended, unique for the daemon's life.
+final class PlayRequestNumbers: Sendable {
+    private let last = Atomic<UInt64>(0)
+    func next() -> UInt64 { last.add(1, ordering: .relaxed).newValue }
 }
 
 extension SpeakerdError {

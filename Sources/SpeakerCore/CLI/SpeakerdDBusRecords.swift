@@ -4,7 +4,9 @@
 enum SpeakerdDBusRecords {
     // MARK: - Status
 
-    static func encode(_ report: StatusReport) -> DBusValue {
+    static func encode(_ report: StatusReport) -> DBusValue { .properties(bag(report)) }
+
+    private static func bag(_ report: StatusReport) -> [String: DBusValue] {
         var bag: [String: DBusValue] = [
             "Readiness": .string(report.readiness),
             "Message": .string(report.message),
@@ -15,7 +17,19 @@ enum SpeakerdDBusRecords {
             bag["WaitingFor"] = .properties(["Code": .string(waiting.code), "Message": .string(waiting.message)])
         }
         if !report.warnings.isEmpty { bag["Warnings"] = .strings(report.warnings) }
+        return bag
+    }
+
+    /// A status that also names a `Play` request still waiting (its outcome comes as `PlayRequestEnded`).
+    static func encode(_ report: StatusReport, pendingRequest: UInt64) -> DBusValue {
+        var bag = bag(report)
+        bag["Request"] = .uint64(pendingRequest)
         return .properties(bag)
+    }
+
+    /// The waiting `Play` request a status names, if any.
+    static func pendingRequest(from value: DBusValue) throws(DBusError) -> UInt64? {
+        try value.as([String: DBusValue].self, at: "status").decode("Request", as: UInt64.self)
     }
 
     static func encode(_ speaker: StatusReport.Speaker) -> DBusValue {

@@ -99,21 +99,24 @@ final class DBusExportRegistry: Sendable {
             let name = object.callLimits?.busyErrorName ?? DBusError.Name.limitsExceeded
             return call.replyError(name, refusal.sentence(member: member))
         }
-        let context = DBusMethodCallContext(
-            sender: sender, path: path, interface: owner.name, member: member, arguments: call.message.arguments)
         let expected = method.outputSignature
+        let answer = DBusCallAnswer(expectedSignature: expected) { call.reply($0) }
+        let context = DBusMethodCallContext(
+            sender: sender, path: path, interface: owner.name, member: member, arguments: call.message.arguments, answer: answer)
         let handler = method.handler
         let pending = self.pending
         let task = Task {
             defer { pending.finish(id, sender: sender) }
             do {
                 let results = try await handler(context)
+                guard answer.claim() else { return }  // answered early: the outcome went another way
                 let actual = results.signature.rawValue
                 guard actual == expected else {
                     return call.replyError(DBusError.Name.failed, "\(owner.name).\(member) produced '\(actual)' instead of its declared '\(expected)'")
                 }
                 call.reply(results)
             } catch {
+                guard answer.claim() else { return }
                 call.replyError(for: error)
             }
         }

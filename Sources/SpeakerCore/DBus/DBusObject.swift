@@ -19,11 +19,51 @@ public struct DBusMethodCallContext: Sendable {
     public var member: String
     /// The call's values, already checked against the method's declared input signature.
     public var arguments: [DBusValue]
+    /// The one reply this call gets, whoever sends it first: `answerNow` or the handler's return.
+    let answer: DBusCallAnswer
 
     /// Argument `index` (0-based) as a `T`, with a precise error naming it.
     public func argument<T: DBusDecodable>(_ index: Int, as type: T.Type) throws(DBusError) -> T {
         try arguments.decode(T.self, at: index)
     }
+
+    /// Replies to the caller now, while the handler goes on working: a call that may wait longer
+    /// than a client library's reply timeout (25 s in dbus-python, GDBus and sd-bus) answers
+    /// "accepted" in time, and the handler still holds its admission slot and is still cancelled
+    /// if the caller leaves the bus. What the handler returns or throws afterwards is not sent
+    /// (it must report its outcome another way, such as a signal).
+    /// - Returns: false if the call was already answered (nothing is sent).
+    /// - Throws: `.typeMismatch` when `values` do not match the method's declared outputs.
+    @discardableResult
+    public func answerNow(_ values: [DBusValue]) throws(DBusError) -> Bool {
+        let actual = values.signature.rawValue
+        guard actual == answer.expectedSignature else {
+            throw .typeMismatch(expected: answer.expectedSignature, actual: actual, location: "\(interface).\(member) early reply")
+        }
+        guard answer.claim() else { return false }
+        answer.send(values)
+        return true
+    }
+
+    /// Whether the call has been answered early (the handler's result will not be sent).
+    public var isAnswered: Bool { answer.isClaimed }
+}
+
+/// The single reply of one incoming call: claimed once, by an early answer or by the handler's end.
+final class DBusCallAnswer: Sendable {
+    let expectedSignature: String
+    private let claimed = Atomic<Bool>(false)
+    private let sendValues: @Sendable ([DBusValue]) -> Void
+
+    init(expectedSignature: String, send: @escaping @Sendable ([DBusValue]) -> Void) {
+        self.expectedSignature = expectedSignature
+        self.sendValues = send
+    }
+
+    /// True exactly once.
+    func claim() -> Bool { !claimed.exchange(true, ordering: .acquiringAndReleasing) }
+    var isClaimed: Bool { claimed.load(ordering: .acquiring) }
+    func send(_ values: [DBusValue]) { sendValues(values) }
 }
 
 /// A method an exported object answers. Errors the handler throws become D-Bus error replies:
@@ -172,6 +212,13 @@ public final class DBusObject: Sendable {
         guard changed, declaration.emitsChangedSignal else { return }
         for export in exportedAt.withLock({ $0 }) {
             export.connection?.emitPropertiesChanged(path: export.path, interface: interface, changed: [name: value])
+        }
+    }
+
+    /// Emits one of the object's signals wherever it is exported.
+    public func emitSignal(interface: String, member: String, arguments: [DBusValue]) {
+        for export in exportedAt.withLock({ $0 }) {
+            try? export.connection?.emitSignal(path: export.path, interface: interface, member: member, arguments: arguments)
         }
     }
 

@@ -8,10 +8,16 @@
 public struct SpeakerdRequestLimits: Equatable, Sendable {
     public var perClient: Int
     public var total: Int
+    /// How long a `Play` call may wait before it is answered. Waiting for the speaker may take
+    /// longer (`play_timeout_seconds`, up to an hour), but most D-Bus client libraries give up
+    /// on a reply after 25 s; so past this a `Play` answers "accepted, still waiting" with a
+    /// request id, and the outcome follows as the `PlayRequestEnded` signal.
+    public var playAnswerWithin: Duration
 
-    public init(perClient: Int = 16, total: Int = 128) {
+    public init(perClient: Int = 16, total: Int = 128, playAnswerWithin: Duration = .seconds(20)) {
         self.perClient = perClient
         self.total = total
+        self.playAnswerWithin = playAnswerWithin
     }
 
     public static let `default` = SpeakerdRequestLimits()
