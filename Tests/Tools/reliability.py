@@ -55,6 +55,33 @@ class FakeBus:
         if not self.address.startswith("unix:"):
             raise SystemExit("reliability: scripts/fake-bluez did not start")
 
+    def command(self, line):
+        """One scripts/fake-bluez command (e.g. restart-mock); raises unless it answers ok."""
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline().strip()
+        if answer != "ok":
+            raise RuntimeError(f"fake-bluez {line!r}: {answer or 'no answer'}")
+
+    def mock(self, method, *arguments):
+        """A method of the mock BlueZ's control interface (AddAdapter, SetConnectBehavior, ...)."""
+        connection = connect(self.address)
+        try:
+            return getattr(dbus.Interface(connection.get_object("org.bluez", "/org/bluez"), "org.bluez.Mock"), method)(*arguments)
+        finally:
+            connection.close()
+
+    def speaker_connected(self, adapter="hci0"):
+        """What the mock BlueZ says of the speaker's link (the world, not speakerd's view of it)."""
+        connection = connect(self.address)
+        try:
+            device = connection.get_object("org.bluez", f"/org/bluez/{adapter}/dev_{FLIP.replace(':', '_')}")
+            return bool(dbus.Interface(device, dbus.PROPERTIES_IFACE).Get("org.bluez.Device1", "Connected"))
+        except dbus.exceptions.DBusException:
+            return False
+        finally:
+            connection.close()
+
     def close(self):
         self.process.stdin.close()
         self.process.wait(timeout=30)
@@ -228,6 +255,131 @@ def fd_flood(bus, work, clients, per_client):
     report("fd-exhaustion flood", f"{total} never-closing Plays from {clients} clients: {outcomes['busy']} Busy, daemon "
            f"{'on the bus' if on_bus and status_ok else 'GONE'}, fds {baseline} -> peak {peak} (bound {bound}) -> {after} after",
            ok, "scripts/reliability --short")
+
+
+def recovery(work):
+    """Faults of the world, each ending in the user's outcome: speakerd ready again with the
+    speaker connected as BlueZ itself reports it. One private bus per fault, so none inherits
+    another's state."""
+
+    def ready_and_connected(bus, api, adapter="hci0"):
+        try:
+            return str(api.Status(timeout=5)["Readiness"]) == "playbackReady" and bus.speaker_connected(adapter)
+        except dbus.exceptions.DBusException:
+            return False
+
+    def wait_for(predicate, timeout):
+        started = time.monotonic()
+        while time.monotonic() - started < timeout:
+            if predicate():
+                return time.monotonic() - started
+            time.sleep(0.02)
+        return None
+
+    def scenario(name, fault, adapter="hci0", bound=20):
+        bus = FakeBus()
+        daemon = Daemon(bus, os.path.join(work, "recovery-" + name.split()[0]))
+        try:
+            api = daemon.wait_ready()
+            wait_for(lambda: ready_and_connected(bus, api), 15)
+            began = time.monotonic()
+            detail, fault_ok = fault(bus, api)
+            ended = time.monotonic() - began
+            took = wait_for(lambda: ready_and_connected(bus, api, adapter), bound)
+            ok = took is not None and daemon.alive() and fault_ok
+            figure = (f"ready with the speaker connected {(ended + took) * 1000:.0f} ms after the fault began "
+                      f"({took * 1000:.0f} ms after it was over)" if took is not None
+                      else f"NOT ready with the speaker connected within {bound} s (log: {daemon.log})")
+            report(f"recovery: {name}", figure + (f"; {detail}" if detail else "") + f" (bound {bound} s)", ok,
+                   "scripts/reliability --only recovery")
+        finally:
+            daemon.stop()
+            bus.close()
+
+    def restart_connected(bus, api):
+        bus.command("restart-mock")  # comes back with the adapter and the speaker, not connected
+        return None, True
+
+    def restart_connecting(bus, api):
+        device = f"/org/bluez/hci0/dev_{FLIP.replace(':', '_')}"
+        bus.mock("SetConnectBehavior", dbus.ObjectPath(device), "hang")
+        api.Disconnect(timeout=10)
+        pending = []
+        api.Connect("", timeout=30, reply_handler=lambda *_: pending.append("answered"),
+                    error_handler=lambda error: pending.append(error.get_dbus_name()))
+        run_loop_until(lambda: False, 0.5)  # the Connect is in flight, hanging in BlueZ
+        bus.command("restart-mock")
+        run_loop_until(lambda: pending, 15)
+        return f"the user's Connect ended with {pending[0] if pending else 'no answer'}", bool(pending)
+
+    def reindex(bus, api):
+        bus.mock("RemoveAdapterWithDevices", "hci0")
+        run_loop_until(lambda: False, 0.3)
+        bus.mock("AddAdapter", "hci1", "box")
+        bus.mock("AddSpeaker", "hci1", FLIP, "JBL Flip 5")
+        return "hci0 removed, hci1 added with the speaker", True
+
+    def hanging_connect(bus, api):
+        device = f"/org/bluez/hci0/dev_{FLIP.replace(':', '_')}"
+        bus.mock("SetConnectBehavior", dbus.ObjectPath(device), "hang")
+        api.Disconnect(timeout=10)
+        started = time.monotonic()
+        outcome, latencies = [], []
+        api.Connect("", timeout=60, reply_handler=lambda *_: outcome.append("answered"),
+                    error_handler=lambda error: outcome.append(str(error.get_dbus_message())))
+        while not outcome and time.monotonic() - started < 30:
+            asked = time.monotonic()
+            try:
+                api.Status(timeout=5)
+                latencies.append(time.monotonic() - asked)
+            except dbus.exceptions.DBusException:
+                latencies.append(5.0)
+            run_loop_until(lambda: outcome, 0.2)
+        given_up = time.monotonic() - started
+        bus.mock("SetConnectBehavior", dbus.ObjectPath(device), "ok")
+        bus.mock("ReleaseConnect", dbus.ObjectPath(device))
+        api.Connect("", timeout=30)
+        hang_ok = bool(outcome) and outcome[0] != "answered" and given_up < 15 and percentile(latencies, 0.99) < 1.0
+        return (f"the hanging Connect failed after {given_up:.1f} s: {outcome[0] if outcome else 'no answer'!r}; "
+                f"Status during the hang p99 {percentile(latencies, 0.99) * 1000:.0f} ms over {len(latencies)} calls; "
+                f"then connected again"), hang_ok
+
+    scenario("bluetoothd restart while connected", restart_connected)
+    scenario("bluetoothd restart while connecting", restart_connecting)
+    scenario("adapter re-index (hci0 -> hci1)", reindex, adapter="hci1")
+    scenario("hanging Connect", hanging_connect)
+
+    # Bus loss: the bus itself goes away. speakerd cannot serve without it, so it exits 75 at
+    # once with one clear line and systemd's Restart= brings it back; "recovered" is that
+    # restart on a new bus being ready.
+    bus = FakeBus()
+    daemon = Daemon(bus, os.path.join(work, "recovery-bus"))
+    daemon.wait_ready()
+    lost = time.monotonic()
+    bus.close()
+    try:
+        status = daemon.process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        status = None
+        daemon.stop(signal.SIGKILL)
+    exited = time.monotonic() - lost
+    with open(daemon.log) as f:
+        lines = [line.strip() for line in f if "D-Bus connection" in line or "bus" in line.lower() and "lost" in line.lower()]
+    bus = FakeBus()
+    restarted = time.monotonic()
+    again = Daemon(bus, os.path.join(work, "recovery-bus"), state=None)
+    try:
+        api = again.wait_ready()
+        ready = time.monotonic() - restarted
+        connected = bus.speaker_connected()
+    finally:
+        again.stop()
+        bus.close()
+    ok = status == 75 and exited < 5 and bool(lines) and connected
+    report("recovery: bus loss", f"speakerd exited {status} {exited * 1000:.0f} ms after the bus went away, logging "
+           f"{lines[-1][:90] if lines else 'nothing'!r}; started again on a new bus (as systemd's Restart= does): ready "
+           f"with the speaker connected in {ready * 1000:.0f} ms" if status is not None else "speakerd did not exit within 10 s",
+           ok, "scripts/reliability --only recovery")
 
 
 def connect_cycles(bus, work, cycles):
@@ -435,6 +587,7 @@ def main():
         ("flood", lambda: fd_flood(bus, work, 10, 60)),
         ("privacy", lambda: signal_privacy(work)),
         ("cycles", lambda: connect_cycles(bus, work, 2000 if full else 150)),
+        ("recovery", lambda: recovery(work)),
         ("mutated", lambda: mutated_midi(bus, work, 200 if full else 60)),
         ("fuzz", lambda: fuzz(600 if full else 60)),
     ]
