@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 @Suite("composer-cli and speakerd command lines")
@@ -114,6 +115,27 @@ struct CommandLineTests {
         #expect(badConfig.status == 78)
         #expect(badConfig.standardError.hasPrefix("speakerd: \(directory.path)/speakerd.conf:2: unknown key 'volume'"))
         #expect(badConfig.standardError.filter { $0 == "\n" }.count == 1)
+    }
+
+    @Test("a FIFO or a directory in place of the config file is refused at once with its kind; a symbolic link to a config file is followed")
+    func configThatIsNotAFile() async throws {
+        let directory = TemporaryDirectory()
+        #expect(mkfifo(directory.path + "/fifo.conf", 0o600) == 0)
+        try FileManager.default.createDirectory(atPath: directory.path + "/dir.conf", withIntermediateDirectories: false)
+        // A FIFO nobody writes to used to stop speakerd in open(2), before it was on the bus,
+        // deaf to SIGTERM: the run's own time limit would end this test with a failure.
+        for (name, kind) in [("fifo.conf", "a named pipe (FIFO)"), ("dir.conf", "a directory")] {
+            let run = try await ExecutableRun.run("speakerd", ["--config", directory.path + "/" + name,
+                                                               "--state-dir", directory.path, "--bus", "unix:path=\(directory.path)/no-bus"])
+            #expect(run.status == 78, "\(name): \(run.standardError)")
+            #expect(run.standardError == "speakerd: cannot read config file \(directory.path)/\(name): it is \(kind), not a regular file\n")
+        }
+        // Configuration linked into place is normal: the link is followed to the real file.
+        directory.write("auto_pick = yes\nvolume = 11\n", to: "real.conf")
+        #expect(symlink(directory.path + "/real.conf", directory.path + "/linked.conf") == 0)
+        let linked = try await ExecutableRun.run("speakerd", ["--config", directory.path + "/linked.conf"])
+        #expect(linked.status == 78)
+        #expect(linked.standardError.hasPrefix("speakerd: \(directory.path)/linked.conf:2: unknown key 'volume'"), "\(linked.standardError)")
     }
 
     @Test("doctor reports local facts as JSON and exits non-zero on a problem")

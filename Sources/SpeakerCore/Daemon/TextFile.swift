@@ -10,23 +10,27 @@ import Darwin
 /// words and so the atomic write can fsync the file *and* its directory, which Foundation's
 /// `.atomic` option does not do.
 public enum TextFile {
-    /// Reads a file as UTF-8; nil when it does not exist.
+    /// Reads a file as UTF-8 (a configuration file); nil when it does not exist. A symbolic
+    /// link is followed (configuration is often linked into place), but what it reaches must be
+    /// a regular file: the open never waits for a FIFO's writer (`O_NONBLOCK`), so a FIFO in
+    /// the file's place is refused with its kind instead of stopping start-up before speakerd
+    /// is on the bus (under Type=notify, a restart loop).
     public static func read(_ path: String) throws(FileReadError) -> String? {
-        try read(path, regularOnly: false)
+        try read(path, regularOnly: true, followLinks: true)
     }
 
     /// `read`, refusing with its kind anything but a regular file reached without a symbolic
     /// link: the open neither follows a link (`O_NOFOLLOW`) nor waits for a FIFO's writer
     /// (`O_NONBLOCK`), so a FIFO put in the file's place cannot stop the reader.
     public static func readRegularFile(_ path: String) throws(FileReadError) -> String? {
-        try read(path, regularOnly: true)
+        try read(path, regularOnly: true, followLinks: false)
     }
 
-    private static func read(_ path: String, regularOnly: Bool) throws(FileReadError) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | (regularOnly ? O_NONBLOCK | O_NOFOLLOW : 0))
+    private static func read(_ path: String, regularOnly: Bool, followLinks: Bool) throws(FileReadError) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | (regularOnly ? O_NONBLOCK : 0) | (followLinks ? 0 : O_NOFOLLOW))
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
-            if regularOnly, errno == ELOOP {
+            if !followLinks, errno == ELOOP {
                 throw FileReadError(path: path, reason: "it is \(SongFileKind.symbolicLink), not a regular file")
             }
             throw FileReadError(path: path, reason: String(cString: strerror(errno)))
