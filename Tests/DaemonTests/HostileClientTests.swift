@@ -8,20 +8,14 @@ import TestSupport
 
 /// A stand-in daemon whose `play` holds every request until its caller goes away (or the test
 /// lets it go), like a request waiting for a speaker that never comes.
-actor HoldingControl: SpeakerdControl {
+actor HoldingControl: StandInControl {
     private(set) var started = 0
     private(set) var cancelled = 0
     private(set) var namesSeen: [Int] = []
     let report = StatusReport(readiness: "starting", message: "Waiting", speaker: nil,
                               playback: .init(state: "idle", file: nil, positionSeconds: nil, durationSeconds: nil))
+    nonisolated var standingReport: StatusReport { report }
 
-    func status() async throws(SpeakerdError) -> StatusReport { report }
-    func startup() async throws(SpeakerdError) -> StartupReport { StartupReport(scenario: "regular", operations: [], criticalPath: []) }
-    func scan() async throws(SpeakerdError) -> ScanReport { ScanReport(candidates: []) }
-    func speakers() async throws(SpeakerdError) -> SpeakersReport { SpeakersReport(speakers: []) }
-    func connect(_ address: BluetoothAddress?) async throws(SpeakerdError) -> StatusReport { report }
-    func disconnect() async throws(SpeakerdError) -> StatusReport { report }
-    func forget(_ address: BluetoothAddress) async throws(SpeakerdError) -> SpeakersReport { SpeakersReport(speakers: []) }
     func play(_ request: PlayRequest) async throws(SpeakerdError) -> StatusReport {
         started += 1
         namesSeen.append(request.displayName.utf8.count)
@@ -32,9 +26,6 @@ actor HoldingControl: SpeakerdControl {
         }
         return report
     }
-    func stop() async throws(SpeakerdError) -> StatusReport { report }
-    func pause() async throws(SpeakerdError) -> StatusReport { report }
-    func resume() async throws(SpeakerdError) -> StatusReport { report }
 }
 
 /// One pipe whose writer never closes: the read end goes to speakerd, the write end stays here.

@@ -6,7 +6,7 @@ import TestSupport
 @testable import SpeakerCore
 
 /// A stand-in daemon whose `play` waits for the speaker until the test says how it ends.
-actor SpeakerWaitingControl: SpeakerdControl {
+actor SpeakerWaitingControl: StandInControl {
     enum Ending: Sendable { case starts, fails(String) }
 
     private(set) var started = 0
@@ -37,15 +37,7 @@ actor SpeakerWaitingControl: SpeakerdControl {
     }
 
     func status() async throws(SpeakerdError) -> StatusReport { ending == nil ? waiting : playing }
-    func startup() async throws(SpeakerdError) -> StartupReport { StartupReport(scenario: "regular", operations: [], criticalPath: []) }
-    func scan() async throws(SpeakerdError) -> ScanReport { ScanReport(candidates: []) }
-    func speakers() async throws(SpeakerdError) -> SpeakersReport { SpeakersReport(speakers: []) }
-    func connect(_ address: BluetoothAddress?) async throws(SpeakerdError) -> StatusReport { waiting }
-    func disconnect() async throws(SpeakerdError) -> StatusReport { waiting }
-    func forget(_ address: BluetoothAddress) async throws(SpeakerdError) -> SpeakersReport { SpeakersReport(speakers: []) }
-    func stop() async throws(SpeakerdError) -> StatusReport { waiting }
-    func pause() async throws(SpeakerdError) -> StatusReport { waiting }
-    func resume() async throws(SpeakerdError) -> StatusReport { waiting }
+    nonisolated var standingReport: StatusReport { waiting }
 }
 
 /// Most D-Bus client libraries give up on a reply after 25 s, and a song may wait longer than

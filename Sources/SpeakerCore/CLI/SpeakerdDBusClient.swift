@@ -68,15 +68,7 @@ public final class SpeakerdDBusClient: SpeakerdControl {
         // The daemon answers within about 20 s: with the song's outcome, or with "still waiting"
         // and a request id whose outcome comes as PlayRequestEnded (the speaker may take up to
         // play_timeout_seconds). So both streams are subscribed before the call.
-        let endings: DBusSignalStream
-        let owners: DBusNameOwnerStream
-        do {
-            endings = try await connection.signals(matching: DBusMatchRule(
-                sender: busName, path: SpeakerdBus.path, interface: SpeakerdBus.interface, member: "PlayRequestEnded"))
-            owners = try await connection.nameOwnerChanges(for: busName)
-        } catch {
-            throw .unreachable(bus: busDescription, reason: error.description)
-        }
+        let (endings, owners) = try await signalsAndOwners("PlayRequestEnded")
         defer {
             endings.cancel()
             owners.cancel()
@@ -124,20 +116,24 @@ public final class SpeakerdDBusClient: SpeakerdControl {
         }
     }
 
+    /// speakerd's `member` signals and the changes of who owns its name, both subscribed (their
+    /// match rules on the bus) before this returns.
+    private func signalsAndOwners(_ member: String) async throws(SpeakerdError) -> (DBusSignalStream, DBusNameOwnerStream) {
+        do {
+            let signals = try await connection.signals(matching: DBusMatchRule(
+                sender: busName, path: SpeakerdBus.path, interface: SpeakerdBus.interface, member: member))
+            return (signals, try await connection.nameOwnerChanges(for: busName))
+        } catch {
+            throw .unreachable(bus: busDescription, reason: error.description)
+        }
+    }
+
     /// One element per PlaybackChanged signal from speakerd, and one whenever another process
     /// takes over speakerd's name (a restart sends no signal about the song it forgot), for
     /// `play --wait`; the match rules are on the bus before this returns and live as long as the
     /// stream is iterated.
     public func playbackChanges() async throws(SpeakerdError) -> AsyncStream<Void> {
-        let signals: DBusSignalStream
-        let owners: DBusNameOwnerStream
-        do {
-            signals = try await connection.signals(matching: DBusMatchRule(
-                sender: busName, path: SpeakerdBus.path, interface: SpeakerdBus.interface, member: "PlaybackChanged"))
-            owners = try await connection.nameOwnerChanges(for: busName)
-        } catch {
-            throw .unreachable(bus: busDescription, reason: error.description)
-        }
+        let (signals, owners) = try await signalsAndOwners("PlaybackChanged")
         return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task {
                 for await _ in signals { continuation.yield() }
