@@ -39,6 +39,8 @@ public actor FakeBlueZClient: BlueZClient {
     private var blocked: Set<String> = []
     public private(set) var calls: [Call] = []
     private let broadcaster = EventBroadcaster<BlueZEvent>()
+    /// Events emitted while held, in order: a slow signal path (see `holdEvents`).
+    private var heldEvents: [BlueZEvent]?
 
     public init(adapters: [Adapter] = [], devices: [Device] = []) {
         self.adapterList = adapters
@@ -49,7 +51,7 @@ public actor FakeBlueZClient: BlueZClient {
 
     public func addAdapter(_ adapter: Adapter) {
         adapterList.append(adapter)
-        broadcaster.yield(.adapterAdded(adapter))
+        emit(.adapterAdded(adapter))
     }
 
     /// Removes the adapter and, as bluetoothd does, every device on it (devices first).
@@ -57,10 +59,10 @@ public actor FakeBlueZClient: BlueZClient {
         guard let index = adapterList.firstIndex(where: { $0.name == name }) else { return }
         let adapter = adapterList.remove(at: index)
         for device in deviceList where device.adapterName == name {
-            broadcaster.yield(.deviceRemoved(device.address))
+            emit(.deviceRemoved(device.address))
         }
         deviceList.removeAll { $0.adapterName == name }
-        broadcaster.yield(.adapterRemoved(name: adapter.name, address: adapter.address))
+        emit(.adapterRemoved(name: adapter.name, address: adapter.address))
     }
 
     /// Marks the adapter rfkill-blocked (`PowerState` off-blocked).
@@ -71,21 +73,21 @@ public actor FakeBlueZClient: BlueZClient {
 
     public func addDevice(_ device: Device) {
         deviceList.append(device)
-        broadcaster.yield(.deviceAdded(device))
+        emit(.deviceAdded(device))
     }
 
     public func vanishDevice(_ address: BluetoothAddress) {
         deviceList.removeAll { $0.address == address }
-        broadcaster.yield(.deviceRemoved(address))
+        emit(.deviceRemoved(address))
     }
 
     public func updateDevice(_ address: BluetoothAddress, _ change: @Sendable (inout Device) -> Void) {
         guard let index = deviceList.firstIndex(where: { $0.address == address }) else { return }
         let wasConnected = deviceList[index].connected
         change(&deviceList[index])
-        broadcaster.yield(.deviceChanged(deviceList[index]))
-        if !wasConnected, deviceList[index].connected { broadcaster.yield(.connected(address)) }
-        if wasConnected, !deviceList[index].connected { broadcaster.yield(.disconnected(address, .unspecified)) }
+        emit(.deviceChanged(deviceList[index]))
+        if !wasConnected, deviceList[index].connected { emit(.connected(address)) }
+        if wasConnected, !deviceList[index].connected { emit(.disconnected(address, .unspecified)) }
     }
 
     public func setBehaviour(_ behaviour: Behaviour, for address: BluetoothAddress) {
@@ -96,8 +98,8 @@ public actor FakeBlueZClient: BlueZClient {
     public func dropConnection(_ address: BluetoothAddress, reason: DisconnectReason) {
         guard let index = deviceList.firstIndex(where: { $0.address == address }), deviceList[index].connected else { return }
         deviceList[index].connected = false
-        broadcaster.yield(.deviceChanged(deviceList[index]))
-        broadcaster.yield(.disconnected(address, reason))
+        emit(.deviceChanged(deviceList[index]))
+        emit(.disconnected(address, reason))
     }
 
     /// bluetoothd goes away; `start` brings it back with the given world (as if re-read from disk).
@@ -105,17 +107,17 @@ public actor FakeBlueZClient: BlueZClient {
         lifecycle = .bluetoothdDown
         adapterList.removeAll()
         deviceList.removeAll()
-        broadcaster.yield(.bluetoothdVanished)
+        emit(.bluetoothdVanished)
     }
 
     public func startBluetoothd(adapters: [Adapter], devices: [Device]) {
         lifecycle = .running
         adapterList = adapters
         deviceList = devices
-        broadcaster.yield(.bluetoothdAppeared)
-        for adapter in adapters { broadcaster.yield(.adapterAdded(adapter)) }
-        for device in devices { broadcaster.yield(.deviceAdded(device)) }
-        broadcaster.yield(.bluetoothdRestarted)
+        emit(.bluetoothdAppeared)
+        for adapter in adapters { emit(.adapterAdded(adapter)) }
+        for device in devices { emit(.deviceAdded(device)) }
+        emit(.bluetoothdRestarted)
     }
 
     /// Ends every event subscription.
@@ -214,7 +216,25 @@ public actor FakeBlueZClient: BlueZClient {
         broadcaster.subscribe()
     }
 
+    /// From now on, events wait (in order) until `releaseEvents()`, while calls still answer:
+    /// BlueZ's signals and its method replies reach a client by different paths, so a reply can
+    /// be read before signals BlueZ sent ahead of it.
+    public func holdEvents() {
+        if heldEvents == nil { heldEvents = [] }
+    }
+
+    /// Delivers the held events, in the order they happened, and stops holding.
+    public func releaseEvents() {
+        let events = heldEvents ?? []
+        heldEvents = nil
+        for event in events { broadcaster.yield(event) }
+    }
+
     // MARK: - Helpers
+
+    private func emit(_ event: BlueZEvent) {
+        if heldEvents != nil { heldEvents?.append(event) } else { broadcaster.yield(event) }
+    }
 
     private func connectLike(_ address: BluetoothAddress, operation: String) async throws {
         let current = try knownDevice(address)
@@ -259,6 +279,6 @@ public actor FakeBlueZClient: BlueZClient {
     private func mutateAdapter(named name: String, _ change: (inout Adapter) -> Void) {
         guard let index = adapterList.firstIndex(where: { $0.name == name }) else { return }
         change(&adapterList[index])
-        broadcaster.yield(.adapterChanged(adapterList[index]))
+        emit(.adapterChanged(adapterList[index]))
     }
 }

@@ -39,6 +39,10 @@ public actor SpeakerLink {
     private var drops = 0
     /// The newest change being handed to `onChange`.
     private var lastDelivery: Task<Void, Never>?
+    /// BlueZ's "disconnected" reports for the target handled so far, and the user's disconnects
+    /// waiting for theirs (see `userDisconnect`).
+    private var disconnectsSeen = 0
+    private var disconnectWaiters: [OneShotSignal<Void, Never>] = []
     /// The attempt under way for the current target; a second ask joins it.
     private var inFlight: (address: BluetoothAddress, task: Task<AttemptResult, Never>)?
 
@@ -125,6 +129,7 @@ public actor SpeakerLink {
         snapshot.activity = .heldByUser
         await changed()
         if snapshot.connected, let bluez {
+            let seenBefore = disconnectsSeen
             // A speaker operation like the others: timed out, and holding the sleep delay lock.
             let ticket = await operations.add("disconnect \(target.address)", group: "disconnect", timeout: .seconds(10)) { _ in
                 try await bluez.disconnect(target.address)
@@ -135,7 +140,18 @@ public actor SpeakerLink {
             case .timedOut: throw SpeakerOperationFailure(operation: "Disconnect", reason: "BlueZ did not answer within 10 s")
             case .cancelled: throw CancellationError()
             }
-            await linkDown()  // BlueZ's signal follows; our call returning is already the truth
+            await linkDown()  // our call returning is already the truth for status
+            // BlueZ signals the link down before it answers, but the answer and its signals reach
+            // us by different paths. The user's next step (often `connect` at once) must not
+            // overtake that signal: taken in after a new link is up, it would read as a drop of
+            // the new link. So this returns once BlueZ's own report is handled (bounded, in case
+            // a BlueZ never sends it).
+            if disconnectsSeen == seenBefore {
+                let reported = OneShotSignal<Void, Never>()
+                disconnectWaiters.append(reported)
+                _ = try? await reported.value(timeout: .seconds(2))
+                disconnectWaiters.removeAll { $0 === reported }
+            }
         }
     }
 
@@ -188,8 +204,10 @@ public actor SpeakerLink {
         case .disconnected(let address, let reason) where address == target:
             logger.info("\(snapshot.target?.name ?? "the speaker") (\(address)) disconnected: \(reason)")
             drops += 1
+            disconnectsSeen += 1
             await linkDown()
             await reconnect?.handle(.linkLost(Self.linkLossReason(reason)))
+            for waiter in disconnectWaiters { waiter.succeed(()) }
         case .deviceAdded(let device) where device.address == target:
             // A new object (bluetoothd restarted, the adapter came back) starts from BlueZ's state.
             if device.connected {
