@@ -34,6 +34,35 @@ public struct SoundServerSink: Sendable, Equatable {
     }
 }
 
+/// libpulse, opened on first use instead of linked (see `CPulse.h` for why): only
+/// `audio_output = pulseaudio` pays for its libraries.
+enum PulseLibrary {
+    /// The loaded library's functions; the C table's fields are named after them.
+    typealias API = SpeakerdPulse
+
+    /// Debian's libpulse0; the unversioned name exists only where the -dev package is.
+    static let candidates = ["libpulse.so.0", "libpulse.so"]
+
+    /// Opened once per process; a failure is kept too (the library does not appear by itself).
+    private static let shared: Result<API, PulseLibraryError> = {
+        var reasons: [String] = []
+        for name in candidates {
+            var message = [CChar](repeating: 0, count: 512)
+            if let table = speakerd_pulse_load(name, &message, message.count) { return .success(table.pointee) }
+            reasons.append(message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+        }
+        return .failure(PulseLibraryError(reason: reasons.first ?? "no library name to try"))
+    }()
+
+    static func api() throws(PulseLibraryError) -> API { try shared.get() }
+}
+
+/// libpulse could not be opened.
+struct PulseLibraryError: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { "libpulse is not available (\(reason)); install libpulse0" }
+}
+
 /// What a PulseAudio server shows of its sinks, over time.
 public enum SoundServerState: Sendable, Equatable {
     /// The server could not be reached or the connection was lost (libpulse's sentence).
@@ -82,6 +111,7 @@ enum PulseSinkWatcher {
 private final class PulseSession: @unchecked Sendable {
     let states: AsyncStream<SoundServerState>
     private let continuation: AsyncStream<SoundServerState>.Continuation
+    private let pulse: PulseLibrary.API?
     private let mainloop: OpaquePointer?
     private let context: OpaquePointer?
 
@@ -92,27 +122,34 @@ private final class PulseSession: @unchecked Sendable {
 
     init(server: String?) {
         (states, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(8))
-        mainloop = pa_threaded_mainloop_new()
-        context = mainloop.flatMap { pa_context_new(pa_threaded_mainloop_get_api($0), "speakerd") }
+        let pulse: PulseLibrary.API
+        do { pulse = try PulseLibrary.api() } catch {
+            (self.pulse, mainloop, context) = (nil, nil, nil)
+            fail(error.description)
+            return
+        }
+        self.pulse = pulse
+        mainloop = pulse.pa_threaded_mainloop_new()
+        context = mainloop.flatMap { pulse.pa_context_new(pulse.pa_threaded_mainloop_get_api($0), "speakerd") }
         guard let mainloop, let context else {
             fail("libpulse could not create a connection (out of memory?)")
             return
         }
         let me = Unmanaged.passUnretained(self).toOpaque()
-        pa_context_set_state_callback(context, { context, me in
+        pulse.pa_context_set_state_callback(context, { context, me in
             guard let context, let me else { return }
             Unmanaged<PulseSession>.fromOpaque(me).takeUnretainedValue().stateChanged(context)
         }, me)
-        pa_context_set_subscribe_callback(context, { _, _, _, me in
+        pulse.pa_context_set_subscribe_callback(context, { _, _, _, me in
             guard let me else { return }
             Unmanaged<PulseSession>.fromOpaque(me).takeUnretainedValue().refresh()
         }, me)
         // No autospawn: a daemon must not start a sound server of its own.
-        guard pa_context_connect(context, server, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
-            fail(Self.errorText(context))
+        guard pulse.pa_context_connect(context, server, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
+            fail(Self.errorText(pulse, context))
             return
         }
-        guard pa_threaded_mainloop_start(mainloop) >= 0 else {
+        guard pulse.pa_threaded_mainloop_start(mainloop) >= 0 else {
             fail("libpulse could not start its main loop thread")
             return
         }
@@ -121,19 +158,22 @@ private final class PulseSession: @unchecked Sendable {
     /// Ends the connection and the main loop's thread, and finishes `states`.
     func close() {
         continuation.finish()
-        DetachedThread.start(name: "pulse-close") { [self] in
-            guard let mainloop else { return }
-            if let context {
-                pa_threaded_mainloop_lock(mainloop)
-                pa_context_set_state_callback(context, nil, nil)
-                pa_context_set_subscribe_callback(context, nil, nil)
-                pa_context_disconnect(context)
-                pa_context_unref(context)
-                pa_threaded_mainloop_unlock(mainloop)
-            }
-            pa_threaded_mainloop_stop(mainloop)
-            pa_threaded_mainloop_free(mainloop)
+        DetachedThread.start(name: "pulse-close") { [self] in teardown() }
+    }
+
+    /// Disconnects (no callback runs after it) and ends the main loop, joining its thread.
+    private func teardown() {
+        guard let pulse, let mainloop else { return }
+        if let context {
+            pulse.pa_threaded_mainloop_lock(mainloop)
+            pulse.pa_context_set_state_callback(context, nil, nil)
+            pulse.pa_context_set_subscribe_callback(context, nil, nil)
+            pulse.pa_context_disconnect(context)
+            pulse.pa_context_unref(context)
+            pulse.pa_threaded_mainloop_unlock(mainloop)
         }
+        pulse.pa_threaded_mainloop_stop(mainloop)
+        pulse.pa_threaded_mainloop_free(mainloop)
     }
 
     private func fail(_ reason: String) {
@@ -141,27 +181,28 @@ private final class PulseSession: @unchecked Sendable {
         continuation.finish()
     }
 
-    private static func errorText(_ context: OpaquePointer) -> String {
-        pa_strerror(pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error"
+    private static func errorText(_ pulse: PulseLibrary.API, _ context: OpaquePointer) -> String {
+        pulse.pa_strerror(pulse.pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error"
     }
 
     // MARK: - On the main loop's thread
 
     private func stateChanged(_ context: OpaquePointer) {
-        let state = pa_context_get_state(context)
+        guard let pulse else { return }
+        let state = pulse.pa_context_get_state(context)
         if state == PA_CONTEXT_READY {
             let mask = pa_subscription_mask_t(PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_CARD.rawValue)
-            if let operation = pa_context_subscribe(context, mask, nil, nil) { pa_operation_unref(operation) }
+            if let operation = pulse.pa_context_subscribe(context, mask, nil, nil) { pulse.pa_operation_unref(operation) }
             refresh()
         } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
-            fail(Self.errorText(context))
+            fail(Self.errorText(pulse, context))
         }
     }
 
     /// Reads the cards (for their active profiles), then the sinks, then yields the sinks; an
     /// event that arrives meanwhile reads everything once more afterwards.
     private func refresh() {
-        guard let context else { return }
+        guard let pulse, let context else { return }
         guard !fetching else {
             again = true
             return
@@ -170,7 +211,7 @@ private final class PulseSession: @unchecked Sendable {
         again = false
         cards = [:]
         let me = Unmanaged.passUnretained(self).toOpaque()
-        let operation = pa_context_get_card_info_list(context, { _, info, end, me in
+        let operation = pulse.pa_context_get_card_info_list(context, { _, info, end, me in
             guard let me else { return }
             let session = Unmanaged<PulseSession>.fromOpaque(me).takeUnretainedValue()
             if end != 0 { session.readSinks() } else if let card = info?.pointee {
@@ -178,25 +219,25 @@ private final class PulseSession: @unchecked Sendable {
                 if let profile { session.cards[card.index] = String(cString: profile) }
             }
         }, me)
-        if let operation { pa_operation_unref(operation) } else { fetching = false }
+        if let operation { pulse.pa_operation_unref(operation) } else { fetching = false }
     }
 
     private func readSinks() {
-        guard let context else { return }
+        guard let pulse, let context else { return }
         collected = []
         let me = Unmanaged.passUnretained(self).toOpaque()
-        let operation = pa_context_get_sink_info_list(context, { _, info, end, me in
+        let operation = pulse.pa_context_get_sink_info_list(context, { _, info, end, me in
             guard let me else { return }
             let session = Unmanaged<PulseSession>.fromOpaque(me).takeUnretainedValue()
             if end != 0 { session.finishRefresh() } else if let sink = info?.pointee {
                 session.collected.append(SoundServerSink(
                     index: sink.index,
                     name: sink.name.map { String(cString: $0) } ?? "",
-                    properties: PulseSession.dictionary(sink.proplist),
+                    properties: session.dictionary(sink.proplist),
                     cardProfile: sink.card == UInt32.max ? nil : session.cards[sink.card]))
             }
         }, me)
-        if let operation { pa_operation_unref(operation) } else { fetching = false }
+        if let operation { pulse.pa_operation_unref(operation) } else { fetching = false }
     }
 
     private func finishRefresh() {
@@ -205,12 +246,12 @@ private final class PulseSession: @unchecked Sendable {
         if again { refresh() }
     }
 
-    private static func dictionary(_ list: OpaquePointer?) -> [String: String] {
-        guard let list else { return [:] }
+    private func dictionary(_ list: OpaquePointer?) -> [String: String] {
+        guard let pulse, let list else { return [:] }
         var result: [String: String] = [:]
         var state: UnsafeMutableRawPointer?
-        while let key = pa_proplist_iterate(list, &state) {
-            if let value = pa_proplist_gets(list, key) { result[String(cString: key)] = String(cString: value) }
+        while let key = pulse.pa_proplist_iterate(list, &state) {
+            if let value = pulse.pa_proplist_gets(list, key) { result[String(cString: key)] = String(cString: value) }
         }
         return result
     }
