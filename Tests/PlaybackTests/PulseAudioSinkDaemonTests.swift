@@ -18,6 +18,7 @@ struct PulseAudioSinkDaemonTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory)
         var recording: Recording?
+        var builtIn: Recording?
         try await PulseAudioDaemonTests.withDaemon(
             pulseServer: server.address, in: directory,
             until: { $0.speaker?.connected == true && $0.waitingFor?.code == NotReadyReason.Code.noAudioDevice.rawValue }
@@ -27,6 +28,7 @@ struct PulseAudioSinkDaemonTests {
             #expect(waiting.waitingFor?.message.contains("no Bluetooth sink for it on the sound server yet") == true,
                     "\(String(describing: waiting.waitingFor))")
             #expect(waiting.audioPath == nil)
+            builtIn = try await server.record(to: directory.appendingPathComponent("default.raw").path)
 
             let request = try PulseAudioDaemonTests.request(ClientSongs.sustainedA4(seconds: 3), named: "a4.mid", in: directory)
             let play = Task { try await client.play(request) }
@@ -57,6 +59,8 @@ struct PulseAudioSinkDaemonTests {
         let tone = PulseAudioOutputTests.a4Windows(mono)
         #expect(tone.loud > 0, "the speaker's sink heard nothing")
         #expect(tone.clean > 0, "no stretch of what the speaker's sink heard is a clean A4 (\(tone.loud) loud windows)")
+        let leaked = PulseAudioOutputTests.a4Windows(try await #require(builtIn).finish())
+        #expect(leaked.loud == 0, "the box's own output (the default sink) heard \(leaked.loud) loud windows of the song")
     }
 
     @Test("the speaker's sink vanishing mid-song pauses the song and drops readiness with the reason; its return resumes it on that sink",
