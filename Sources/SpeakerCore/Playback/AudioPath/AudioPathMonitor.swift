@@ -105,6 +105,8 @@ public struct AudioPathMonitor: Sendable {
             let task = Task {
                 var last: ReadinessInputs.AudioPath?
                 for await state in states {
+                    // A follower replaced by a newer one (the target changed) leaves the sink alone.
+                    guard !Task.isCancelled else { break }
                     let path: ReadinessInputs.AudioPath
                     switch state {
                     case .unreachable(let problem):
