@@ -71,21 +71,37 @@ struct PulseSinkWatcherTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory)
-        var states = PulseSinkWatcher.states(server: server.address).makeAsyncIterator()
+        do {
+            var states = PulseSinkWatcher.states(server: server.address).makeAsyncIterator()
 
-        let first = try #require(await Self.next(&states) { _ in true })
-        #expect(first.map(\.name) == ["out"], "the server starts with its own output only")
+            let first = try #require(await Self.next(&states) { _ in true })
+            #expect(first.map(\.name) == ["out"], "the server starts with its own output only")
+            let clients = try await Self.clients(of: server)
+            #expect(clients.count == 1, "the watcher is not the server's one client: \(clients)")
 
-        let added = try await server.addBluetoothSink(address: "11:22:33:AA:BB:CC")
-        let withSpeaker = try #require(await Self.next(&states) { $0.contains { $0.isA2DPSink(of: Self.speaker) } })
-        let found = try #require(withSpeaker.first { $0.isA2DPSink(of: Self.speaker) })
-        #expect(found.name == added.name)
-        #expect(Int(found.index) == added.index)
-        #expect(found.properties["device.string"] == "11:22:33:AA:BB:CC")
+            let added = try await server.addBluetoothSink(address: "11:22:33:AA:BB:CC")
+            let withSpeaker = try #require(await Self.next(&states) { $0.contains { $0.isA2DPSink(of: Self.speaker) } })
+            let found = try #require(withSpeaker.first { $0.isA2DPSink(of: Self.speaker) })
+            #expect(found.name == added.name)
+            #expect(Int(found.index) == added.index)
+            #expect(found.properties["device.string"] == "11:22:33:AA:BB:CC")
 
-        try await server.remove(added)
-        let after = try #require(await Self.next(&states) { !$0.contains { $0.isA2DPSink(of: Self.speaker) } })
-        #expect(after.map(\.name) == ["out"])
+            try await server.remove(added)
+            let after = try #require(await Self.next(&states) { !$0.contains { $0.isA2DPSink(of: Self.speaker) } })
+            #expect(after.map(\.name) == ["out"])
+        }
+        // The stream dropped: its connection (and main loop thread) ends.
+        try await PulseAudioDaemonTests.eventually("the watcher's connection has closed") {
+            try await Self.clients(of: server).isEmpty
+        }
+    }
+
+    /// The programs connected to `server` as clients, other than the pactl asking.
+    static func clients(of server: PulseAudioServer) async throws -> [String] {
+        try await server.pactl(["list", "short", "clients"]).split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: "\t")
+            return fields.count > 2 && fields[2] != "pactl" ? String(fields[2]) : nil
+        }
     }
 
     @Test("libpulse without a server says so, and the path names where it looked", .timeLimit(.minutes(1)))
