@@ -52,7 +52,7 @@ let noFoundation: [SwiftSetting] = [.unsafeFlags([
 /// speakerd: a Bluetooth-speaker companion daemon (`speakerd`) and its CLI (`composer-cli`).
 ///
 /// Everything with logic lives in `SpeakerCore`; the executables only parse, wire and run.
-/// C libraries are reached through the two system-library modules and never leak past them.
+/// C libraries are reached through their own C modules (CBlueZ, CFluidSynth, CPulse) and never leak past them.
 let package = Package(
     name: "speakerd",
     platforms: [.macOS(.v15)],
@@ -79,6 +79,13 @@ let package = Package(
             pkgConfig: "dbus-1 bluez",
             providers: [.apt(["libdbus-1-dev", "libbluetooth-dev", "pkg-config"])]
         ),
+        // libpulse, the PulseAudio protocol (which PipeWire's pipewire-pulse speaks too), for the
+        // speaker's sink on the sound server: opened with dlopen on first use, as FluidSynth is
+        // (see include/CPulse.h). libpulse-dev gives the headers; libpulse0 is needed at run time.
+        .target(
+            name: "CPulse",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
         // libfluidsynth, opened with dlopen on first use rather than linked: it pulls ~80 shared
         // libraries that speakerd's start-up must not pay for (see include/CFluidSynth.h).
         // fluidsynth.h (libfluidsynth-dev) gives the types; libfluidsynth3 is needed at run time.
@@ -91,6 +98,7 @@ let package = Package(
             dependencies: [
                 "CBlueZ",
                 "CFluidSynth",
+                "CPulse",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -57,6 +57,22 @@ struct ReportJSONTests {
         #expect(try ReportJSON.decode(StatusReport.self, from: ReportJSON.encode(idle)) == idle)
     }
 
+    @Test("a ready audio path shows in status: audioPath in --json, an Audio line, and across D-Bus; absent while not ready")
+    func statusNamesTheAudioPath() throws {
+        var report = StatusReport(
+            readiness: "playbackReady", message: "Ready: JBL Flip 5",
+            speaker: .init(address: "11:22:33:AA:BB:CC", name: "JBL Flip 5", connected: true), playback: .idle,
+            audioPath: "PulseAudio sink bluez_sink.11_22_33_AA_BB_CC.a2dp_sink")
+        let json = ReportJSON.encode(report)
+        #expect(json.contains("\"audioPath\" : \"PulseAudio sink bluez_sink.11_22_33_AA_BB_CC.a2dp_sink\""), "\(json)")
+        #expect(try ReportJSON.decode(StatusReport.self, from: json) == report)
+        #expect(report.humanReadable.split(separator: "\n").contains("Audio:     PulseAudio sink bluez_sink.11_22_33_AA_BB_CC.a2dp_sink"))
+        #expect(try SpeakerdDBusRecords.status(from: SpeakerdDBusRecords.encode(report)) == report)
+        report.audioPath = nil
+        #expect(!ReportJSON.encode(report).contains("audioPath"))
+        #expect(!report.humanReadable.contains("Audio:"))
+    }
+
     @Test("startup JSON lists operations with startMs, endMs and outcome")
     func startupGolden() throws {
         let report = StartupReport(scenario: "regular", operations: [

@@ -6,7 +6,9 @@ import TestSupport
 
 /// `speakerd --audio-output pulseaudio` as users run it: the real daemon finds the server the way
 /// every PulseAudio client does (here through `PULSE_SERVER`), connects the known speaker on the
-/// fake BlueZ, and a song sent over D-Bus must reach the server's sink.
+/// fake BlueZ, and a song sent over D-Bus must reach the speaker's sink on that server (a null
+/// sink carrying a Bluetooth speaker's properties, added when the fake speaker connects; the
+/// server's default sink stands for the box's own output).
 ///
 /// Bounded polls: the daemon is a separate process, so its readiness and the song's end are
 /// watched through its status; every wait ends as soon as its condition holds.
@@ -14,20 +16,24 @@ import TestSupport
 struct PulseAudioDaemonTests {
     static let speaker = "11:22:33:AA:BB:CC"
 
-    @Test("speakerd plays a song to PulseAudio: the server's sink hears a 440 Hz tone", .timeLimit(.minutes(2)))
+    @Test("speakerd plays a song to PulseAudio: the speaker's sink hears a 440 Hz tone", .timeLimit(.minutes(2)))
     func daemonPlaysToPulseAudio() async throws {
         try await Self.expectA4HeardBySink()
     }
 
     /// speakerd (started through `launcher`, if any) plays a sustained A4 to a private server;
-    /// what the server's sink heard is recorded and must hold a clean A4.
+    /// what the speaker's sink heard is recorded and must hold a clean A4.
     static func expectA4HeardBySink(launcher: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory)
         var recording: Recording?
-        try await withDaemon(pulseServer: server.address, in: directory, launcher: launcher) { client in
-            recording = try await server.record(to: directory.appendingPathComponent("monitor.raw").path)
+        var sink: BluetoothSink?
+        try await withDaemon(pulseServer: server.address, in: directory, launcher: launcher, speakerConnected: {
+            sink = try await server.addBluetoothSink(address: Self.speaker)
+        }) { client in
+            let sink = try #require(sink)
+            recording = try await server.record(to: directory.appendingPathComponent("monitor.raw").path, from: sink.monitor)
             let started = try await client.play(try request(ClientSongs.sustainedA4(seconds: 1.2), named: "a4.mid", in: directory))
             #expect(started.playback.state == "playing", sourceLocation: sourceLocation)
             try await eventually("the song has played to its end") {
@@ -66,10 +72,12 @@ struct PulseAudioDaemonTests {
     }
 
     /// Runs speakerd (`--audio-output pulseaudio`, `PULSE_SERVER=pulseServer`) on a fake world with
-    /// the known speaker present, hands `body` a client once `ready` holds (by default: ready to play), then stops it
+    /// the known speaker present; once speakerd has it connected, runs `speakerConnected` (where the
+    /// harness adds the speaker's sink); hands `body` a client once `ready` holds (by default: ready to play), then stops it
     /// with SIGTERM and expects a clean exit. A `launcher` (a program and its arguments) starts
     /// speakerd through it, e.g. under the unit's seccomp filters.
     static func withDaemon(pulseServer: String, in directory: URL, launcher: [String] = [],
+                           speakerConnected: (() async throws -> Void)? = nil,
                            until ready: @escaping (StatusReport) -> Bool = { $0.readiness == "playbackReady" },
                            _ body: (SpeakerdDBusClient) async throws -> Void) async throws {
         let world = try await FakeBusWorld.start()
@@ -100,6 +108,10 @@ struct PulseAudioDaemonTests {
         defer { if running { daemon.signal(SIGKILL) } }
 
         let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "the test bus")
+        if let speakerConnected {
+            try await Self.eventually("speakerd has the speaker connected") { (try? await client.status())?.speaker?.connected == true }
+            try await speakerConnected()
+        }
         try await Self.eventually("speakerd is ready to play") { (try? await client.status()).map(ready) ?? false }
         try await body(client)
         daemon.signal(SIGTERM)

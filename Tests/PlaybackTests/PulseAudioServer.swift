@@ -45,10 +45,10 @@ final class PulseAudioServer: Sendable {
     /// recording stream is connected (parec says so on stderr), so nothing played afterwards is
     /// missed. The wait looks at parec's log every 10 ms, bounded (30 s) so a broken parec fails
     /// the test, and says what parec said.
-    func record(to path: String) async throws -> Recording {
+    func record(to path: String, from source: String = monitor) async throws -> Recording {
         let log = path + ".log"
         let parec = try SpawnedProcess.spawn("/usr/bin/parec", [
-            "--verbose", "--server=\(address)", "--device=\(Self.monitor)", "--raw", "--latency-msec=20",
+            "--verbose", "--server=\(address)", "--device=\(source)", "--raw", "--latency-msec=20",
             "--format=s16le", "--rate=44100", "--channels=2", path,
         ], environment: Self.environment(directory), standardError: .file(log))
         let deadline = ContinuousClock.now + .seconds(30)
@@ -64,6 +64,67 @@ final class PulseAudioServer: Sendable {
         return Recording(parec: parec, path: path)
     }
 
+    /// Runs `pactl` against this server and returns what it printed; throws with what it said
+    /// when it fails.
+    func pactl(_ arguments: [String]) async throws -> String {
+        let output = directory.appendingPathComponent("pactl-\(UUID().uuidString)").path
+        let process = try SpawnedProcess.spawn("/usr/bin/pactl", ["--server=\(address)"] + arguments,
+                                               environment: Self.environment(directory),
+                                               standardOutput: .file(output), standardError: .file(output + ".err"))
+        let status = await process.exitStatus()
+        defer {
+            try? FileManager.default.removeItem(atPath: output)
+            try? FileManager.default.removeItem(atPath: output + ".err")
+        }
+        guard status == 0 else {
+            let said = (try? String(contentsOfFile: output + ".err", encoding: .utf8)) ?? ""
+            throw PulseAudioServerError("pactl \(arguments.joined(separator: " ")) exited with status \(status): \(said)")
+        }
+        return try String(contentsOfFile: output, encoding: .utf8)
+    }
+
+    /// Adds what a Bluetooth speaker's A2DP sink looks like on the server: a null sink carrying
+    /// the properties PipeWire (`api.bluez5.*`) and PulseAudio's bluez5 module (`device.string`)
+    /// give one. The server would make a new Bluetooth sink its default (by priority), so `out`,
+    /// the box's own output, is first made the chosen default, as a user's chosen default stays:
+    /// a stream that sits on the speaker's sink is there because it asked for it.
+    func addBluetoothSink(address: String, name: String = "bluez_sink_x",
+                          profile: String = "a2dp-sink") async throws -> BluetoothSink {
+        let properties = "device.bus=bluetooth device.string=\(address) api.bluez5.address=\(address) "
+            + "api.bluez5.profile=\(profile) device.description=Speaker"
+        _ = try await pactl(["set-default-sink", "out"])
+        let module = try await pactl(["load-module", "module-null-sink", "sink_name=\(name)", "rate=44100",
+                                      "sink_properties='\(properties)'"])
+        guard let moduleIndex = Int(module.trimmingCharacters(in: .whitespacesAndNewlines)),
+              let index = try await sinks()[name] else {
+            throw PulseAudioServerError("the Bluetooth sink \(name) did not appear (load-module said \(module))")
+        }
+        return BluetoothSink(name: name, index: index, module: moduleIndex)
+    }
+
+    /// Removes a sink `addBluetoothSink` added, as the speaker's disconnection does.
+    func remove(_ sink: BluetoothSink) async throws {
+        _ = try await pactl(["unload-module", String(sink.module)])
+    }
+
+    /// The server's sinks: name to index.
+    func sinks() async throws -> [String: Int] {
+        var result: [String: Int] = [:]
+        for line in try await pactl(["list", "short", "sinks"]).split(separator: "\n") {
+            let fields = line.split(separator: "\t")
+            if fields.count > 1, let index = Int(fields[0]) { result[String(fields[1])] = index }
+        }
+        return result
+    }
+
+    /// The sink index of every playback stream on the server (`pactl list short sink-inputs`).
+    func sinkInputSinks() async throws -> [Int] {
+        try await pactl(["list", "short", "sink-inputs"]).split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: "\t")
+            return fields.count > 1 ? Int(fields[1]) : nil
+        }
+    }
+
     /// Kills the server at once, as a crash would.
     func kill() {
         _ = Foundation.kill(pid, SIGKILL)
@@ -76,6 +137,14 @@ final class PulseAudioServer: Sendable {
         ["PATH": "/usr/bin:/bin", "HOME": directory.path, "XDG_RUNTIME_DIR": directory.path,
          "PULSE_RUNTIME_PATH": directory.path, "PULSE_STATE_PATH": directory.path]
     }
+}
+
+/// A sink `PulseAudioServer.addBluetoothSink` added: its name, index, and the module behind it.
+struct BluetoothSink: Sendable {
+    let name: String
+    let index: Int
+    let module: Int
+    var monitor: String { name + ".monitor" }
 }
 
 /// A running `parec`; `finish()` stops it and returns what it recorded.

@@ -17,6 +17,7 @@ enum SpeakerdDBusRecords {
             bag["WaitingFor"] = .properties(["Code": .string(waiting.code), "Message": .string(waiting.message)])
         }
         if !report.warnings.isEmpty { bag["Warnings"] = .strings(report.warnings) }
+        if let path = report.audioPath { bag["AudioPath"] = .string(path) }
         return bag
     }
 
@@ -53,7 +54,8 @@ enum SpeakerdDBusRecords {
             speaker: try bag["Speaker"].map { (v: DBusValue) throws(DBusError) in try speaker(from: v) },
             playback: try bag["Playback"].map { (v: DBusValue) throws(DBusError) in try playback(from: v) } ?? .idle,
             waitingFor: try bag["WaitingFor"].map { (v: DBusValue) throws(DBusError) in try waitingFor(from: v) },
-            warnings: try bag.decode("Warnings", as: [String].self) ?? [])
+            warnings: try bag.decode("Warnings", as: [String].self) ?? [],
+            audioPath: try bag.decode("AudioPath", as: String.self))
     }
 
     static func waitingFor(from value: DBusValue) throws(DBusError) -> StatusReport.WaitingFor {

@@ -2,7 +2,8 @@
 ///
 /// JSON keys are a public contract (DEVELOPERS.md): `readiness`, `speaker` {`address`,
 /// `name`, `connected`}, `playback` {`state`, `file`, `positionSeconds`, `durationSeconds`}.
-/// `message` is the same sentence systemd shows as STATUS=.
+/// `message` is the same sentence systemd shows as STATUS=. `audioPath` (present only while the
+/// path to the speaker is ready) says what audio goes through, e.g. `PulseAudio sink bluez_sink…`.
 public struct StatusReport: Codable, Equatable, Sendable {
     public var readiness: String
     public var message: String
@@ -12,18 +13,22 @@ public struct StatusReport: Codable, Equatable, Sendable {
     public var waitingFor: WaitingFor?
     /// Conditions that do not stop playback but lose something (speakers not remembered).
     public var warnings: [String]
+    /// What audio goes through to the speaker ("PulseAudio sink bluez_sink.…", "BlueALSA PCM …")
+    /// while that path is ready; nil (the key left out of `--json`) otherwise.
+    public var audioPath: String?
 
     public init(readiness: String, message: String, speaker: Speaker?, playback: Playback,
-                waitingFor: WaitingFor? = nil, warnings: [String] = []) {
+                waitingFor: WaitingFor? = nil, warnings: [String] = [], audioPath: String? = nil) {
         self.readiness = readiness
         self.message = message
         self.speaker = speaker
         self.playback = playback
         self.waitingFor = waitingFor
         self.warnings = warnings
+        self.audioPath = audioPath
     }
 
-    enum CodingKeys: String, CodingKey { case readiness, message, speaker, playback, waitingFor, warnings }
+    enum CodingKeys: String, CodingKey { case readiness, message, speaker, playback, waitingFor, warnings, audioPath }
 
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -33,6 +38,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
         playback = try container.decode(Playback.self, forKey: .playback)
         waitingFor = try container.decodeIfPresent(WaitingFor.self, forKey: .waitingFor)
         warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
+        audioPath = try container.decodeIfPresent(String.self, forKey: .audioPath)
     }
 
     /// `waitingFor` in `--json`: `code` is one of ``NotReadyReason/Code``'s raw values.
@@ -54,6 +60,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
         try container.encode(playback, forKey: .playback)
         try container.encode(waitingFor, forKey: .waitingFor)  // null when ready, never absent
         try container.encode(warnings, forKey: .warnings)
+        try container.encodeIfPresent(audioPath, forKey: .audioPath)
     }
 
     public struct Speaker: Codable, Equatable, Sendable {
@@ -119,7 +126,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
             "Readiness: \(readiness)",
             "Speaker:   \(speakerLine)",
             "Playback:  \(playbackLine)",
-        ] + warnings.map { "Warning:   \($0)" }
+        ] + (audioPath.map { ["Audio:     \($0)"] } ?? []) + warnings.map { "Warning:   \($0)" }
         return lines.joined(separator: "\n")
     }
 }

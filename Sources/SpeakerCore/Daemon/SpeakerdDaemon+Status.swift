@@ -23,8 +23,10 @@ extension SpeakerdDaemon {
             StatusReport.Speaker(address: $0.address.description, name: $0.name, connected: inputs.link.connected)
         }
         let waitingFor = verdict.waitingFor.map { StatusReport.WaitingFor(code: $0.code.rawValue, message: $0.message) }
+        let audioPath: String? = if case .ready(let through) = inputs.audioPath { through } else { nil }
         return StatusReport(readiness: verdict.level.description, message: phase.statusLine, speaker: speaker,
-                            playback: playback, waitingFor: waitingFor, warnings: stateProblem.map { [$0] } ?? [])
+                            playback: playback, waitingFor: waitingFor, warnings: stateProblem.map { [$0] } ?? [],
+                            audioPath: audioPath)
     }
 
     /// Tells systemd and the bus what changed (only what changed).

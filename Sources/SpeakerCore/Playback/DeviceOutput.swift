@@ -14,8 +14,9 @@ public struct DeviceOutput: AudioOutput {
         case alsa(device: String)
         /// `server` is a PulseAudio server string (`unix:/run/user/1000/pulse/native`); nil lets
         /// libpulse find the server as every client does (`PULSE_SERVER`, client.conf, the user's
-        /// runtime directory).
-        case pulseAudio(server: String?)
+        /// runtime directory). `sink` names the sink the stream goes to (the speaker's own, found
+        /// by the audio path); nil leaves it to the server (its default sink).
+        case pulseAudio(server: String?, sink: String? = nil)
     }
 
     /// How long a device that asks for audio every few milliseconds may ask for nothing before
@@ -84,8 +85,9 @@ public struct DeviceOutput: AudioOutput {
         case let .alsa(device):
             settings.set("audio.driver", "alsa")
             settings.set("audio.alsa.device", device)
-        case let .pulseAudio(server):
+        case let .pulseAudio(server, sink):
             settings.set("audio.driver", "pulseaudio")
+            if let sink { settings.set("audio.pulseaudio.device", sink) }
             settings.set("audio.pulseaudio.media-role", "music")
             // FluidSynth's default (16 periods of 64 frames, 23 ms) underruns as soon as the machine
             // is busy: a sound server adds its own scheduling, so give it ~93 ms to ride that out.
@@ -109,8 +111,8 @@ extension DeviceOutput.Backend: CustomStringConvertible {
     public var description: String {
         switch self {
         case let .alsa(device): "alsa:\(device)"
-        case .pulseAudio(nil): "pulseaudio"
-        case let .pulseAudio(server?): "pulseaudio:\(server)"
+        case let .pulseAudio(server, sink):
+            "pulseaudio" + (server.map { ":\($0)" } ?? "") + (sink.map { " sink \($0)" } ?? "")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 import SystemPackage
 
 /// The audio path to one speaker under the configured output, as a stream of states.
@@ -7,21 +8,33 @@ import SystemPackage
 /// act on, carried as data (``NotReadyReason``) rather than a log line:
 /// - BlueALSA (`auto`): its A2DP playback PCM for *that* speaker exists on `org.bluealsa`;
 ///   "BlueALSA is not running" and "no PCM for it yet" are told apart.
-/// - PulseAudio/PipeWire: the server's socket answers ("no sound server at …" otherwise).
+/// - PulseAudio/PipeWire: the server has an A2DP sink whose properties name *that* speaker
+///   (``SoundServerSink/isA2DPSink(of:)``), followed through libpulse's sink and card events;
+///   "no sound server at …" and "no Bluetooth sink for it yet" are told apart.
 /// - ALSA device: named by the user; checked when a song opens it.
 /// - File: its directory is writable ("cannot write /dir/x.wav: permission denied").
 /// - Null: always.
 ///
 /// The stream starts with the current state and follows changes where the backend has events
-/// (BlueALSA's PCMs appearing and vanishing); other backends are checked again on each new
+/// (BlueALSA's PCMs, PulseAudio's sinks, appearing and vanishing); other backends are checked again on each new
 /// stream, which the daemon asks for when the target changes or before serving a `play`.
 public struct AudioPathMonitor: Sendable {
     public let setting: AudioOutputSetting
     public let blueALSA: (any BlueALSAPCMSource)?
+    /// The sound server's sinks, for `pulseaudio` (libpulse in production; tests pass their own).
+    let soundServer: @Sendable () -> AsyncStream<SoundServerState>
+    /// The speaker's sink while the path is ready through one: the sink a song's stream goes to.
+    public let speakerSink = SpeakerSink()
 
     public init(setting: AudioOutputSetting, blueALSA: (any BlueALSAPCMSource)?) {
+        self.init(setting: setting, blueALSA: blueALSA, soundServer: { PulseSinkWatcher.states(server: nil) })
+    }
+
+    init(setting: AudioOutputSetting, blueALSA: (any BlueALSAPCMSource)?,
+         soundServer: @escaping @Sendable () -> AsyncStream<SoundServerState>) {
         self.setting = setting
         self.blueALSA = blueALSA
+        self.soundServer = soundServer
     }
 
     /// The path to `speaker` (nil: none chosen yet), current state first.
@@ -38,7 +51,8 @@ public struct AudioPathMonitor: Sendable {
         case .file(let path):
             return Self.just(Self.fileState(path))
         case .pulseAudio:
-            return Self.just(Self.soundServerState(environment: ProcessEnvironment.current))
+            guard let speaker else { return Self.just(Self.soundServerState(environment: ProcessEnvironment.current)) }
+            return Self.follow(soundServer(), speaker, sink: speakerSink)
         }
     }
 
@@ -81,6 +95,47 @@ public struct AudioPathMonitor: Sendable {
         }
     }
 
+    /// The speaker's A2DP sink on the sound server, found by its properties; the sink's name is
+    /// kept in `sink` for the song's stream. When the server cannot be reached, the socket check
+    /// says where speakerd looked, as it did before any sink was looked for.
+    static func follow(_ states: AsyncStream<SoundServerState>, _ speaker: (address: BluetoothAddress, name: String),
+                       sink: SpeakerSink) -> AsyncStream<ReadinessInputs.AudioPath> {
+        let (address, name) = speaker
+        return AsyncStream { continuation in
+            let task = Task {
+                var last: ReadinessInputs.AudioPath?
+                for await state in states {
+                    // A follower replaced by a newer one (the target changed) leaves the sink alone.
+                    guard !Task.isCancelled else { break }
+                    let path: ReadinessInputs.AudioPath
+                    switch state {
+                    case .unreachable(let problem):
+                        sink.name = nil
+                        path = Self.unreachable(problem, environment: ProcessEnvironment.current)
+                    case .sinks(let sinks):
+                        let found = sinks.first { $0.isA2DPSink(of: address) }
+                        sink.name = found?.name
+                        path = found.map { .ready("PulseAudio sink \($0.name)") }
+                            ?? .notReady(.noAudioDevice(name, "no Bluetooth sink for it on the sound server yet"))
+                    }
+                    guard path != last else { continue }
+                    last = path
+                    continuation.yield(path)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Why a sound server libpulse could not reach is unreachable: where the socket was looked
+    /// for when that explains it, else libpulse's own words.
+    static func unreachable(_ problem: String, environment: [String: String]) -> ReadinessInputs.AudioPath {
+        if case .notReady(let reason) = soundServerState(environment: environment) { return .notReady(reason) }
+        return .notReady(.soundServerUnreachable(
+            "the sound server did not answer (\(problem.lowercased())): is PulseAudio or PipeWire running, and may speakerd reach it?"))
+    }
+
     /// A WAV file can be written where its directory is writable.
     static func fileState(_ path: String) -> ReadinessInputs.AudioPath {
         let directory = FilePath(path).removingLastComponent().string
@@ -119,6 +174,17 @@ public struct AudioPathMonitor: Sendable {
         }
         return .notReady(.soundServerUnreachable(
             "no sound server at \(problems.joined(separator: " or ")): is PulseAudio or PipeWire running, and may speakerd reach it?"))
+    }
+}
+
+/// The name of the sink the audio path to the speaker currently goes through (nil: none), set by
+/// the PulseAudio path's follower and read when a song opens its stream.
+public final class SpeakerSink: Sendable {
+    private let current = Mutex<String?>(nil)
+
+    public var name: String? {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
     }
 }
 

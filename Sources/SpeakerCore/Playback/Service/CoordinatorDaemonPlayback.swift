@@ -35,24 +35,29 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
         let soundFonts = SoundFontCache(defaultPath: configuration.soundfont)
         let speaker = SelectedSpeaker()
         let setting = configuration.audioOutput
+        let monitor = AudioPathMonitor(setting: setting, blueALSA: audioPath?.source)
         self.soundFonts = soundFonts
         self.audioOutput = setting
         self.audioPath = audioPath
-        self.monitor = AudioPathMonitor(setting: setting, blueALSA: audioPath?.source)
+        self.monitor = monitor
         self.speaker = speaker
         let components = PlaybackComponents.engines(
             output: { () throws -> any AudioOutput in
-                try Self.output(for: setting, speaker: speaker.address, audioPath: audioPath, clock: clock)
+                try Self.output(for: setting, speaker: speaker.address, sink: monitor.speakerSink.name,
+                                audioPath: audioPath, clock: clock)
             },
             clock: clock,
+            newOutputWhenSpeakerBack: setting == .pulseAudio,
             soundFont: { try await soundFonts.load() }
         )
         coordinator = PlaybackCoordinator(gate: gate, settings: PlaybackServiceSettings(configuration),
                                           components: components, waitingFor: waitingFor, clock: clock)
     }
 
-    /// The output one song plays to under `setting`.
-    static func output(for setting: AudioOutputSetting, speaker: BluetoothAddress?, audioPath: BlueALSAAudioPath?,
+    /// The output one song plays to under `setting`; under `pulseaudio`, on the speaker's sink
+    /// (`sink`), which the gate guarantees exists when a song starts.
+    static func output(for setting: AudioOutputSetting, speaker: BluetoothAddress?, sink: String? = nil,
+                       audioPath: BlueALSAAudioPath?,
                        clock: any Clock<Duration>) throws(PlaybackServiceError) -> any AudioOutput {
         switch setting {
         case .automatic:
@@ -61,7 +66,7 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
             }
             return BlueALSAOutput(address: speaker, audioPath: audioPath)
         case let .alsa(device): return DeviceOutput(.alsa(device: device))
-        case .pulseAudio: return DeviceOutput(.pulseAudio(server: nil))
+        case .pulseAudio: return DeviceOutput(.pulseAudio(server: nil, sink: sink))
         case let .file(path): return WAVFileOutput(path: path, pacing: .realTime(clock))
         case .null: return NullOutput(pacing: .realTime(clock))
         }

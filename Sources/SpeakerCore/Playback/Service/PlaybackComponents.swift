@@ -9,13 +9,20 @@ public struct PlaybackComponents: Sendable {
     public var makeOutput: @Sendable () async throws -> any AudioOutput
     /// Builds the engine over that output; pass one sharing the daemon's preloaded SoundFont.
     public var makeEngine: @Sendable (any AudioOutput) -> PlaybackEngine
+    /// Whether a song paused by the speaker's loss gets a new output when the speaker is back.
+    /// A sound server moves a stream whose sink vanished onto another sink (its default: the
+    /// box's own output) rather than failing it, so the song must be sent to the speaker's sink
+    /// again; a device output that died with the speaker is opened again by the engine anyway.
+    public var newOutputWhenSpeakerBack: Bool
 
     public init(
         makeOutput: @escaping @Sendable () async throws -> any AudioOutput,
-        makeEngine: @escaping @Sendable (any AudioOutput) -> PlaybackEngine
+        makeEngine: @escaping @Sendable (any AudioOutput) -> PlaybackEngine,
+        newOutputWhenSpeakerBack: Bool = false
     ) {
         self.makeOutput = makeOutput
         self.makeEngine = makeEngine
+        self.newOutputWhenSpeakerBack = newOutputWhenSpeakerBack
     }
 
     /// The usual wiring: an output factory, and engines sharing one SoundFont provider and clock.
@@ -28,11 +35,12 @@ public struct PlaybackComponents: Sendable {
         output makeOutput: @escaping @Sendable () async throws -> any AudioOutput,
         clock: any Clock<Duration> = ContinuousClock(),
         progressInterval: Duration = PlaybackEngine.defaultProgressInterval,
+        newOutputWhenSpeakerBack: Bool = false,
         soundFont: @escaping @Sendable () async throws -> SoundFont
     ) -> PlaybackComponents {
-        PlaybackComponents(makeOutput: makeOutput) { output in
+        PlaybackComponents(makeOutput: makeOutput, makeEngine: { output in
             PlaybackEngine(output: output, clock: clock, progressInterval: progressInterval, soundFont: soundFont)
-        }
+        }, newOutputWhenSpeakerBack: newOutputWhenSpeakerBack)
     }
 }
 

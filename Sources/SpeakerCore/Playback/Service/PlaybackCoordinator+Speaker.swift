@@ -41,6 +41,13 @@ extension PlaybackCoordinator {
             state = .playing(current)
             logger.notice("speaker back: \(current.file) resumed")
             publish(.resumed)
+            if components.newOutputWhenSpeakerBack {
+                // The speaker's sink again (see `PlaybackComponents.newOutputWhenSpeakerBack`); if
+                // it cannot be opened the song resumes where it is, and a dead output fails it.
+                do { try await current.engine.replaceOutput(with: try await components.makeOutput()) } catch {
+                    logger.warning("speaker back: could not open its output again (\(error)); \(current.file) resumes on the old one")
+                }
+            }
             // Returns once the output renders again; a stop meanwhile releases it.
             try? await current.engine.resume()
         default:

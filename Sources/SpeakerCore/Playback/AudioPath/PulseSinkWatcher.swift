@@ -1,0 +1,258 @@
+import CPulse
+
+/// One sink on a PulseAudio server (or PipeWire's pipewire-pulse), as the rest of speakerd sees
+/// it: plain values, no libpulse types.
+public struct SoundServerSink: Sendable, Equatable {
+    public var index: UInt32
+    /// The sink's name, which clients pass to put a stream on it (`bluez_sink.AA_BB….a2dp_sink`).
+    /// Never used to recognise a speaker: its suffix is an id the server chooses.
+    public var name: String
+    public var properties: [String: String]
+    /// The active profile of the card the sink belongs to (`a2dp_sink`, `headset_head_unit`);
+    /// nil for a sink without a card (a null sink, a PipeWire node).
+    public var cardProfile: String?
+
+    public init(index: UInt32, name: String, properties: [String: String], cardProfile: String? = nil) {
+        self.index = index
+        self.name = name
+        self.properties = properties
+        self.cardProfile = cardProfile
+    }
+
+    /// Whether this is the A2DP sink of the speaker at `address`, by its properties: the address
+    /// (`api.bluez5.address` from PipeWire, `device.string` from PulseAudio's bluez5 module) on
+    /// the Bluetooth bus, with an A2DP profile (the sink's own `api.bluez5.profile` or
+    /// `bluetooth.protocol`, or its card's active profile). A speaker left in a headset profile
+    /// has a sink too, but not one worth playing music to.
+    public func isA2DPSink(of address: BluetoothAddress) -> Bool {
+        guard properties["device.bus"] == "bluetooth" else { return false }
+        let wanted = address.description.uppercased()
+        let addresses = [properties["api.bluez5.address"], properties["device.string"]].compactMap { $0?.uppercased() }
+        guard addresses.contains(wanted) else { return false }
+        let profiles = [properties["api.bluez5.profile"], properties["bluetooth.protocol"]].compactMap { $0?.lowercased() }
+        return profiles.contains { $0.contains("a2dp") } || cardProfile?.lowercased().hasPrefix("a2dp") == true
+    }
+}
+
+/// libpulse, opened on first use instead of linked (see `CPulse.h` for why): only
+/// `audio_output = pulseaudio` pays for its libraries.
+enum PulseLibrary {
+    /// The loaded library's functions; the C table's fields are named after them.
+    typealias API = SpeakerdPulse
+
+    /// Debian's libpulse0; the unversioned name exists only where the -dev package is.
+    static let candidates = ["libpulse.so.0", "libpulse.so"]
+
+    /// Opened once per process; a failure is kept too (the library does not appear by itself).
+    private static let shared: Result<API, PulseLibraryError> = {
+        var reasons: [String] = []
+        for name in candidates {
+            var message = [CChar](repeating: 0, count: 512)
+            if let table = speakerd_pulse_load(name, &message, message.count) { return .success(table.pointee) }
+            reasons.append(message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+        }
+        return .failure(PulseLibraryError(reason: reasons.first ?? "no library name to try"))
+    }()
+
+    static func api() throws(PulseLibraryError) -> API { try shared.get() }
+}
+
+/// libpulse could not be opened.
+struct PulseLibraryError: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { "libpulse is not available (\(reason)); install libpulse0" }
+}
+
+/// What a PulseAudio server shows of its sinks, over time.
+public enum SoundServerState: Sendable, Equatable {
+    /// The server could not be reached or the connection was lost (libpulse's sentence).
+    case unreachable(String)
+    /// Connected: every sink the server has now.
+    case sinks([SoundServerSink])
+}
+
+/// The sinks of a PulseAudio server as an `AsyncStream`, kept current by libpulse's subscription
+/// to sink and card events (no `pactl` polling).
+///
+/// Each connection runs libpulse's threaded main loop (its own thread, so no Swift concurrency
+/// thread ever waits on the server). When the server cannot be reached or goes away, the stream
+/// says so and connects again every `retryEvery`, so a server started later is found. Ending the
+/// stream (its consumer cancelled) closes the connection and ends the main loop's thread.
+enum PulseSinkWatcher {
+    /// - Parameter server: a PulseAudio server string (`unix:/run/user/1000/pulse/native`); nil
+    ///   lets libpulse find the server as every client does (`PULSE_SERVER`, client.conf, the
+    ///   user's runtime directory, the system-wide socket).
+    static func states(server: String?, retryEvery: Duration = .seconds(1)) -> AsyncStream<SoundServerState> {
+        AsyncStream { continuation in
+            let task = Task {
+                while !Task.isCancelled {
+                    let session = PulseSession(server: server)
+                    for await state in session.states { continuation.yield(state) }
+                    session.close()
+                    try? await Task.sleep(for: retryEvery)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+
+/// One connection to a PulseAudio server: a `pa_context` on its own `pa_threaded_mainloop`.
+///
+/// `states` yields the sink list after connecting and after every sink or card event, and
+/// finishes when the connection fails or ends. `close()` must be called once by the owner; it
+/// tears the connection down on a thread of its own, because stopping the main loop joins its
+/// thread.
+///
+/// Thread safety: `fetching`, `again`, `cards` and `collected` are touched only by libpulse's
+/// callbacks, which all run on the main loop's thread; `close()` takes the main loop's lock
+/// before it disconnects, so no callback runs during or after that.
+private final class PulseSession: @unchecked Sendable {
+    let states: AsyncStream<SoundServerState>
+    private let continuation: AsyncStream<SoundServerState>.Continuation
+    private let pulse: PulseLibrary.API?
+    private let mainloop: OpaquePointer?
+    private let context: OpaquePointer?
+
+    private var fetching = false
+    private var again = false
+    private var cards: [UInt32: String] = [:]
+    private var collected: [SoundServerSink] = []
+
+    init(server: String?) {
+        (states, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(8))
+        let pulse: PulseLibrary.API
+        do { pulse = try PulseLibrary.api() } catch {
+            (self.pulse, mainloop, context) = (nil, nil, nil)
+            fail(error.description)
+            return
+        }
+        self.pulse = pulse
+        mainloop = pulse.pa_threaded_mainloop_new()
+        context = mainloop.flatMap { pulse.pa_context_new(pulse.pa_threaded_mainloop_get_api($0), "speakerd") }
+        guard let mainloop, let context else {
+            fail("libpulse could not create a connection (out of memory?)")
+            return
+        }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        pulse.pa_context_set_state_callback(context, { context, me in
+            guard let context, let me else { return }
+            Unmanaged<PulseSession>.fromOpaque(me).takeUnretainedValue().stateChanged(context)
+        }, me)
+        pulse.pa_context_set_subscribe_callback(context, { _, _, _, me in
+            guard let me else { return }
+            Unmanaged<PulseSession>.fromOpaque(me).takeUnretainedValue().refresh()
+        }, me)
+        // No autospawn: a daemon must not start a sound server of its own.
+        guard pulse.pa_context_connect(context, server, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
+            fail(Self.errorText(pulse, context))
+            return
+        }
+        guard pulse.pa_threaded_mainloop_start(mainloop) >= 0 else {
+            fail("libpulse could not start its main loop thread")
+            return
+        }
+    }
+
+    /// Ends the connection and the main loop's thread, and finishes `states`.
+    func close() {
+        continuation.finish()
+        DetachedThread.start(name: "pulse-close") { [self] in teardown() }
+    }
+
+    /// Disconnects (no callback runs after it) and ends the main loop, joining its thread.
+    private func teardown() {
+        guard let pulse, let mainloop else { return }
+        if let context {
+            pulse.pa_threaded_mainloop_lock(mainloop)
+            pulse.pa_context_set_state_callback(context, nil, nil)
+            pulse.pa_context_set_subscribe_callback(context, nil, nil)
+            pulse.pa_context_disconnect(context)
+            pulse.pa_context_unref(context)
+            pulse.pa_threaded_mainloop_unlock(mainloop)
+        }
+        pulse.pa_threaded_mainloop_stop(mainloop)
+        pulse.pa_threaded_mainloop_free(mainloop)
+    }
+
+    private func fail(_ reason: String) {
+        continuation.yield(.unreachable(reason))
+        continuation.finish()
+    }
+
+    private static func errorText(_ pulse: PulseLibrary.API, _ context: OpaquePointer) -> String {
+        pulse.pa_strerror(pulse.pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error"
+    }
+
+    // MARK: - On the main loop's thread
+
+    private func stateChanged(_ context: OpaquePointer) {
+        guard let pulse else { return }
+        let state = pulse.pa_context_get_state(context)
+        if state == PA_CONTEXT_READY {
+            let mask = pa_subscription_mask_t(PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_CARD.rawValue)
+            if let operation = pulse.pa_context_subscribe(context, mask, nil, nil) { pulse.pa_operation_unref(operation) }
+            refresh()
+        } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
+            fail(Self.errorText(pulse, context))
+        }
+    }
+
+    /// Reads the cards (for their active profiles), then the sinks, then yields the sinks; an
+    /// event that arrives meanwhile reads everything once more afterwards.
+    private func refresh() {
+        guard let pulse, let context else { return }
+        guard !fetching else {
+            again = true
+            return
+        }
+        fetching = true
+        again = false
+        cards = [:]
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let operation = pulse.pa_context_get_card_info_list(context, { _, info, end, me in
+            guard let me else { return }
+            let session = Unmanaged<PulseSession>.fromOpaque(me).takeUnretainedValue()
+            if end != 0 { session.readSinks() } else if let card = info?.pointee {
+                let profile = card.active_profile2?.pointee.name ?? card.active_profile?.pointee.name
+                if let profile { session.cards[card.index] = String(cString: profile) }
+            }
+        }, me)
+        if let operation { pulse.pa_operation_unref(operation) } else { fetching = false }
+    }
+
+    private func readSinks() {
+        guard let pulse, let context else { return }
+        collected = []
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let operation = pulse.pa_context_get_sink_info_list(context, { _, info, end, me in
+            guard let me else { return }
+            let session = Unmanaged<PulseSession>.fromOpaque(me).takeUnretainedValue()
+            if end != 0 { session.finishRefresh() } else if let sink = info?.pointee {
+                session.collected.append(SoundServerSink(
+                    index: sink.index,
+                    name: sink.name.map { String(cString: $0) } ?? "",
+                    properties: session.dictionary(sink.proplist),
+                    cardProfile: sink.card == UInt32.max ? nil : session.cards[sink.card]))
+            }
+        }, me)
+        if let operation { pulse.pa_operation_unref(operation) } else { fetching = false }
+    }
+
+    private func finishRefresh() {
+        continuation.yield(.sinks(collected))
+        fetching = false
+        if again { refresh() }
+    }
+
+    private func dictionary(_ list: OpaquePointer?) -> [String: String] {
+        guard let pulse, let list else { return [:] }
+        var result: [String: String] = [:]
+        var state: UnsafeMutableRawPointer?
+        while let key = pulse.pa_proplist_iterate(list, &state) {
+            if let value = pulse.pa_proplist_gets(list, key) { result[String(cString: key)] = String(cString: value) }
+        }
+        return result
+    }
+}

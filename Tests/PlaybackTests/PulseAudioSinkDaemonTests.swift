@@ -1,0 +1,107 @@
+import Foundation
+@testable import SpeakerCore
+import Testing
+import TestSupport
+
+/// `speakerd --audio-output pulseaudio` waits for the speaker's own sink and plays to it: a
+/// private PulseAudio server whose default sink (`out`) stands for the box's built-in output, and
+/// a null sink carrying a Bluetooth speaker's properties standing for the speaker's A2DP sink,
+/// added and removed by the test as the speaker's connection would.
+@Suite("speakerd plays to the speaker's own PulseAudio sink", .serialized)
+struct PulseAudioSinkDaemonTests {
+    static let speaker = PulseAudioDaemonTests.speaker
+
+    @Test("a play waits while the speaker has no sink (no stream anywhere, status names the missing sink), then plays on the speaker's sink, not the default",
+          .timeLimit(.minutes(2)))
+    func playWaitsForTheSpeakersSink() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory)
+        var recording: Recording?
+        var builtIn: Recording?
+        try await PulseAudioDaemonTests.withDaemon(
+            pulseServer: server.address, in: directory,
+            until: { $0.speaker?.connected == true && $0.waitingFor?.code == NotReadyReason.Code.noAudioDevice.rawValue }
+        ) { client in
+            let waiting = try await client.status()
+            #expect(waiting.readiness == "speakerConnected")
+            #expect(waiting.waitingFor?.message.contains("no Bluetooth sink for it on the sound server yet") == true,
+                    "\(String(describing: waiting.waitingFor))")
+            #expect(waiting.audioPath == nil)
+            builtIn = try await server.record(to: directory.appendingPathComponent("default.raw").path)
+
+            let request = try PulseAudioDaemonTests.request(ClientSongs.sustainedA4(seconds: 3), named: "a4.mid", in: directory)
+            let play = Task { try await client.play(request) }
+            defer { play.cancel() }
+            try await PulseAudioDaemonTests.eventually("the play request waits") {
+                try await client.status().playback.state == "waiting"
+            }
+            #expect(try await server.sinkInputSinks().isEmpty, "a stream was opened before the speaker's sink existed")
+            #expect(try await client.status().waitingFor?.code == NotReadyReason.Code.noAudioDevice.rawValue)
+
+            let sink = try await server.addBluetoothSink(address: Self.speaker)
+            recording = try await server.record(to: directory.appendingPathComponent("speaker.raw").path, from: sink.monitor)
+            let started = try await play.value
+            #expect(started.playback.state == "playing")
+            let defaultSink = try #require(try await server.sinks()["out"])
+            let streams = try await server.sinkInputSinks()
+            #expect(streams == [sink.index],
+                    "the song's stream is not (only) on the speaker's sink \(sink.index) but on \(streams); the default is \(defaultSink)")
+            let status = try await client.status()
+            #expect(status.audioPath == "PulseAudio sink \(sink.name)")
+            #expect(ReportJSON.encode(status).contains("\"audioPath\" : \"PulseAudio sink \(sink.name)\""))
+            #expect(status.humanReadable.contains("Audio:     PulseAudio sink \(sink.name)"))
+            try await PulseAudioDaemonTests.eventually("the song has played to its end") {
+                try await client.status().playback.state != "playing"
+            }
+        }
+        let mono = try await #require(recording).finish()
+        let tone = PulseAudioOutputTests.a4Windows(mono)
+        #expect(tone.loud > 0, "the speaker's sink heard nothing")
+        #expect(tone.clean > 0, "no stretch of what the speaker's sink heard is a clean A4 (\(tone.loud) loud windows)")
+        let leaked = PulseAudioOutputTests.a4Windows(try await #require(builtIn).finish())
+        #expect(leaked.loud == 0, "the box's own output (the default sink) heard \(leaked.loud) loud windows of the song")
+    }
+
+    @Test("the speaker's sink vanishing mid-song pauses the song and drops readiness with the reason; its return resumes it on that sink",
+          .timeLimit(.minutes(2)))
+    func sinkLossPausesAndReturnResumes() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory)
+        var sink: BluetoothSink?
+        var recording: Recording?
+        try await PulseAudioDaemonTests.withDaemon(pulseServer: server.address, in: directory, speakerConnected: {
+            sink = try await server.addBluetoothSink(address: Self.speaker)
+        }) { client in
+            let first = try #require(sink)
+            let started = try await client.play(
+                try PulseAudioDaemonTests.request(ClientSongs.sustainedA4(seconds: 20), named: "long.mid", in: directory))
+            #expect(started.playback.state == "playing")
+            #expect(try await server.sinkInputSinks() == [first.index])
+
+            try await server.remove(first)
+            try await PulseAudioDaemonTests.eventually("the song pauses") { try await client.status().playback.state == "paused" }
+            let lost = try await client.status()
+            #expect(lost.readiness == "speakerConnected", "readiness did not drop with the sink")
+            #expect(lost.waitingFor?.code == NotReadyReason.Code.noAudioDevice.rawValue)
+            #expect(lost.waitingFor?.message.contains("no Bluetooth sink for it") == true, "\(String(describing: lost.waitingFor))")
+            let position = try #require(lost.playback.positionSeconds)
+
+            let back = try await server.addBluetoothSink(address: Self.speaker)
+            recording = try await server.record(to: directory.appendingPathComponent("back.raw").path, from: back.monitor)
+            try await PulseAudioDaemonTests.eventually("the song resumes") { try await client.status().playback.state == "playing" }
+            try await PulseAudioDaemonTests.eventually("the song's stream is on the speaker's sink again") {
+                try await server.sinkInputSinks() == [back.index]
+            }
+            try await Task.sleep(for: .seconds(1.5))
+            let resumed = try await client.status()
+            #expect(resumed.readiness == "playbackReady")
+            #expect((resumed.playback.positionSeconds ?? 0) > position, "the song did not go on from where it paused")
+            _ = try await client.stop()
+        }
+        let mono = try await #require(recording).finish()
+        let tone = PulseAudioOutputTests.a4Windows(mono)
+        #expect(tone.clean > 0, "after its return the speaker's sink heard no clean A4 (\(tone.loud) loud windows)")
+    }
+}

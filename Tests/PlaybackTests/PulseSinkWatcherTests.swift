@@ -1,0 +1,146 @@
+import Foundation
+@testable import SpeakerCore
+import Testing
+import TestSupport
+
+/// Finding the speaker's own sink on a sound server: which sinks count (by their properties,
+/// never their name), libpulse's view of a real server as sinks come and go, and the audio
+/// path's states that follow from it.
+@Suite("The speaker's sink on a PulseAudio server")
+struct PulseSinkWatcherTests {
+    static let speaker = try! BluetoothAddress("11:22:33:AA:BB:CC")
+
+    static func sink(_ properties: [String: String], card: String? = nil) -> SoundServerSink {
+        SoundServerSink(index: 1, name: "any_name_at_all", properties: properties, cardProfile: card)
+    }
+
+    @Test("a PipeWire node for the speaker in A2DP is its sink, whatever the sink is called")
+    func pipeWireSinkMatches() {
+        let node = Self.sink(["device.bus": "bluetooth", "api.bluez5.address": "11:22:33:AA:BB:CC", "api.bluez5.profile": "a2dp-sink"])
+        #expect(node.isA2DPSink(of: Self.speaker))
+    }
+
+    @Test("PulseAudio's bluez5 sink for the speaker counts by its card's A2DP profile; in a headset profile it does not")
+    func pulseAudioSinkMatchesByCardProfile() {
+        let properties = ["device.bus": "bluetooth", "device.string": "11:22:33:aa:bb:cc"]
+        #expect(Self.sink(properties, card: "a2dp_sink").isA2DPSink(of: Self.speaker))
+        #expect(!Self.sink(properties, card: "headset_head_unit").isA2DPSink(of: Self.speaker))
+        #expect(!Self.sink(properties).isA2DPSink(of: Self.speaker), "no profile known: not known to be A2DP")
+    }
+
+    @Test("another speaker's sink, a sink off the Bluetooth bus, and a sink merely named like the speaker are not its sink")
+    func otherSinksDoNotMatch() {
+        #expect(!Self.sink(["device.bus": "bluetooth", "api.bluez5.address": "11:22:33:AA:BB:CD", "api.bluez5.profile": "a2dp-sink"])
+            .isA2DPSink(of: Self.speaker))
+        #expect(!Self.sink(["device.bus": "usb", "device.string": "11:22:33:AA:BB:CC", "api.bluez5.profile": "a2dp-sink"])
+            .isA2DPSink(of: Self.speaker))
+        let named = SoundServerSink(index: 2, name: "bluez_sink.11_22_33_AA_BB_CC.a2dp_sink", properties: ["device.bus": "pci"])
+        #expect(!named.isA2DPSink(of: Self.speaker))
+    }
+
+    @Test("the audio path follows the server: unreachable, then no sink for the speaker, then its sink, then gone again")
+    func pathFollowsTheServer() async {
+        let (states, feed) = AsyncStream.makeStream(of: SoundServerState.self)
+        let sink = SpeakerSink()
+        var path = AudioPathMonitor.follow(states, (Self.speaker, "JBL Flip 5"), sink: sink).makeAsyncIterator()
+        let speakerSink = SoundServerSink(index: 7, name: "bluez_sink_x", properties: [
+            "device.bus": "bluetooth", "api.bluez5.address": "11:22:33:AA:BB:CC", "api.bluez5.profile": "a2dp-sink"])
+        let builtIn = SoundServerSink(index: 0, name: "out", properties: ["device.bus": "pci"])
+
+        feed.yield(.unreachable("Connection refused"))
+        guard case .notReady(let reason)? = await path.next() else { Issue.record("not unreachable"); return }
+        #expect(reason.code == .soundServerUnreachable)
+
+        feed.yield(.sinks([builtIn]))
+        #expect(await path.next() == .notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
+        #expect(sink.name == nil)
+
+        feed.yield(.sinks([builtIn, speakerSink]))
+        #expect(await path.next() == .ready("PulseAudio sink bluez_sink_x"))
+        #expect(sink.name == "bluez_sink_x")
+
+        feed.yield(.sinks([builtIn]))
+        #expect(await path.next() == .notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
+        #expect(sink.name == nil)
+        feed.finish()
+        #expect(await path.next() == nil)
+    }
+
+    @Test("libpulse sees a real server's Bluetooth sink appear and vanish, with its properties", .timeLimit(.minutes(1)))
+    func watcherFollowsARealServer() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory)
+        do {
+            var states = PulseSinkWatcher.states(server: server.address).makeAsyncIterator()
+
+            let first = try #require(await Self.next(&states) { _ in true })
+            #expect(first.map(\.name) == ["out"], "the server starts with its own output only")
+            let clients = try await Self.clients(of: server)
+            #expect(clients.count == 1, "the watcher is not the server's one client: \(clients)")
+
+            let added = try await server.addBluetoothSink(address: "11:22:33:AA:BB:CC")
+            let withSpeaker = try #require(await Self.next(&states) { $0.contains { $0.isA2DPSink(of: Self.speaker) } })
+            let found = try #require(withSpeaker.first { $0.isA2DPSink(of: Self.speaker) })
+            #expect(found.name == added.name)
+            #expect(Int(found.index) == added.index)
+            #expect(found.properties["device.string"] == "11:22:33:AA:BB:CC")
+
+            try await server.remove(added)
+            let after = try #require(await Self.next(&states) { !$0.contains { $0.isA2DPSink(of: Self.speaker) } })
+            #expect(after.map(\.name) == ["out"])
+        }
+        // The stream dropped: its connection (and main loop thread) ends.
+        try await PulseAudioDaemonTests.eventually("the watcher's connection has closed") {
+            try await Self.clients(of: server).isEmpty
+        }
+    }
+
+    /// The programs connected to `server` as clients, other than the pactl asking.
+    static func clients(of server: PulseAudioServer) async throws -> [String] {
+        try await server.pactl(["list", "short", "clients"]).split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: "\t")
+            return fields.count > 2 && fields[2] != "pactl" ? String(fields[2]) : nil
+        }
+    }
+
+    @Test("libpulse without a server says so, and the path names where it looked", .timeLimit(.minutes(1)))
+    func watcherWithoutServer() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = "\(directory.path)/no-server/native"
+        var states = PulseSinkWatcher.states(server: "unix:" + socket, retryEvery: .milliseconds(100)).makeAsyncIterator()
+        guard case .unreachable(let problem)? = await states.next() else {
+            Issue.record("a missing server was not reported as unreachable")
+            return
+        }
+        #expect(!problem.isEmpty)
+        guard case .notReady(let reason) = AudioPathMonitor.unreachable(problem, environment: ["PULSE_SERVER": "unix:" + socket]) else {
+            Issue.record("unreachable server read as ready")
+            return
+        }
+        #expect(reason.code == .soundServerUnreachable)
+        #expect(reason.message.contains(socket), "\(reason.message)")
+        // It tries again: a server started later is found.
+        guard case .unreachable? = await states.next() else {
+            Issue.record("the watcher did not try again")
+            return
+        }
+    }
+
+    /// The next sink list for which `condition` holds (skipping others), or nil when the stream
+    /// ends or says the server is unreachable.
+    static func next(_ states: inout AsyncStream<SoundServerState>.Iterator,
+                     where condition: ([SoundServerSink]) -> Bool) async -> [SoundServerSink]? {
+        while let state = await states.next() {
+            switch state {
+            case .unreachable(let problem):
+                Issue.record("the server became unreachable: \(problem)")
+                return nil
+            case .sinks(let sinks) where condition(sinks): return sinks
+            case .sinks: continue
+            }
+        }
+        return nil
+    }
+}
