@@ -157,4 +157,14 @@ struct PlayAnswerWindowTests {
         try await eventually("the waiting request is cancelled") { await control.cancelled == 1 }
         try await eventually("its slot is freed") { server.exports.pending.count(boundedOnly: true) == 0 }
     }
+
+    @Test("the exported object is freed once nobody holds it: Play's signal reaches it without keeping it alive")
+    func exportedObjectIsFreed() throws {
+        let control = SpeakerWaitingControl()
+        var object: DBusObject? = try SpeakerdDBusObject.make(serving: control, initial: control.waiting)
+        weak var freed = object
+        #expect(freed != nil)
+        object = nil
+        #expect(freed == nil, "the object's own method closures keep it alive (a retain cycle)")
+    }
 }

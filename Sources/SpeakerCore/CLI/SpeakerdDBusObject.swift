@@ -49,8 +49,10 @@ public enum SpeakerdDBusObject {
             }
         }
         let status = DBusArgument("status", "a{sv}")
-        // `Play`'s late outcomes are signals of this object, which exists only once built.
-        let announcer = Mutex<DBusObject?>(nil)
+        // `Play`'s late outcomes are signals of this object, which exists only once built. Held
+        // weakly: the object owns these method closures, so a strong reference would be a cycle
+        // and no exported object would ever be freed.
+        let announcer = Mutex(WeakDBusObject())
         let requests = PlayRequestNumbers()
         let interface = DBusInterface(SpeakerdBus.interface, methods: [
             method("Status", output: status) { control, _ in record.encode(try await control.status()) },
@@ -83,7 +85,7 @@ public enum SpeakerdDBusObject {
                 let request = try Self.playRequest(context)
                 return try await Self.play(request, on: control, context: context, within: limits.playAnswerWithin,
                                            requests: requests, announce: { arguments in
-                    announcer.withLock { $0 }?.emitSignal(interface: SpeakerdBus.interface, member: "PlayRequestEnded",
+                    announcer.withLock { $0.object }?.emitSignal(interface: SpeakerdBus.interface, member: "PlayRequestEnded",
                                                           arguments: arguments)
                 })
             },
@@ -109,7 +111,7 @@ public enum SpeakerdDBusObject {
             ]),
         ])
         let object = try DBusObject(interfaces: [interface], callLimits: limits.dbusCallLimits)
-        announcer.withLock { $0 = object }
+        announcer.withLock { $0.object = object }
         return object
     }
 
@@ -203,6 +205,11 @@ public enum SpeakerdDBusObject {
 private enum PlayStep: Sendable {
     case played(StatusReport)
     case windowClosed
+}
+
+/// A reference to an exported object that does not keep it alive.
+struct WeakDBusObject {
+    weak var object: DBusObject?
 }
 
 /// Ids for `Play` requests answered before they ended, unique for the daemon's life.
