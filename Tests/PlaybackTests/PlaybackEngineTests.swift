@@ -1,5 +1,6 @@
 import Clocks
 import Foundation
+import Synchronization
 import SpeakerCore
 import Testing
 import TestSupport
@@ -228,6 +229,48 @@ struct PlaybackEngineTests {
         await engine.stop()
         let wav = try WAVFile(path: path)
         #expect(wav.seconds > 0.9 && wav.seconds < 1.2, "the new output got \(wav.seconds) s")
+    }
+
+    @Test("a song paused long enough for its output to sit waiting for the resume can still be moved to a new output, at once, and resumes there")
+    func replaceOutputLongPaused() async throws {
+        let clock = TestClock()
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = directory.appendingPathComponent("before.wav").path
+        let second = directory.appendingPathComponent("after.wav").path
+        let engine = PlaybackEngine(output: WAVFileOutput(path: first, pacing: .realTime(clock)),
+                                    soundFont: try await Fixtures.soundFont(), clock: clock)
+        try await engine.play(song, title: "Long pause")
+        await clock.advance(by: .seconds(1))
+        #expect(await eventually { await engine.positionSeconds >= 0.95 })
+        try await engine.pause()
+        let pausedAt = await engine.positionSeconds
+        // Past the block being paced: the old output's loop now waits for the resume itself.
+        await clock.advance(by: .seconds(2))
+        for _ in 0..<20 { await Task.yield() }
+
+        // The speaker came back on a new device while paused: the move must not wait for a resume.
+        final class Moved: Sendable { let done = Mutex(false) }
+        let moved = Moved()
+        let move = Task {
+            try await engine.replaceOutput(with: WAVFileOutput(path: second, pacing: .realTime(clock)))
+            moved.done.withLock { $0 = true }
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !moved.done.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(moved.done.withLock { $0 }, "replaceOutput waited for a resume that had not come")
+        #expect(await engine.state == .paused)
+        #expect(await engine.output.description == "file:\(second)")
+        #expect(await engine.positionSeconds == pausedAt)
+
+        try await engine.resume()
+        await clock.advance(by: .seconds(1))
+        #expect(await eventually { await engine.positionSeconds >= pausedAt + 0.95 })
+        try await move.value
+        await engine.stop()
+        let before = try WAVFile(path: first), after = try WAVFile(path: second)
+        #expect(before.seconds > 0.9 && before.seconds < 1.2, "the first output got \(before.seconds) s (nothing after the move)")
+        #expect(after.seconds > 0.9 && after.seconds < 1.2, "the new output got \(after.seconds) s")
     }
 
     @Test("a playing song moved to a new output goes on there without restarting")

@@ -25,7 +25,8 @@ public final class PlaybackSource: Sendable {
         /// compares it over time to notice a driver thread that died.
         var devicePulls = 0
         var startWaiters: [CheckedContinuation<Void, Never>] = []
-        var resumeWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Keyed, like `endWaiters`, so that a cancelled waiter can take its own back out.
+        var resumeWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
         /// Keyed so that a cancelled waiter can take its own continuation back out.
         var endWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextWaiterID = 0
@@ -161,8 +162,8 @@ public final class PlaybackSource: Sendable {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.paused = false
             state.started = false
-            defer { state.resumeWaiters = [] }
-            return state.resumeWaiters
+            defer { state.resumeWaiters = [:] }
+            return Array(state.resumeWaiters.values)
         }
         waiters.forEach { $0.resume() }
     }
@@ -173,16 +174,26 @@ public final class PlaybackSource: Sendable {
         finishIfEnded()
     }
 
-    /// Returns when the source is no longer paused (or has ended). Used by outputs that pace
-    /// themselves, so a paused song costs nothing instead of a loop writing silence.
+    /// Returns when the source is no longer paused (or has ended), or the calling task is
+    /// cancelled. Used by outputs that pace themselves, so a paused song costs nothing instead of
+    /// a loop writing silence; cancellation matters when a paused song's output is replaced (the
+    /// old output's render task is cancelled and awaited: it must not wait for a resume).
     public func waitWhilePaused() async {
-        await withCheckedContinuation { continuation in
-            let waiting = state.withLock { state -> Bool in
-                guard state.paused, !state.ended else { return false }
-                state.resumeWaiters.append(continuation)
-                return true
+        let id = state.withLock { state in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let waiting = state.withLock { state -> Bool in
+                    guard state.paused, !state.ended, !Task.isCancelled else { return false }
+                    state.resumeWaiters[id] = continuation
+                    return true
+                }
+                if !waiting { continuation.resume() }
             }
-            if !waiting { continuation.resume() }
+        } onCancel: {
+            state.withLock { $0.resumeWaiters.removeValue(forKey: id) }?.resume()
         }
     }
 
@@ -238,8 +249,8 @@ public final class PlaybackSource: Sendable {
                 state.synthesizer?.releaseAllNotes()
                 state.synthesizer = nil
             }
-            defer { state.endWaiters = [:]; state.resumeWaiters = []; state.startWaiters = [] }
-            return (release, Array(state.endWaiters.values) + state.resumeWaiters + state.startWaiters)
+            defer { state.endWaiters = [:]; state.resumeWaiters = [:]; state.startWaiters = [] }
+            return (release, Array(state.endWaiters.values) + Array(state.resumeWaiters.values) + state.startWaiters)
         }
         if release { soundFont.releaseLease() }
         waiters.forEach { $0.resume() }
