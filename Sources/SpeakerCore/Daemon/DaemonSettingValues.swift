@@ -37,7 +37,7 @@ public enum AudioOutputSetting: Equatable, Sendable, CustomStringConvertible {
     case automatic
     /// A named ALSA PCM such as `bluealsa:DEV=11:22:33:AA:BB:CC,PROFILE=a2dp` or `default`.
     case alsa(device: String)
-    /// The PulseAudio (or PipeWire-Pulse) default sink.
+    /// The speaker's own Bluetooth sink on the PulseAudio (or PipeWire-Pulse) server, never the default sink.
     case pulseAudio
     /// A WAV file written at the given path (tests, demos, headless renders).
     case file(path: String)
