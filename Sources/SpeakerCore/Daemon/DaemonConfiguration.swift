@@ -42,6 +42,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var startedBySystemd: Bool
     /// Bounds on pending long requests (`max_requests_per_client`, `max_requests_total`).
     public var requestLimits: SpeakerdRequestLimits
+    /// How long a connected speaker may be without an audio device (no BlueALSA PCM, no sink)
+    /// before speakerd asks BlueZ, once, to open its A2DP profile (`ConnectProfile`).
+    public var audioDeviceGrace: Duration = .seconds(4)
 
     public init(
         adapter: String? = nil,

@@ -18,6 +18,11 @@ extension SpeakerdDaemon {
             await followAudioPath(to: target, waitForFirst: false)
         }
         let cameUp = snapshot.connected && !(previous.connected && previous.target?.address == target?.address)
+        if cameUp {
+            linkUps += 1
+            profileNote = nil
+        }
+        considerAskingForProfile()
         if cameUp, let target {
             logger.info("connected to \(target.name) (\(target.address)), \(target.why.spoken)")
             await remember(target)
@@ -49,6 +54,7 @@ extension SpeakerdDaemon {
     func audioPathChanged(_ state: ReadinessInputs.AudioPath, generation: Int) async {
         guard generation == audioPathGeneration else { return }
         await update { $0.audioPath = state }
+        considerAskingForProfile()
     }
 
     /// Remembers a connected speaker; a state directory that cannot be written is a status

@@ -56,6 +56,12 @@ public actor SpeakerdDaemon {
     var audioPathTarget: LinkSnapshot.Target?
     var audioPathGeneration = 0
     var audioPathFollower: Task<Void, Never>?
+    /// The speaker's links so far (counted as each comes up), the one whose missing audio device
+    /// led to one `ConnectProfile` already, the timer before asking, and what was asked (status).
+    var linkUps = 0
+    var profileAskedOnLink: Int?
+    var profileNudge: Task<Void, Never>?
+    var profileNote: String?
     /// Why speakers may not be remembered (the state directory cannot be written), if so.
     var stateProblem: String?
     var stateRetry: Task<Void, Never>?
@@ -138,9 +144,11 @@ public actor SpeakerdDaemon {
         notify([.stopping, .status(phase.statusLine)])
         // Every follower task is cancelled and dropped, so nothing started for this daemon
         // outlives it (each holds the daemon only weakly, but its stream and buffers are ours).
-        for task in [eventTask, sleepTask, playbackWatcher, busWatcher, audioPathFollower, stateRetry, operationsWatcher, rerun] {
+        for task in [eventTask, sleepTask, playbackWatcher, busWatcher, audioPathFollower, stateRetry, operationsWatcher, rerun,
+                     profileNudge] {
             task?.cancel()
         }
+        profileNudge = nil
         (eventTask, sleepTask, playbackWatcher, busWatcher, audioPathFollower, stateRetry, operationsWatcher, rerun) =
             (nil, nil, nil, nil, nil, nil, nil, nil)
         await link.shutdown()

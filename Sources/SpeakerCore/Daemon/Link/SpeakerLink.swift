@@ -319,6 +319,10 @@ public actor SpeakerLink {
         inFlight = (address, task)
         let result = await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
         if inFlight?.task == task { inFlight = nil }
+        guard lifecycle == .following else { return .failed(reason: "speakerd is stopping") }
+        // The user disconnected while this attempt was under way: its success is older than
+        // their wish (and BlueZ's view may not show the disconnection yet), so it is not a link.
+        guard !heldByUser else { return .failed(reason: "you disconnected it") }
         guard snapshot.target?.address == address else { return .failed(reason: "another speaker was chosen") }
         guard result == .connected else { return result }
         // BlueZ reported the link down while our Connect was under way: its success may be

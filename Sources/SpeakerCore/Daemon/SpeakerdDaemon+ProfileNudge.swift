@@ -1,0 +1,49 @@
+/// A connected speaker with no audio device: ask BlueZ, once, for its A2DP profile.
+///
+/// The most common "connected but no sound" on real boxes: the link is up but the audio profile
+/// never came (the speaker offered a headset profile first, or the sound server missed the
+/// moment). After `audioDeviceGrace` without an audio device for the connected target, speakerd
+/// calls `ConnectProfile(A2DP sink)` on it, once per link (never a disconnect, never a loop), and
+/// says so in `status` (`warnings`). A new link, a new target or the device appearing resets it.
+extension SpeakerdDaemon {
+    /// Arms (or disarms) the one-shot timer from what is observed now.
+    func considerAskingForProfile() {
+        guard let target = inputs.link.target, inputs.link.connected,
+              case .notReady(let reason) = inputs.audioPath, reason.code == .noAudioDevice,
+              profileAskedOnLink != linkUps, bluez != nil else {
+            profileNudge?.cancel()
+            profileNudge = nil
+            return
+        }
+        guard profileNudge == nil else { return }
+        let link = linkUps, grace = configuration.audioDeviceGrace, clock = dependencies.clock
+        profileNudge = Task { [weak self] in
+            do { try await clock.sleep(for: grace) } catch { return }
+            await self?.askForProfile(target, onLink: link, after: grace)
+        }
+    }
+
+    private func askForProfile(_ target: LinkSnapshot.Target, onLink link: Int, after grace: Duration) async {
+        profileNudge = nil
+        // Still the same link to the same speaker, still without its audio device?
+        guard link == linkUps, profileAskedOnLink != link, inputs.link.connected, inputs.link.target?.address == target.address,
+              case .notReady(let reason) = inputs.audioPath, reason.code == .noAudioDevice, let bluez else { return }
+        profileAskedOnLink = link
+        let seconds = Int(grace.components.seconds)
+        logger.info("\(target.name) (\(target.address)) is connected but has no audio device after \(seconds) s; asking BlueZ for its A2DP profile")
+        let address = target.address
+        let ticket = await operations.add("a2dp profile \(address)", group: "link", timeout: .seconds(10)) { _ in
+            try await bluez.connectProfile(address, uuid: BlueZUUID.a2dpSink)
+        }
+        let outcome = (try? await ticket.outcome()) ?? .cancelled
+        let result: String = switch outcome {
+        case .ok: "asked"
+        case .failed(let why), .skipped(let why): "asked; BlueZ answered: \(why)"
+        case .timedOut: "asked; BlueZ did not answer within 10 s"
+        case .cancelled: "asked; cancelled"
+        }
+        guard link == linkUps else { return }
+        profileNote = "\(target.name) had no audio device \(seconds) s after connecting: \(result) for its A2DP audio profile once"
+        await publish()
+    }
+}

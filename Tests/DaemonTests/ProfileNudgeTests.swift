@@ -1,0 +1,84 @@
+import Clocks
+import Foundation
+import Logging
+import Synchronization
+import Testing
+import TestSupport
+@testable import SpeakerCore
+
+/// "Connected, but no sound device": after a grace period speakerd asks BlueZ once per link for
+/// the speaker's A2DP profile, and says so; it never disconnects and never loops.
+@Suite("A connected speaker without an audio device gets one ConnectProfile")
+struct ProfileNudgeTests {
+    /// A playback side whose audio path the test sets (a sound server's sink appearing or not).
+    final class SteerablePlayback: StandInPlayback, Sendable {
+        private let outputs = Mutex<[AsyncStream<ReadinessInputs.AudioPath>.Continuation]>([])
+        private let current = Mutex<ReadinessInputs.AudioPath>(.notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
+
+        func audioPath(to speaker: LinkSnapshot.Target?) -> AsyncStream<ReadinessInputs.AudioPath> {
+            let (stream, continuation) = AsyncStream.makeStream(of: ReadinessInputs.AudioPath.self)
+            outputs.withLock { $0.append(continuation) }
+            continuation.yield(current.withLock { $0 })
+            return stream
+        }
+
+        func set(_ state: ReadinessInputs.AudioPath) {
+            current.withLock { $0 = state }
+            for output in outputs.withLock({ $0 }) { output.yield(state) }
+        }
+    }
+
+    @Test("no audio device 4 s after connecting: one ConnectProfile(A2DP) per link, reported in status; the device appearing makes it ready")
+    func oneConnectProfilePerLink() async throws {
+        let speaker = try BluetoothAddress(DaemonWorld.flip.address)
+        let bluez = FakeBlueZClient(
+            adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)],
+            devices: [Device(address: speaker, name: "JBL Flip 5", deviceClass: 0x240414, paired: true, trusted: true)])
+        let state = TemporaryDirectory()
+        DaemonWorld.remember([DaemonWorld.flip], in: state)
+        let clock = TestClock<Duration>()
+        let playback = SteerablePlayback()
+        let daemon = SpeakerdDaemon(
+            configuration: DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path),
+            dependencies: DaemonDependencies(clock: clock, connectBus: nil, makeBlueZ: { _ in bluez }, playback: playback),
+            notifier: nil, logger: Logger(label: "test.speakerd"))
+        let startup = Task { await daemon.start() }
+        func profileCalls() async -> Int { await bluez.calls.filter { $0 == .connectProfile(speaker, BlueZUUID.a2dpSink) }.count }
+
+        _ = try await clock.advance(atMost: .seconds(30), until: "connected, waiting for its audio device") {
+            await daemon.link.snapshot.connected
+        }
+        #expect(!daemon.gate.isReached(.playbackReady))
+        await clock.advance(by: .seconds(3))
+        for _ in 0..<50 { await Task.yield() }
+        #expect(await profileCalls() == 0, "asked before the grace period was over")
+
+        _ = try await clock.advance(atMost: .seconds(5), until: "speakerd asks for the A2DP profile") { await profileCalls() == 1 }
+        try await eventually("status says what was asked") {
+            try await daemon.status().warnings.contains { $0.contains("JBL Flip 5 had no audio device 4 s after connecting") }
+        }
+        // Once per link: a minute more without the device asks nothing more, and never disconnects.
+        await clock.advance(by: .seconds(60))
+        for _ in 0..<50 { await Task.yield() }
+        #expect(await profileCalls() == 1)
+        #expect(await !bluez.calls.contains(.disconnect(speaker)))
+
+        // The sound server's sink appears: ready to play, on that speaker.
+        playback.set(.ready("PulseAudio sink bluez_sink.11_22_33_AA_BB_CC.a2dp_sink"))
+        try await eventually("playback ready") { daemon.gate.isReached(.playbackReady) }
+
+        // A new link (the speaker dropped and came back) without a device gets its own one ask.
+        playback.set(.notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
+        await bluez.dropConnection(speaker, reason: .timeout)
+        try await eventually("the loss is seen") { await !daemon.link.snapshot.connected }
+        await bluez.updateDevice(speaker) { $0.connected = true }
+        try await eventually("connected again") { await daemon.link.snapshot.connected }
+        _ = try await clock.advance(atMost: .seconds(10), until: "asked once more, for the new link") { await profileCalls() == 2 }
+        await clock.advance(by: .seconds(60))
+        for _ in 0..<50 { await Task.yield() }
+        #expect(await profileCalls() == 2)
+
+        await daemon.shutdown()
+        startup.cancel()
+    }
+}
