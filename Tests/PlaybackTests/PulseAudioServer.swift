@@ -1,28 +1,57 @@
 import Foundation
+import Testing
 import TestSupport
 
-/// A private PulseAudio server for one test: a null sink (audio goes nowhere, but its monitor
-/// source can be recorded) and a native-protocol socket in the test's own directory.
+/// Which sound server a test runs: PulseAudio itself, or PipeWire with WirePlumber behind
+/// pipewire-pulse (the default stack on Raspberry Pi OS and Debian desktops), which speaks the
+/// same native protocol, so speakerd and the test's `pactl`/`parec` reach either alike.
+enum SoundServerKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case pulseAudio
+    case pipeWire
+
+    var testDescription: String { self == .pulseAudio ? "PulseAudio" : "PipeWire (pipewire-pulse, WirePlumber)" }
+}
+
+/// A private sound server for one test: a null sink `out` (audio goes nowhere, but its monitor
+/// source can be recorded) standing for the box's built-in output, and a native-protocol socket
+/// in the test's own directory.
 ///
-/// No system or session daemon is involved, so tests run in parallel, as root or not. The server
-/// daemonises only once its modules are loaded (its parent waits for that), so when `start()`
-/// returns clients can connect; its pid comes from its own pid file. Killed when the test ends.
+/// No system or session daemon is involved, so tests run in parallel, as root or not.
+/// - PulseAudio daemonises only once its modules are loaded (its parent waits for that), so when
+///   `start()` returns clients can connect; its pid comes from its own pid file.
+/// - PipeWire runs as the three programs a desktop session runs (pipewire, wireplumber,
+///   pipewire-pulse) on a private session bus of their own (WirePlumber will not start without
+///   one); `start()` returns once pipewire-pulse answers and `out` exists.
+/// Every process is killed when the test ends.
 final class PulseAudioServer: Sendable {
+    let kind: SoundServerKind
     let directory: URL
-    let pid: pid_t
+    /// PulseAudio's daemon, by the pid in its pid file (it is not our child).
+    private let daemon: pid_t?
+    /// PipeWire's programs, our children (signalled only while unreaped).
+    private let stack: [SpawnedProcess]
     /// What clients pass as their server (FluidSynth's `audio.pulseaudio.server`, PULSE_SERVER).
-    var address: String { "unix:\(directory.path)/native" }
+    var address: String { "unix:\(directory.path)/pulse/native" }
     /// The null sink's monitor: everything played to the server.
     static let monitor = "out.monitor"
 
-    private init(directory: URL, pid: pid_t) {
+    private init(kind: SoundServerKind, directory: URL, daemon: pid_t? = nil, stack: [SpawnedProcess] = []) {
+        self.kind = kind
         self.directory = directory
-        self.pid = pid
+        self.daemon = daemon
+        self.stack = stack
     }
 
-    static func start(in directory: URL) async throws -> PulseAudioServer {
-        let runtime = directory.appendingPathComponent("pulse", isDirectory: true)
-        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+    static func start(in directory: URL, kind: SoundServerKind = .pulseAudio) async throws -> PulseAudioServer {
+        let runtime = directory.appendingPathComponent("sound", isDirectory: true)
+        try FileManager.default.createDirectory(at: runtime.appendingPathComponent("pulse"), withIntermediateDirectories: true)
+        switch kind {
+        case .pulseAudio: return try await startPulseAudio(runtime: runtime, log: directory)
+        case .pipeWire: return try await startPipeWire(runtime: runtime, log: directory)
+        }
+    }
+
+    private static func startPulseAudio(runtime: URL, log: URL) async throws -> PulseAudioServer {
         let launcher = try SpawnedProcess.spawn("/usr/bin/pulseaudio", [
             "--daemonize=yes", "-n", "--system=no", "--use-pid-file=yes",
             // A server left behind by a crashed test exits by itself once idle; not sooner than a
@@ -30,15 +59,68 @@ final class PulseAudioServer: Sendable {
             // 20 s, and a server gone idle before parec connected failed a leak-check run).
             "--exit-idle-time=300", "--log-target=stderr",
             "-L", "module-null-sink sink_name=out rate=44100",
-            "-L", "module-native-protocol-unix socket=\(runtime.path)/native auth-anonymous=1",
-        ], environment: environment(runtime), standardError: .file(directory.appendingPathComponent("pulseaudio.log").path))
+            "-L", "module-native-protocol-unix socket=\(runtime.path)/pulse/native auth-anonymous=1",
+        ], environment: environment(runtime), standardError: .file(log.appendingPathComponent("pulseaudio.log").path))
         let status = await launcher.exitStatus()
         guard status == 0 else { throw PulseAudioServerError("pulseaudio exited with status \(status)") }
-        let pidText = try String(contentsOf: runtime.appendingPathComponent("pid"), encoding: .utf8)
+        let pidText = try String(contentsOf: runtime.appendingPathComponent("pulse/pid"), encoding: .utf8)
         guard let pid = pid_t(pidText.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw PulseAudioServerError("pulseaudio wrote no pid")
         }
-        return PulseAudioServer(directory: runtime, pid: pid)
+        return PulseAudioServer(kind: .pulseAudio, directory: runtime, daemon: pid)
+    }
+
+    /// pipewire, then wireplumber and pipewire-pulse, on a private session bus; each logs to its
+    /// own file in the test's directory. Any step that does not come up within 30 s fails the
+    /// test with the last line that program wrote, after killing what did start.
+    private static func startPipeWire(runtime: URL, log: URL) async throws -> PulseAudioServer {
+        var environment = Self.environment(runtime)
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(runtime.path)/bus"
+        environment["PIPEWIRE_RUNTIME_DIR"] = runtime.path
+        environment["XDG_CONFIG_HOME"] = runtime.appendingPathComponent("config").path
+        environment["XDG_STATE_HOME"] = runtime.appendingPathComponent("state").path
+        var started: [SpawnedProcess] = []
+        func launch(_ program: String, _ arguments: [String] = []) throws {
+            started.append(try SpawnedProcess.spawn(program, arguments, environment: environment,
+                                                    standardError: .file(log.appendingPathComponent("\((program as NSString).lastPathComponent).log").path)))
+        }
+        do {
+            try launch("/usr/bin/dbus-daemon", ["--session", "--nofork", "--nopidfile", "--address=unix:path=\(runtime.path)/bus"])
+            try await waitFor("the session bus", log: log, program: "dbus-daemon") {
+                FileManager.default.fileExists(atPath: runtime.appendingPathComponent("bus").path)
+            }
+            try launch("/usr/bin/pipewire")
+            try await waitFor("pipewire's socket", log: log, program: "pipewire") {
+                FileManager.default.fileExists(atPath: runtime.appendingPathComponent("pipewire-0").path)
+            }
+            try launch("/usr/bin/wireplumber")
+            try launch("/usr/bin/pipewire-pulse")
+            let server = PulseAudioServer(kind: .pipeWire, directory: runtime, stack: started)
+            try await waitFor("pipewire-pulse", log: log, program: "pipewire-pulse") {
+                (try? await server.pactl(["info"])) != nil
+            }
+            _ = try await server.pactl(["load-module", "module-null-sink", "sink_name=out", "rate=44100"])
+            _ = try await server.pactl(["set-default-sink", "out"])
+            try await waitFor("the sink out", log: log, program: "wireplumber") {
+                (try? await server.sinks())?["out"] != nil
+            }
+            return server
+        } catch {
+            for process in started { process.signal(SIGKILL) }
+            throw error
+        }
+    }
+
+    private static func waitFor(_ what: String, log: URL, program: String, _ condition: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await !condition() {
+            guard ContinuousClock.now < deadline else {
+                let said = (try? String(contentsOf: log.appendingPathComponent("\(program).log"), encoding: .utf8))?
+                    .split(separator: "\n").last ?? "nothing"
+                throw PulseAudioServerError("\(what) did not come up within 30 s; \(program) said: \(said)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     /// Starts recording the null sink's monitor as raw 16-bit stereo at 44.1 kHz; returns once the
@@ -125,9 +207,10 @@ final class PulseAudioServer: Sendable {
         }
     }
 
-    /// Kills the server at once, as a crash would.
+    /// Kills the server at once, as a crash would (every program of a PipeWire stack).
     func kill() {
-        _ = Foundation.kill(pid, SIGKILL)
+        if let daemon { _ = Foundation.kill(daemon, SIGKILL) }
+        for process in stack { process.signal(SIGKILL) }
     }
 
     deinit { kill() }
@@ -135,7 +218,7 @@ final class PulseAudioServer: Sendable {
     /// PulseAudio looks for its state, cookie and runtime files under these: all in the test's directory.
     private static func environment(_ directory: URL) -> [String: String] {
         ["PATH": "/usr/bin:/bin", "HOME": directory.path, "XDG_RUNTIME_DIR": directory.path,
-         "PULSE_RUNTIME_PATH": directory.path, "PULSE_STATE_PATH": directory.path]
+         "PULSE_RUNTIME_PATH": directory.appendingPathComponent("pulse").path, "PULSE_STATE_PATH": directory.path]
     }
 }
 

@@ -7,16 +7,16 @@ import TestSupport
 /// private PulseAudio server whose default sink (`out`) stands for the box's built-in output, and
 /// a null sink carrying a Bluetooth speaker's properties standing for the speaker's A2DP sink,
 /// added and removed by the test as the speaker's connection would.
-@Suite("speakerd plays to the speaker's own PulseAudio sink", .serialized)
+@Suite("speakerd plays to the speaker's own sink on PulseAudio and on PipeWire", .serialized)
 struct PulseAudioSinkDaemonTests {
     static let speaker = PulseAudioDaemonTests.speaker
 
     @Test("a play waits while the speaker has no sink (no stream anywhere, status names the missing sink), then plays on the speaker's sink, not the default",
-          .timeLimit(.minutes(2)))
-    func playWaitsForTheSpeakersSink() async throws {
+          .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
+    func playWaitsForTheSpeakersSink(kind: SoundServerKind) async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try await PulseAudioServer.start(in: directory)
+        let server = try await PulseAudioServer.start(in: directory, kind: kind)
         var recording: Recording?
         var builtIn: Recording?
         try await PulseAudioDaemonTests.withDaemon(
@@ -64,11 +64,11 @@ struct PulseAudioSinkDaemonTests {
     }
 
     @Test("the speaker's sink vanishing mid-song pauses the song and drops readiness with the reason; its return resumes it on that sink",
-          .timeLimit(.minutes(2)))
-    func sinkLossPausesAndReturnResumes() async throws {
+          .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
+    func sinkLossPausesAndReturnResumes(kind: SoundServerKind) async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try await PulseAudioServer.start(in: directory)
+        let server = try await PulseAudioServer.start(in: directory, kind: kind)
         var sink: BluetoothSink?
         var recording: Recording?
         try await PulseAudioDaemonTests.withDaemon(pulseServer: server.address, in: directory, speakerConnected: {

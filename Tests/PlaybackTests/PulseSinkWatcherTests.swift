@@ -66,18 +66,19 @@ struct PulseSinkWatcherTests {
         #expect(await path.next() == nil)
     }
 
-    @Test("libpulse sees a real server's Bluetooth sink appear and vanish, with its properties", .timeLimit(.minutes(1)))
-    func watcherFollowsARealServer() async throws {
+    @Test("libpulse sees a real server's Bluetooth sink appear and vanish, with its properties", .timeLimit(.minutes(1)),
+          arguments: SoundServerKind.allCases)
+    func watcherFollowsARealServer(kind: SoundServerKind) async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try await PulseAudioServer.start(in: directory)
+        let server = try await PulseAudioServer.start(in: directory, kind: kind)
         do {
             var states = PulseSinkWatcher.states(server: server.address).makeAsyncIterator()
 
             let first = try #require(await Self.next(&states) { _ in true })
             #expect(first.map(\.name) == ["out"], "the server starts with its own output only")
             let clients = try await Self.clients(of: server)
-            #expect(clients.count == 1, "the watcher is not the server's one client: \(clients)")
+            #expect(clients == ["speakerd"], "the watcher is not the server's one speakerd client: \(clients)")
 
             let added = try await server.addBluetoothSink(address: "11:22:33:AA:BB:CC")
             let withSpeaker = try #require(await Self.next(&states) { $0.contains { $0.isA2DPSink(of: Self.speaker) } })
@@ -96,11 +97,12 @@ struct PulseSinkWatcherTests {
         }
     }
 
-    /// The programs connected to `server` as clients, other than the pactl asking.
+    /// The clients of `server` that speakerd opened: those whose `application.name` is the name
+    /// its libpulse context gives ("speakerd"). PipeWire also lists its own programs as clients.
     static func clients(of server: PulseAudioServer) async throws -> [String] {
-        try await server.pactl(["list", "short", "clients"]).split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: "\t")
-            return fields.count > 2 && fields[2] != "pactl" ? String(fields[2]) : nil
+        try await server.pactl(["list", "clients"]).split(separator: "\n").compactMap { line in
+            let text = line.trimmingCharacters(in: .whitespaces)
+            return text == "application.name = \"speakerd\"" ? "speakerd" : nil
         }
     }
 
