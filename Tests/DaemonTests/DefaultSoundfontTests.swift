@@ -33,6 +33,9 @@ struct DefaultSoundfontTests {
         // `adapter = hci0` is an example: its default is "none given" (the first adapter BlueZ reports).
         #expect(documented.adapter == "hci0")
         documented.adapter = nil
+        // So are the sound server's place and user: by default speakerd looks where libpulse would.
+        #expect(documented.soundServers == SoundServerLocation(configuredServer: "unix:/run/user/1000/pulse/native", user: "1000"))
+        documented.soundServers = SoundServerLocation()
         #expect(documented == .defaults)
     }
 

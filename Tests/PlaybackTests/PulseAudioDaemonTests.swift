@@ -76,7 +76,7 @@ struct PulseAudioDaemonTests {
     /// harness adds the speaker's sink); hands `body` a client once `ready` holds (by default: ready to play), then stops it
     /// with SIGTERM and expects a clean exit. A `launcher` (a program and its arguments) starts
     /// speakerd through it, e.g. under the unit's seccomp filters.
-    static func withDaemon(pulseServer: String, in directory: URL, launcher: [String] = [],
+    static func withDaemon(pulseServer: String, in directory: URL, launcher: [String] = [], audioOutput: String = "pulseaudio",
                            speakerConnected: (() async throws -> Void)? = nil,
                            until ready: @escaping (StatusReport) -> Bool = { $0.readiness == "playbackReady" },
                            _ body: (SpeakerdDBusClient) async throws -> Void) async throws {
@@ -102,7 +102,7 @@ struct PulseAudioDaemonTests {
         let speakerd = Self.productsDirectory.appendingPathComponent("speakerd").path
         let daemon = try SpawnedProcess.spawn(launcher.first ?? speakerd, Array(launcher.dropFirst()) + (launcher.isEmpty ? [] : [speakerd]) + [
             "--config", directory.appendingPathComponent("speakerd.conf").path, "--state-dir", directory.path,
-            "--bus", world.address, "--audio-output", "pulseaudio", "--soundfont", "/usr/share/sounds/sf2/TimGM6mb.sf2",
+            "--bus", world.address, "--audio-output", audioOutput, "--soundfont", "/usr/share/sounds/sf2/TimGM6mb.sf2",
         ], environment: environment, standardError: .file(directory.appendingPathComponent("speakerd.log").path))
         var running = true
         defer { if running { daemon.signal(SIGKILL) } }

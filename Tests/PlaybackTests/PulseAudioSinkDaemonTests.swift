@@ -104,4 +104,35 @@ struct PulseAudioSinkDaemonTests {
         let tone = PulseAudioOutputTests.a4Windows(mono)
         #expect(tone.clean > 0, "after its return the speaker's sink heard no clean A4 (\(tone.loud) loud windows)")
     }
+
+    @Test("audio_output = auto on a box with no BlueALSA plays through the sound server to the speaker's sink and says why it chose it",
+          .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
+    func automaticChoosesTheSoundServer(kind: SoundServerKind) async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory, kind: kind)
+        var sink: BluetoothSink?
+        var recording: Recording?
+        try await PulseAudioDaemonTests.withDaemon(pulseServer: server.address, in: directory, audioOutput: "auto", speakerConnected: {
+            sink = try await server.addBluetoothSink(address: Self.speaker)
+        }) { client in
+            let speakerSink = try #require(sink)
+            let ready = try await client.status()
+            #expect(ready.outputChoice == "PulseAudio/PipeWire (BlueALSA is not on the system bus; a sound server answers at \(server.address) (PULSE_SERVER))")
+            #expect(ready.audioPath == "PulseAudio sink \(speakerSink.name)")
+            #expect(ready.humanReadable.contains("Output:    auto chose PulseAudio/PipeWire (BlueALSA is not on the system bus"))
+            #expect(ReportJSON.encode(ready).contains("\"outputChoice\" : \"PulseAudio"), "\(ReportJSON.encode(ready))")
+
+            recording = try await server.record(to: directory.appendingPathComponent("auto.raw").path, from: speakerSink.monitor)
+            let started = try await client.play(
+                try PulseAudioDaemonTests.request(ClientSongs.sustainedA4(seconds: 3), named: "a4.mid", in: directory))
+            #expect(started.playback.state == "playing")
+            #expect(try await server.sinkInputSinks() == [speakerSink.index], "the song's stream is not on the speaker's sink")
+            try await PulseAudioDaemonTests.eventually("the song has played to its end") {
+                try await client.status().playback.state != "playing"
+            }
+        }
+        let tone = PulseAudioOutputTests.a4Windows(try await #require(recording).finish())
+        #expect(tone.clean > 0, "the speaker's sink heard no clean A4 under audio_output = auto (\(tone.loud) loud windows)")
+    }
 }

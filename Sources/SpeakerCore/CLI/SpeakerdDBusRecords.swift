@@ -18,6 +18,7 @@ enum SpeakerdDBusRecords {
         }
         if !report.warnings.isEmpty { bag["Warnings"] = .strings(report.warnings) }
         if let path = report.audioPath { bag["AudioPath"] = .string(path) }
+        if let choice = report.outputChoice { bag["OutputChoice"] = .string(choice) }
         return bag
     }
 
@@ -55,7 +56,8 @@ enum SpeakerdDBusRecords {
             playback: try bag["Playback"].map { (v: DBusValue) throws(DBusError) in try playback(from: v) } ?? .idle,
             waitingFor: try bag["WaitingFor"].map { (v: DBusValue) throws(DBusError) in try waitingFor(from: v) },
             warnings: try bag.decode("Warnings", as: [String].self) ?? [],
-            audioPath: try bag.decode("AudioPath", as: String.self))
+            audioPath: try bag.decode("AudioPath", as: String.self),
+            outputChoice: try bag.decode("OutputChoice", as: String.self))
     }
 
     static func waitingFor(from value: DBusValue) throws(DBusError) -> StatusReport.WaitingFor {

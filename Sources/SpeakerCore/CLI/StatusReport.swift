@@ -16,9 +16,13 @@ public struct StatusReport: Codable, Equatable, Sendable {
     /// What audio goes through to the speaker ("PulseAudio sink bluez_sink.…", "BlueALSA PCM …")
     /// while that path is ready; nil (the key left out of `--json`) otherwise.
     public var audioPath: String?
+    /// Under `audio_output = auto`: what speakerd chose for the speaker and why ("BlueALSA
+    /// (org.bluealsa is on the system bus)"); nil (the key left out) under any other setting.
+    public var outputChoice: String?
 
     public init(readiness: String, message: String, speaker: Speaker?, playback: Playback,
-                waitingFor: WaitingFor? = nil, warnings: [String] = [], audioPath: String? = nil) {
+                waitingFor: WaitingFor? = nil, warnings: [String] = [], audioPath: String? = nil,
+                outputChoice: String? = nil) {
         self.readiness = readiness
         self.message = message
         self.speaker = speaker
@@ -26,9 +30,10 @@ public struct StatusReport: Codable, Equatable, Sendable {
         self.waitingFor = waitingFor
         self.warnings = warnings
         self.audioPath = audioPath
+        self.outputChoice = outputChoice
     }
 
-    enum CodingKeys: String, CodingKey { case readiness, message, speaker, playback, waitingFor, warnings, audioPath }
+    enum CodingKeys: String, CodingKey { case readiness, message, speaker, playback, waitingFor, warnings, audioPath, outputChoice }
 
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -39,6 +44,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
         waitingFor = try container.decodeIfPresent(WaitingFor.self, forKey: .waitingFor)
         warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
         audioPath = try container.decodeIfPresent(String.self, forKey: .audioPath)
+        outputChoice = try container.decodeIfPresent(String.self, forKey: .outputChoice)
     }
 
     /// `waitingFor` in `--json`: `code` is one of ``NotReadyReason/Code``'s raw values.
@@ -61,6 +67,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
         try container.encode(waitingFor, forKey: .waitingFor)  // null when ready, never absent
         try container.encode(warnings, forKey: .warnings)
         try container.encodeIfPresent(audioPath, forKey: .audioPath)
+        try container.encodeIfPresent(outputChoice, forKey: .outputChoice)
     }
 
     public struct Speaker: Codable, Equatable, Sendable {
@@ -126,7 +133,8 @@ public struct StatusReport: Codable, Equatable, Sendable {
             "Readiness: \(readiness)",
             "Speaker:   \(speakerLine)",
             "Playback:  \(playbackLine)",
-        ] + (audioPath.map { ["Audio:     \($0)"] } ?? []) + warnings.map { "Warning:   \($0)" }
+        ] + (audioPath.map { ["Audio:     \($0)"] } ?? []) + (outputChoice.map { ["Output:    auto chose \($0)"] } ?? [])
+            + warnings.map { "Warning:   \($0)" }
         return lines.joined(separator: "\n")
     }
 }

@@ -15,7 +15,8 @@ public struct ConfigFileParser: Sendable {
     public static let knownKeys: [String] = [
         "adapter", "auto_pick", "play_timeout_seconds", "audio_output", "soundfont",
         "on_speaker_lost", "reconnect_max_seconds", "scan_seconds", "state_dir", "bus",
-        "max_requests_per_client", "max_requests_total",
+        "max_requests_per_client", "max_requests_total", "audio_device_grace_seconds", "pulse_server",
+        "sound_server_user",
     ]
 
     /// The path used in error messages.
@@ -90,6 +91,19 @@ public struct ConfigFileParser: Sendable {
             configuration.requestLimits.perClient = try parseCount(value, key: key, range: 1...SpeakerdRequestLimits.maximumTotal)
         case "max_requests_total":
             configuration.requestLimits.total = try parseCount(value, key: key, range: 1...SpeakerdRequestLimits.maximumTotal)
+        case "audio_device_grace_seconds":
+            configuration.audioDeviceGrace = try parseSeconds(value, key: key, range: 1...60)
+        case "pulse_server":
+            guard !value.isEmpty, !value.contains(where: \.isWhitespace) else {
+                throw DaemonSettingError(setting: key, value: value,
+                                         expected: "one sound server such as unix:/run/user/1000/pulse/native")
+            }
+            configuration.soundServers.configuredServer = value
+        case "sound_server_user":
+            guard !value.isEmpty, SoundServerLocation.runtimeDirectory(of: value) != nil else {
+                throw DaemonSettingError(setting: key, value: value, expected: "an existing user name or numeric user id")
+            }
+            configuration.soundServers.user = value
         default:
             throw DaemonSettingError(setting: key, value: value, expected: "a known key")
         }

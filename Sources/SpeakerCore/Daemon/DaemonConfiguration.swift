@@ -44,7 +44,11 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var requestLimits: SpeakerdRequestLimits
     /// How long a connected speaker may be without an audio device (no BlueALSA PCM, no sink)
     /// before speakerd asks BlueZ, once, to open its A2DP profile (`ConnectProfile`).
+    /// (`audio_device_grace_seconds`.)
     public var audioDeviceGrace: Duration = .seconds(4)
+    /// Where a PulseAudio/PipeWire server may be, beyond what the environment says
+    /// (`pulse_server`, `sound_server_user`): a system service has no session to find one by.
+    public var soundServers = SoundServerLocation()
 
     public init(
         adapter: String? = nil,

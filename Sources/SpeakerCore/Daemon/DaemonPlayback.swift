@@ -35,10 +35,13 @@ public protocol DaemonPlayback: Sendable {
     /// The part of the playback side that needs an orderly shutdown in the daemon's service
     /// group (after the daemon, so a song's output is closed complete), if any.
     var lifecycleService: (any Service)? { get }
+    /// Under `audio_output = auto`, what was chosen for the speaker and why (for `status`).
+    var automaticOutput: AutomaticOutput? { get }
 }
 
 extension DaemonPlayback {
     public var lifecycleService: (any Service)? { nil }
+    public var automaticOutput: AutomaticOutput? { nil }
 
     /// A playback side that never changes by itself has nothing to report.
     public func changes() async -> AsyncStream<StatusReport.Playback> {

@@ -26,7 +26,7 @@ extension SpeakerdDaemon {
         let audioPath: String? = if case .ready(let through) = inputs.audioPath { through } else { nil }
         return StatusReport(readiness: verdict.level.description, message: phase.statusLine, speaker: speaker,
                             playback: playback, waitingFor: waitingFor, warnings: [stateProblem, profileNote].compactMap { $0 },
-                            audioPath: audioPath)
+                            audioPath: audioPath, outputChoice: self.playback?.automaticOutput?.description)
     }
 
     /// Tells systemd and the bus what changed (only what changed).

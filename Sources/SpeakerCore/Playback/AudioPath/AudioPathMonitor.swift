@@ -21,19 +21,29 @@ import SystemPackage
 public struct AudioPathMonitor: Sendable {
     public let setting: AudioOutputSetting
     public let blueALSA: (any BlueALSAPCMSource)?
-    /// The sound server's sinks, for `pulseaudio` (libpulse in production; tests pass their own).
-    let soundServer: @Sendable () -> AsyncStream<SoundServerState>
+    /// Where a PulseAudio/PipeWire server may be (`pulse_server`, `sound_server_user`).
+    public let soundServers: SoundServerLocation
+    /// The sound server's sinks, for a server string (nil: libpulse's own choice); libpulse in
+    /// production, tests pass their own.
+    let soundServer: @Sendable (String?) -> AsyncStream<SoundServerState>
     /// The speaker's sink while the path is ready through one: the sink a song's stream goes to.
     public let speakerSink = SpeakerSink()
+    /// What `auto` chose for the current speaker, and why: read when a song opens its output and
+    /// for `status`.
+    public let automaticChoice = AutomaticOutputSlot()
 
-    public init(setting: AudioOutputSetting, blueALSA: (any BlueALSAPCMSource)?) {
-        self.init(setting: setting, blueALSA: blueALSA, soundServer: { PulseSinkWatcher.states(server: nil) })
+    public init(setting: AudioOutputSetting, blueALSA: (any BlueALSAPCMSource)?,
+                soundServers: SoundServerLocation = SoundServerLocation()) {
+        self.init(setting: setting, blueALSA: blueALSA, soundServers: soundServers,
+                  soundServer: { PulseSinkWatcher.states(server: $0) })
     }
 
     init(setting: AudioOutputSetting, blueALSA: (any BlueALSAPCMSource)?,
-         soundServer: @escaping @Sendable () -> AsyncStream<SoundServerState>) {
+         soundServers: SoundServerLocation = SoundServerLocation(),
+         soundServer: @escaping @Sendable (String?) -> AsyncStream<SoundServerState>) {
         self.setting = setting
         self.blueALSA = blueALSA
+        self.soundServers = soundServers
         self.soundServer = soundServer
     }
 
@@ -42,8 +52,7 @@ public struct AudioPathMonitor: Sendable {
         switch setting {
         case .automatic:
             guard let speaker else { return Self.just(.unknown) }
-            guard let blueALSA else { return Self.just(.notReady(.blueALSANotRunning)) }
-            return Self.follow(blueALSA, speaker)
+            return followAutomatic(speaker, environment: ProcessEnvironment.current)
         case .null:
             return Self.just(.ready("the null output (audio is discarded)"))
         case .alsa(let device):
@@ -51,9 +60,85 @@ public struct AudioPathMonitor: Sendable {
         case .file(let path):
             return Self.just(Self.fileState(path))
         case .pulseAudio:
-            guard let speaker else { return Self.just(Self.soundServerState(environment: ProcessEnvironment.current)) }
-            return Self.follow(soundServer(), speaker, sink: speakerSink)
+            let environment = ProcessEnvironment.current
+            guard let speaker else { return Self.just(Self.soundServerState(soundServers, environment: environment)) }
+            return Self.follow(soundServer(pulseServer(environment: environment)), speaker, sink: speakerSink,
+                               location: soundServers)
         }
+    }
+
+    /// The server string `pulseaudio` connects to: libpulse's own choice (nil) unless speakerd's
+    /// configuration names where to look, then the first place that answers (or, while none
+    /// does, the first configured one, so the watcher keeps trying there).
+    public func pulseServer(environment: [String: String]) -> String? {
+        guard soundServers.configuredServer != nil || soundServers.user != nil else { return nil }
+        switch soundServers.find(environment: environment) {
+        case .reachable(let candidate): return candidate.server
+        case .unreachable:
+            return soundServers.candidates(environment: environment)
+                .first { $0.origin != "PULSE_SERVER" && $0.origin != "the system-wide socket" }?.server
+        }
+    }
+
+    /// `auto`: BlueALSA while `org.bluealsa` is on the system bus; otherwise a PulseAudio or
+    /// PipeWire server if one answers where speakerd looks; otherwise the ALSA `default` device.
+    /// BlueALSA's own service events drive the choice, so BlueALSA starting after speakerd (or
+    /// stopping) changes it without a restart; each choice is kept in `automaticChoice` with its
+    /// reason, for the song's output and for `status`.
+    func followAutomatic(_ speaker: (address: BluetoothAddress, name: String),
+                         environment: [String: String]) -> AsyncStream<ReadinessInputs.AudioPath> {
+        let (blueALSA, slot, sink, location, soundServer) = (self.blueALSA, automaticChoice, speakerSink, soundServers, self.soundServer)
+        return AsyncStream { continuation in
+            let task = Task {
+                var fallback: Task<Void, Never>?
+                /// BlueALSA is not running: a sound server if one answers, else ALSA.
+                func fallBack() {
+                    guard fallback == nil else { return }
+                    switch location.find(environment: environment) {
+                    case .reachable(let candidate):
+                        slot.choice = AutomaticOutput(backend: .soundServer(candidate.server),
+                                                      why: "BlueALSA is not on the system bus; a sound server answers at \(candidate.server) (\(candidate.origin))")
+                        let states = Self.follow(soundServer(candidate.server), speaker, sink: sink, location: location)
+                        fallback = Task { for await state in states { continuation.yield(state) } }
+                    case .unreachable(let problem):
+                        slot.choice = AutomaticOutput(backend: .alsa("default"), why: "BlueALSA is not on the system bus and \(problem)")
+                        fallback = Task {}
+                        continuation.yield(.ready("ALSA device default"))
+                    }
+                }
+                if let blueALSA {
+                    do {
+                        for try await set in blueALSA.serviceStates() {
+                            guard let set else { fallBack(); continue }
+                            fallback?.cancel()
+                            fallback = nil
+                            sink.name = nil
+                            slot.choice = AutomaticOutput(backend: .blueALSA, why: "org.bluealsa is on the system bus")
+                            continuation.yield(Self.blueALSAState(set, speaker))
+                        }
+                    } catch {
+                        if !Task.isCancelled { fallBack() }
+                    }
+                } else {
+                    fallBack()
+                }
+                // BlueALSA's events ended (or there is no system bus to watch): the fallback, if
+                // any, goes on until the stream is dropped.
+                await withTaskCancellationHandler {
+                    await fallback?.value
+                } onCancel: { [fallback] in fallback?.cancel() }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The path through BlueALSA, given its PCMs: ready once the speaker's A2DP playback PCM exists.
+    static func blueALSAState(_ set: [BlueALSAPCM], _ speaker: (address: BluetoothAddress, name: String)) -> ReadinessInputs.AudioPath {
+        if let pcm = set.first(where: { $0.isA2DPPlayback && $0.address == speaker.address }) {
+            return .ready("BlueALSA PCM \(pcm.path)")
+        }
+        return .notReady(.noAudioDevice(speaker.name, "BlueALSA has no A2DP playback PCM for it yet"))
     }
 
     static func just(_ state: ReadinessInputs.AudioPath) -> AsyncStream<ReadinessInputs.AudioPath> {
@@ -63,43 +148,11 @@ public struct AudioPathMonitor: Sendable {
         }
     }
 
-    static func follow(_ source: any BlueALSAPCMSource,
-                       _ speaker: (address: BluetoothAddress, name: String)) -> AsyncStream<ReadinessInputs.AudioPath> {
-        let (address, name) = speaker
-        return AsyncStream { continuation in
-            let task = Task {
-                var last: ReadinessInputs.AudioPath?
-                func yield(_ state: ReadinessInputs.AudioPath) {
-                    guard state != last else { return }
-                    last = state
-                    continuation.yield(state)
-                }
-                do {
-                    for try await set in source.serviceStates() {
-                        guard let set else {
-                            yield(.notReady(.blueALSANotRunning))
-                            continue
-                        }
-                        if let pcm = set.first(where: { $0.isA2DPPlayback && $0.address == address }) {
-                            yield(.ready("BlueALSA PCM \(pcm.path)"))
-                        } else {
-                            yield(.notReady(.noAudioDevice(name, "BlueALSA has no A2DP playback PCM for it yet")))
-                        }
-                    }
-                } catch {
-                    if !Task.isCancelled { yield(.notReady(.blueALSANotRunning)) }
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
-    }
-
     /// The speaker's A2DP sink on the sound server, found by its properties; the sink's name is
     /// kept in `sink` for the song's stream. When the server cannot be reached, the socket check
     /// says where speakerd looked, as it did before any sink was looked for.
     static func follow(_ states: AsyncStream<SoundServerState>, _ speaker: (address: BluetoothAddress, name: String),
-                       sink: SpeakerSink) -> AsyncStream<ReadinessInputs.AudioPath> {
+                       sink: SpeakerSink, location: SoundServerLocation = SoundServerLocation()) -> AsyncStream<ReadinessInputs.AudioPath> {
         let (address, name) = speaker
         return AsyncStream { continuation in
             let task = Task {
@@ -111,7 +164,7 @@ public struct AudioPathMonitor: Sendable {
                     switch state {
                     case .unreachable(let problem):
                         sink.name = nil
-                        path = Self.unreachable(problem, environment: ProcessEnvironment.current)
+                        path = Self.unreachable(problem, location: location, environment: ProcessEnvironment.current)
                     case .sinks(let sinks):
                         let found = sinks.first { $0.isA2DPSink(of: address) }
                         sink.name = found?.name
@@ -130,8 +183,9 @@ public struct AudioPathMonitor: Sendable {
 
     /// Why a sound server libpulse could not reach is unreachable: where the socket was looked
     /// for when that explains it, else libpulse's own words.
-    static func unreachable(_ problem: String, environment: [String: String]) -> ReadinessInputs.AudioPath {
-        if case .notReady(let reason) = soundServerState(environment: environment) { return .notReady(reason) }
+    static func unreachable(_ problem: String, location: SoundServerLocation = SoundServerLocation(),
+                            environment: [String: String]) -> ReadinessInputs.AudioPath {
+        if case .notReady(let reason) = soundServerState(location, environment: environment) { return .notReady(reason) }
         return .notReady(.soundServerUnreachable(
             "the sound server did not answer (\(problem.lowercased())): is PulseAudio or PipeWire running, and may speakerd reach it?"))
     }
@@ -147,33 +201,48 @@ public struct AudioPathMonitor: Sendable {
         return .ready("WAV file \(path)")
     }
 
-    /// Where a PulseAudio client looks for its server: `PULSE_SERVER`, else the user's runtime
-    /// directory, else the system-wide socket. Only a unix socket can be checked here; a TCP
-    /// server is taken as reachable (the song's stream says otherwise if not).
-    static func soundServerState(environment: [String: String]) -> ReadinessInputs.AudioPath {
-        var candidates: [String] = []
-        if let server = environment["PULSE_SERVER"], !server.isEmpty {
-            for entry in server.split(separator: " ") {
-                let text = String(entry)
-                if text.hasPrefix("unix:") { candidates.append(String(text.dropFirst(5))) }
-                else if text.hasPrefix("/") { candidates.append(text) }
-                else { return .ready("PulseAudio server \(text)") }
-            }
-        } else {
-            if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { candidates.append(runtime + "/pulse/native") }
-            candidates.append("/run/pulse/native")
-            candidates.append("/var/run/pulse/native")
+    /// Whether a sound server answers where speakerd looks (``SoundServerLocation``). Only a
+    /// unix socket can be checked here; a TCP server is taken as reachable (the song's stream
+    /// says otherwise if not).
+    static func soundServerState(_ location: SoundServerLocation, environment: [String: String]) -> ReadinessInputs.AudioPath {
+        switch location.find(environment: environment) {
+        case .reachable(let candidate):
+            return .ready("PulseAudio server at \(candidate.server.hasPrefix("unix:") ? String(candidate.server.dropFirst(5)) : candidate.server)")
+        case .unreachable(let problem):
+            return .notReady(.soundServerUnreachable("\(problem): is PulseAudio or PipeWire running, and may speakerd reach it?"))
         }
-        var problems: [String] = []
-        for path in candidates {
-            if let problem = LocalProbes.connectUnix(name: path, abstract: false) {
-                problems.append("\(path) (\(problem.lowercased()))")
-            } else {
-                return .ready("PulseAudio server at \(path)")
-            }
+    }
+}
+
+/// What `audio_output = auto` chose, and why (for the song's output and for `status`).
+public struct AutomaticOutput: Sendable, Equatable {
+    public enum Backend: Sendable, Equatable {
+        case blueALSA
+        /// A PulseAudio or PipeWire server, by its server string.
+        case soundServer(String)
+        case alsa(String)
+    }
+
+    public var backend: Backend
+    public var why: String
+
+    /// One line for `status`: "BlueALSA (org.bluealsa is on the system bus)".
+    public var description: String {
+        switch backend {
+        case .blueALSA: "BlueALSA (\(why))"
+        case .soundServer: "PulseAudio/PipeWire (\(why))"
+        case .alsa(let device): "ALSA device \(device) (\(why))"
         }
-        return .notReady(.soundServerUnreachable(
-            "no sound server at \(problems.joined(separator: " or ")): is PulseAudio or PipeWire running, and may speakerd reach it?"))
+    }
+}
+
+/// The current `auto` choice, set by the audio-path follower and read per song and by `status`.
+public final class AutomaticOutputSlot: Sendable {
+    private let current = Mutex<AutomaticOutput?>(nil)
+
+    public var choice: AutomaticOutput? {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
     }
 }
 

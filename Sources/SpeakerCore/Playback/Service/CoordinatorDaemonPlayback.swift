@@ -35,7 +35,7 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
         let soundFonts = SoundFontCache(defaultPath: configuration.soundfont)
         let speaker = SelectedSpeaker()
         let setting = configuration.audioOutput
-        let monitor = AudioPathMonitor(setting: setting, blueALSA: audioPath?.source)
+        let monitor = AudioPathMonitor(setting: setting, blueALSA: audioPath?.source, soundServers: configuration.soundServers)
         self.soundFonts = soundFonts
         self.audioOutput = setting
         self.audioPath = audioPath
@@ -43,33 +43,61 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
         self.speaker = speaker
         let components = PlaybackComponents.engines(
             output: { () throws -> any AudioOutput in
-                try Self.output(for: setting, speaker: speaker.address, sink: monitor.speakerSink.name,
-                                audioPath: audioPath, clock: clock)
+                try Self.output(for: setting, speaker: speaker.address, monitor: monitor, audioPath: audioPath, clock: clock)
             },
             clock: clock,
-            newOutputWhenSpeakerBack: setting == .pulseAudio,
+            newOutputWhenSpeakerBack: { Self.playsThroughSoundServer(setting, monitor) },
             soundFont: { try await soundFonts.load() }
         )
         coordinator = PlaybackCoordinator(gate: gate, settings: PlaybackServiceSettings(configuration),
                                           components: components, waitingFor: waitingFor, clock: clock)
     }
 
-    /// The output one song plays to under `setting`; under `pulseaudio`, on the speaker's sink
-    /// (`sink`), which the gate guarantees exists when a song starts.
-    static func output(for setting: AudioOutputSetting, speaker: BluetoothAddress?, sink: String? = nil,
+    /// The output one song plays to under `setting`: under `pulseaudio` on the speaker's sink,
+    /// which the gate guarantees exists when a song starts; under `auto`, what the audio path
+    /// chose for the speaker (BlueALSA, the speaker's sink on a sound server, or ALSA).
+    static func output(for setting: AudioOutputSetting, speaker: BluetoothAddress?, monitor: AudioPathMonitor,
                        audioPath: BlueALSAAudioPath?,
                        clock: any Clock<Duration>) throws(PlaybackServiceError) -> any AudioOutput {
         switch setting {
         case .automatic:
-            guard let speaker, let audioPath else {
+            guard let speaker, let choice = monitor.automaticChoice.choice else {
                 throw .startFailed(file: "the song", reason: "no speaker is connected for audio_output = auto")
             }
-            return BlueALSAOutput(address: speaker, audioPath: audioPath)
+            switch choice.backend {
+            case .blueALSA:
+                guard let audioPath else {
+                    throw .startFailed(file: "the song", reason: "BlueALSA was chosen but speakerd has no system bus to reach it")
+                }
+                return BlueALSAOutput(address: speaker, audioPath: audioPath)
+            case .soundServer(let server): return DeviceOutput(.pulseAudio(server: server, sink: monitor.speakerSink.name))
+            case .alsa(let device): return DeviceOutput(.alsa(device: device))
+            }
         case let .alsa(device): return DeviceOutput(.alsa(device: device))
-        case .pulseAudio: return DeviceOutput(.pulseAudio(server: nil, sink: sink))
+        case .pulseAudio:
+            return DeviceOutput(.pulseAudio(server: monitor.pulseServer(environment: ProcessEnvironment.current),
+                                            sink: monitor.speakerSink.name))
         case let .file(path): return WAVFileOutput(path: path, pacing: .realTime(clock))
         case .null: return NullOutput(pacing: .realTime(clock))
         }
+    }
+
+    /// Whether songs go to a sound server's sink (which moves a stream whose sink vanished to its
+    /// default instead of failing it).
+    static func playsThroughSoundServer(_ setting: AudioOutputSetting, _ monitor: AudioPathMonitor) -> Bool {
+        switch setting {
+        case .pulseAudio: return true
+        case .automatic:
+            if case .soundServer = monitor.automaticChoice.choice?.backend { return true }
+            return false
+        default: return false
+        }
+    }
+
+    /// What `audio_output = auto` chose for the current speaker and why (nil under any other
+    /// setting, or before a speaker is chosen).
+    public var automaticOutput: AutomaticOutput? {
+        audioOutput == .automatic ? monitor.automaticChoice.choice : nil
     }
 
     public var lifecycleService: (any Service)? { coordinator }

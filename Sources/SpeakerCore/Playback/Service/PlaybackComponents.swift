@@ -13,12 +13,13 @@ public struct PlaybackComponents: Sendable {
     /// A sound server moves a stream whose sink vanished onto another sink (its default: the
     /// box's own output) rather than failing it, so the song must be sent to the speaker's sink
     /// again; a device output that died with the speaker is opened again by the engine anyway.
-    public var newOutputWhenSpeakerBack: Bool
+    /// Asked when the speaker is back, since `audio_output = auto` may have chosen a server by then.
+    public var newOutputWhenSpeakerBack: @Sendable () -> Bool
 
     public init(
         makeOutput: @escaping @Sendable () async throws -> any AudioOutput,
         makeEngine: @escaping @Sendable (any AudioOutput) -> PlaybackEngine,
-        newOutputWhenSpeakerBack: Bool = false
+        newOutputWhenSpeakerBack: @escaping @Sendable () -> Bool = { false }
     ) {
         self.makeOutput = makeOutput
         self.makeEngine = makeEngine
@@ -35,7 +36,7 @@ public struct PlaybackComponents: Sendable {
         output makeOutput: @escaping @Sendable () async throws -> any AudioOutput,
         clock: any Clock<Duration> = ContinuousClock(),
         progressInterval: Duration = PlaybackEngine.defaultProgressInterval,
-        newOutputWhenSpeakerBack: Bool = false,
+        newOutputWhenSpeakerBack: @escaping @Sendable () -> Bool = { false },
         soundFont: @escaping @Sendable () async throws -> SoundFont
     ) -> PlaybackComponents {
         PlaybackComponents(makeOutput: makeOutput, makeEngine: { output in

@@ -41,7 +41,7 @@ extension PlaybackCoordinator {
             state = .playing(current)
             logger.notice("speaker back: \(current.file) resumed")
             publish(.resumed)
-            if components.newOutputWhenSpeakerBack {
+            if components.newOutputWhenSpeakerBack() {
                 // The speaker's sink again (see `PlaybackComponents.newOutputWhenSpeakerBack`); if
                 // it cannot be opened the song resumes where it is, and a dead output fails it.
                 do { try await current.engine.replaceOutput(with: try await components.makeOutput()) } catch {
