@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SystemPackage
 import Testing
+import TestSupport
 @testable import SpeakerCore
 
 /// The soundfont preload is a polite deferred task: it starts only once start-up has issued its
