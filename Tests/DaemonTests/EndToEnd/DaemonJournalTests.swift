@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 import TestSupport
 @testable import SpeakerCore
@@ -111,5 +112,35 @@ struct DaemonJournalTests {
         // other suites); nothing else in a session where nothing went wrong is a warning.
         let warnings = journal.filter { $0.priority <= 4 && !$0.message.hasPrefix("slow readiness block") }
         #expect(warnings.isEmpty, "a warning or worse in a session where nothing went wrong:\n\(transcript)")
+    }
+
+    @Test("a known speaker that connects by itself while another is being retried is one line, not two")
+    func inboundConnectSaidOnce() async throws {
+        let flip = DaemonWorld.flip.bluetoothAddress, charge = DaemonWorld.charge.bluetoothAddress
+        let bluez = FakeBlueZClient(
+            adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)],
+            devices: [Device(address: flip, name: "JBL Flip 5", deviceClass: 0x240414, paired: true, trusted: true),
+                      Device(address: charge, name: "JBL Charge 4", deviceClass: 0x240414, paired: true, trusted: true)])
+        // Both are off at boot: start-up tries them, then waits for a pick while retrying the last one.
+        await bluez.setBehaviour(.fail(FakeBlueZClient.pageTimeout), for: flip)
+        await bluez.setBehaviour(.fail(FakeBlueZClient.pageTimeout), for: charge)
+        let state = TemporaryDirectory()
+        DaemonWorld.remember([DaemonWorld.flip, DaemonWorld.charge], in: state)
+        let journal = Lines()
+        let logger = Logger(label: "speakerd") { JournalLogHandler(label: $0) { line in journal.withLock { $0.append(line) } } }
+        let daemon = SpeakerdDaemon(
+            configuration: DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path),
+            dependencies: DaemonDependencies(connectBus: nil, makeBlueZ: { _ in bluez }), notifier: nil, logger: logger)
+        await daemon.start()
+
+        // Someone presses the Charge's button: it connects to the box by itself.
+        await bluez.updateDevice(charge) { $0.connected = true }
+        try await eventually("the speaker that connected by itself is the link") {
+            let link = await daemon.inputs.link
+            return link.connected && link.target?.address == charge
+        }
+        let said = journal.withLock { $0 }.filter { $0.contains("JBL Charge 4 (\(charge))") && $0.contains("connected") }
+        #expect(said == ["<6>speakerd: connected to JBL Charge 4 (\(charge)), it connected by itself\n"], "\(journal.withLock { $0 })")
+        await daemon.shutdown()
     }
 }

@@ -199,8 +199,8 @@ public actor SpeakerLink {
         case .connected(let address) where address == target:
             await linkUp()
         case .connected(let address):
+            // Said once, by the daemon: "connected to NAME (ADDRESS), it connected by itself".
             guard !snapshot.connected, let speaker = known.first(where: { $0.address == address }) else { return }
-            logger.info("\(speaker.name) (\(address)) connected by itself; keeping it")
             await choose(address, name: speaker.name, why: .inbound)
             await linkUp()
         case .disconnected(let address, let reason) where address == target:
