@@ -44,12 +44,6 @@ final class NeverClosingPipe: Sendable {
     }
 }
 
-/// Lines collected from several tasks.
-final class Lines: Sendable {
-    private let lines = Mutex<[String]>([])
-    func withLock<T>(_ body: (inout [String]) -> T) -> T { lines.withLock { body(&$0) } }
-}
-
 /// Open descriptors of this process.
 func openDescriptorCount() -> Int {
     ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count

@@ -74,6 +74,29 @@ struct OperationQueueTests {
         await queue.waitUntilDrained()
     }
 
+    @Test("an operation that keeps timing out is warned about once, and again only after it succeeded in between")
+    func repeatedTimeoutSaidOnce() async throws {
+        let clock = TestClock()
+        let logs = LogCapture()
+        let queue = SpeakerOperationQueue(clock: clock, logger: logs.logger())
+        for hangs in [true, true, true, false, true] {
+            let ticket = await queue.add("connect speaker", timeout: .seconds(3)) { _ in
+                if hangs { _ = try await OneShotSignal<Void, Never>().result() }
+            }
+            if hangs {
+                await clock.untilSomeoneSleeps()
+                await clock.advance(by: .seconds(3))
+                #expect(try await ticket.outcome() == .timedOut)
+            } else {
+                #expect(try await ticket.outcome() == .ok)
+            }
+            await queue.waitUntilDrained()
+        }
+        let said = logs.warnings.map(\.message)
+        #expect(said.count == 2, "\(said)")
+        #expect(said.allSatisfy { $0.hasPrefix("operation connect speaker timed out after 3.0 seconds") }, "\(said)")
+    }
+
     @Test("operations without a timeout of their own get the 10 s default")
     func defaultTimeoutIsTenSeconds() async throws {
         let clock = TestClock()

@@ -170,15 +170,20 @@ extension SpeakerdDaemon: SpeakerdControl {
                 await self?.playBlocker()
             }
         } catch let error as PlaybackServiceError {
-            logger.info("not playing \(request.displayName): \(error)")
+            logger.info("not playing \(request.displayName)\(speakerForLog): \(error)")
             throw .rejected(name: Self.errorName(for: error), message: error.description)
         } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.invalidFile, message: "\(request.displayName): \(error)")
         }
-        logger.info("playing \(request.displayName)\(inputs.link.target.map { " on \($0.name) (\($0.address))" } ?? "")")
+        logger.info("playing \(request.displayName)\(speakerForLog)")
         // A queued song leaves the status line on the one playing now.
         await playbackChanged(await playback.snapshot())
         return await currentStatus()
+    }
+
+    /// " on JBL Flip 5 (11:22:…)" for a log line about a song, or nothing with no speaker chosen.
+    var speakerForLog: String {
+        inputs.link.target.map { " on \($0.name) (\($0.address))" } ?? ""
     }
 
     /// Why a `play` cannot wait for readiness, if so (after one more look at what may have been

@@ -10,21 +10,22 @@ extension SpeakerdDaemon {
     func linkChanged(_ snapshot: LinkSnapshot) async {
         let previous = inputs.link
         guard snapshot.revision > previous.revision else { return }  // a late report of an older state
+        let target = snapshot.target
+        let cameUp = snapshot.connected && !(previous.connected && previous.target?.address == target?.address)
+        // Said before what follows from it (ready to play), as it happened.
+        if cameUp, let target { logger.info("connected to \(target.name) (\(target.address)), \(target.why.spoken)") }
         // The input changes before anything here suspends, so a newer report handled meanwhile
         // is never overwritten by this one.
         await update { $0.link = snapshot }
-        let target = snapshot.target
         if target?.address != audioPathTarget?.address || target?.name != audioPathTarget?.name {
             await followAudioPath(to: target, waitForFirst: false)
         }
-        let cameUp = snapshot.connected && !(previous.connected && previous.target?.address == target?.address)
         if cameUp {
             linkUps += 1
             profileNote = nil
         }
         considerAskingForProfile()
         if cameUp, let target {
-            logger.info("connected to \(target.name) (\(target.address)), \(target.why.spoken)")
             await remember(target)
             await publish()
         }

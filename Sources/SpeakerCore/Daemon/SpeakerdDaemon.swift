@@ -93,6 +93,8 @@ public actor SpeakerdDaemon {
     /// choices (the known speakers, auto-pick): once the user has spoken, start-up stops choosing.
     var userChoices = 0
     var lastPublished: StatusReport?
+    /// The last "not ready to play" reason logged (a repeated condition is logged once).
+    var readinessLog = ReadinessLogMemory()
 
     public init(configuration: DaemonConfiguration, dependencies: DaemonDependencies,
                 notifier: SystemdNotifier?, logger: Logger) {
@@ -218,11 +220,15 @@ public actor SpeakerdDaemon {
     }
 
     private func logVerdictChange(from before: ReadinessInputs.Verdict, to after: ReadinessInputs.Verdict) {
-        if after.level == .playbackReady, let target = inputs.link.target {
+        let target = inputs.link.target
+        if after.level == .playbackReady, let target {
+            readinessLog.forget()
             let path = if case .ready(let through) = inputs.audioPath { " through \(through)" } else { "" }
             logger.info("ready to play on \(target.name) (\(target.address))\(path)")
-        } else if let reason = after.waitingFor, reason != before.waitingFor, lifecycle != .stopping {
-            logger.notice("not ready to play (\(after.level)): \(reason.message)")
+        } else if let reason = after.waitingFor, reason != before.waitingFor, lifecycle != .stopping,
+                  readinessLog.shouldSay(reason, about: target?.address) {
+            let speaker = target.map { " on \($0.name) (\($0.address))" } ?? ""
+            logger.notice("not ready to play\(speaker): \(reason.message)")
         }
     }
 }

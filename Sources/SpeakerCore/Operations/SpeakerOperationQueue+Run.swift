@@ -22,11 +22,9 @@ extension SpeakerOperationQueue {
         if let timeout = queued.timeout {
             let stopwatch = Stopwatch(clock: clock)  // the deadline counts from now
             let onTimeout = queued.onTimeout
-            let logger = self.logger
             timerTask = Task {
                 do { try await stopwatch.sleep(untilElapsed: timeout) } catch { return }
                 guard context.completion.succeed(.timedOut) else { return }
-                logger.warning("operation \(context.name) timed out after \(timeout); cancelling it")
                 onTimeout?(context.name)
             }
         }

@@ -46,6 +46,8 @@ public actor SpeakerOperationQueue {
     var pending: Deque<Queued> = []
     var running: [OperationID: Running] = [:]
     private var busyGroups: Set<String> = []
+    /// Names whose last run timed out, so a retry timing out alike is not logged again.
+    private var timedOutNames: Set<String> = []
     private var drained = OneShotSignal<Void, Never>()
 
     public init(
@@ -193,10 +195,27 @@ public actor SpeakerOperationQueue {
         run.workTask.cancel()
         run.timerTask?.cancel()
         if let group = run.queued.group { busyGroups.remove(group) }
+        noteTimeout(run.queued, outcome)
         eventBroadcaster.publish(.finished(name: run.queued.context.name, id: id, outcome: outcome))
         startWhatCanRun()
         noteIfDrained()
         run.queued.context.booked.succeed(outcome)
+    }
+
+    /// Logs a timeout once per name until that operation next succeeds: a connect retried
+    /// while BlueZ hangs is one warning, not one per retry.
+    private func noteTimeout(_ queued: Queued, _ outcome: OperationOutcome) {
+        let name = queued.context.name
+        switch outcome {
+        case .timedOut:
+            guard timedOutNames.insert(name).inserted else { return }
+            let after = queued.timeout.map { " after \($0)" } ?? ""
+            logger.warning("operation \(name) timed out\(after); cancelling it (said once until it next succeeds)")
+        case .ok:
+            timedOutNames.remove(name)
+        default:
+            break
+        }
     }
 
     /// Ends an operation that never ran.

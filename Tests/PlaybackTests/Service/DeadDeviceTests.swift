@@ -1,7 +1,9 @@
 import Clocks
 import Foundation
+import Logging
 @testable import SpeakerCore
 import Testing
+import TestSupport
 
 /// The playback service when the speaker's device dies mid-song: the status must say so, with the
 /// reason, instead of "playing" in silence or an unexplained "idle".
@@ -14,7 +16,10 @@ struct DeadDeviceTests {
         let soundFont = try await Fixtures.soundFont()
         let components = PlaybackComponents.engines(output: { device.output(clock: clock) }, soundFont: { soundFont })
         let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
-        let coordinator = PlaybackCoordinator(gate: gate, components: components, waitingFor: { "nothing" })
+        let journal = Lines()
+        let coordinator = PlaybackCoordinator(
+            gate: gate, components: components, waitingFor: { "nothing" }, speaker: { "JBL Flip 5 (11:22:33:AA:BB:CC)" },
+            logger: Logger(label: "speakerd.playback") { JournalLogHandler(label: $0) { line in journal.withLock { $0.append(line) } } })
         let changes = await coordinator.changes()
         let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 5)], duration: 10)
 
@@ -32,6 +37,10 @@ struct DeadDeviceTests {
             if case .failed = change.event { failure = change; break }
         }
         #expect(failure?.event == .failed(file: "tune.mid", reason: expected.description))
+        // The journal says it once, naming the song, the speaker and why.
+        #expect(journal.withLock { $0 } == [
+            "<3>speakerd.playback: playback of tune.mid on JBL Flip 5 (11:22:33:AA:BB:CC) failed: \(expected.description)\n",
+        ])
 
         let status = await coordinator.status()
         #expect(status.activity == .failed)

@@ -43,6 +43,8 @@ public actor SpeakerLink {
     /// waiting for theirs (see `userDisconnect`).
     private var disconnectsSeen = 0
     private var disconnectWaiters: [OneShotSignal<Void, Never>] = []
+    /// The last failed attempt logged ("ADDRESS reason"), so retries failing alike are quiet.
+    private var lastFailureLogged: String?
     /// The attempt under way for the current target; a second ask joins it.
     private var inFlight: (address: BluetoothAddress, task: Task<AttemptResult, Never>)?
 
@@ -197,12 +199,13 @@ public actor SpeakerLink {
         case .connected(let address) where address == target:
             await linkUp()
         case .connected(let address):
+            // Said once, by the daemon: "connected to NAME (ADDRESS), it connected by itself".
             guard !snapshot.connected, let speaker = known.first(where: { $0.address == address }) else { return }
-            logger.info("\(speaker.name) (\(address)) connected by itself; keeping it")
             await choose(address, name: speaker.name, why: .inbound)
             await linkUp()
         case .disconnected(let address, let reason) where address == target:
-            logger.info("\(snapshot.target?.name ?? "the speaker") (\(address)) disconnected: \(reason)")
+            // The user's own disconnect is said once, by the daemon ("… as asked").
+            if !heldByUser { logger.info("\(snapshot.target?.name ?? "the speaker") (\(address)) disconnected: \(reason)") }
             drops += 1
             disconnectsSeen += 1
             await linkDown()
@@ -248,6 +251,7 @@ public actor SpeakerLink {
         }
         snapshot.connected = true
         snapshot.activity = .idle
+        lastFailureLogged = nil
         await reconnect?.handle(.connected)
         await changed()
     }
@@ -352,12 +356,24 @@ public actor SpeakerLink {
         switch outcome {
         case .ok: return .connected
         case .failed(let reason):
-            logger.info("connecting \(address) failed: \(reason)")
+            noteFailure(address, reason)
             return .failed(reason: reason)
-        case .timedOut: return .failed(reason: "it did not answer within 10 s (off or out of range)")
+        case .timedOut:
+            let reason = "it did not answer within 10 s (off or out of range)"
+            noteFailure(address, reason)
+            return .failed(reason: reason)
         case .cancelled: return .failed(reason: "cancelled")
         case .skipped(let reason): return .failed(reason: reason)
         }
+    }
+
+    /// Logs a failed attempt once per speaker and reason: a speaker that stays off is said once,
+    /// not at every retry, until it connects or fails otherwise.
+    private func noteFailure(_ address: BluetoothAddress, _ reason: String) {
+        let failure = "\(address) \(reason)"
+        guard failure != lastFailureLogged else { return }
+        lastFailureLogged = failure
+        logger.info("connecting \(snapshot.target?.name ?? "the speaker") (\(address)) failed: \(reason)")
     }
 
     /// Pair and trust a new speaker, then `Connect`. A link that is already up is success.

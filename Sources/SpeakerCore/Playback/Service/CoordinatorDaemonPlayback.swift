@@ -43,14 +43,15 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
         self.speaker = speaker
         let components = PlaybackComponents.engines(
             output: { () throws -> any AudioOutput in
-                try Self.output(for: setting, speaker: speaker.address, monitor: monitor, audioPath: audioPath, clock: clock)
+                try Self.output(for: setting, speaker: speaker.target?.address, monitor: monitor, audioPath: audioPath, clock: clock)
             },
             clock: clock,
             newOutputWhenSpeakerBack: { Self.playsThroughSoundServer(setting, monitor) },
             soundFont: { try await soundFonts.load() }
         )
         coordinator = PlaybackCoordinator(gate: gate, settings: PlaybackServiceSettings(configuration),
-                                          components: components, waitingFor: waitingFor, clock: clock)
+                                          components: components, waitingFor: waitingFor, clock: clock,
+                                          speaker: { speaker.target.map { "\($0.name) (\($0.address))" } })
     }
 
     /// The output one song plays to under `setting`: under `pulseaudio` on the speaker's sink,
@@ -107,7 +108,7 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
     }
 
     public func audioPath(to target: LinkSnapshot.Target?) -> AsyncStream<ReadinessInputs.AudioPath> {
-        speaker.address = target?.address
+        speaker.target = target
         return monitor.states(to: target.map { ($0.address, $0.name) })
     }
 
@@ -139,11 +140,12 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
     }
 }
 
-/// The speaker `audio_output = auto` plays to: set by the daemon's audio-path step, read per song.
+/// The speaker `audio_output = auto` plays to (and the log names): set by the daemon's
+/// audio-path step, read per song.
 final class SelectedSpeaker: Sendable {
-    private let current = Mutex<BluetoothAddress?>(nil)
+    private let current = Mutex<LinkSnapshot.Target?>(nil)
 
-    var address: BluetoothAddress? {
+    var target: LinkSnapshot.Target? {
         get { current.withLock { $0 } }
         set { current.withLock { $0 = newValue } }
     }

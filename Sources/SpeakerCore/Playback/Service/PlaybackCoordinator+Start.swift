@@ -141,7 +141,7 @@ extension PlaybackCoordinator {
             guard case let .playing(current) = state else { return true }
             lastPosition = current.durationSeconds
             state = .idle
-            logger.info("finished playing \(current.file)")
+            logger.info("finished playing \(current.file)\(onSpeaker)")
             publish(.finished(file: current.file))
             startNextQueuedSong()
             return false
@@ -151,7 +151,7 @@ extension PlaybackCoordinator {
             default: nil
             }
             let file = current?.file ?? ""
-            logger.error("playback of \(file) failed: \(reason)")
+            logger.error("playback of \(file)\(onSpeaker) failed: \(reason)")
             // The status keeps saying why until the next song, so `status` and `play --wait`
             // report a dead device instead of an innocent "idle".
             if let current {
@@ -169,6 +169,9 @@ extension PlaybackCoordinator {
             return true // Our own requests: already reported by the coordinator.
         }
     }
+
+    /// " on JBL Flip 5 (11:22:…)" for a log line, or nothing when the speaker is not known here.
+    var onSpeaker: String { speaker().map { " on \($0)" } ?? "" }
 
     /// Starts the next queued song, if any; it waits for the speaker without a timeout.
     func startNextQueuedSong() {

@@ -54,6 +54,8 @@ public actor PlaybackCoordinator {
     let settings: PlaybackServiceSettings
     let components: PlaybackComponents
     let waitingFor: @Sendable () async -> String
+    /// The speaker songs play on ("JBL Flip 5 (11:22:…)"), for the log's end and failure lines.
+    let speaker: @Sendable () -> String?
     let logger: Logger
     /// Times the reading of a client's song (`settings.readTimeout`).
     let clock: any Clock<Duration>
@@ -78,12 +80,14 @@ public actor PlaybackCoordinator {
     ///   - waitingFor: what the daemon is still doing, for the timeout message ("connecting to
     ///     JBL Flip 5"); asked only when a request times out.
     ///   - clock: times the reading of each client's song (the gate keeps its own clock).
+    ///   - speaker: names the speaker songs play on, for the log (nil: none, or not known here).
     public init(
         gate: ReadinessGate<DaemonReadiness>,
         settings: PlaybackServiceSettings = PlaybackServiceSettings(),
         components: PlaybackComponents,
         waitingFor: @escaping @Sendable () async -> String,
         clock: any Clock<Duration> = ContinuousClock(),
+        speaker: @escaping @Sendable () -> String? = { nil },
         logger: Logger = Logger(label: "speakerd.playback")
     ) {
         self.clock = clock
@@ -91,6 +95,7 @@ public actor PlaybackCoordinator {
         self.settings = settings
         self.components = components
         self.waitingFor = waitingFor
+        self.speaker = speaker
         self.logger = logger
     }
 

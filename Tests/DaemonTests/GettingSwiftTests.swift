@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+
+/// README's "Getting Swift" step: on a machine without a toolchain `scripts/setup` stops and
+/// prints the exact commands, and they are the commands README shows.
+@Suite("Getting Swift: setup without a toolchain")
+struct GettingSwiftTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../..").standardized.path
+
+    /// The shell commands in `text`: continuation lines joined, comments and spacing dropped.
+    static func commands(in text: some StringProtocol) -> [String] {
+        let joined = text.replacingOccurrences(of: "\\\n", with: " ")
+        return joined.split(separator: "\n").compactMap { line in
+            let command = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
+                .split(separator: " ").joined(separator: " ")
+            return command.isEmpty || command.hasPrefix("setup:") || command.hasPrefix("Get it") ? nil : command
+        }
+    }
+
+    @Test("with no swift on PATH, setup exits 1 with the exact commands to get it, the same as README's")
+    func setupSaysHowToGetSwift() async throws {
+        let run = try await ExecutableRun.run(program: "/usr/bin/env",
+                                              ["-i", "PATH=/usr/bin:/bin", "HOME=/nonexistent", "bash", Self.repository + "/scripts/setup"])
+        #expect(run.status == 1)
+        #expect(run.standardError.hasPrefix("setup: no `swift` on PATH. speakerd needs the Swift 6.3.1 toolchain from swift.org."),
+                "\(run.standardError)")
+        let printed = Self.commands(in: run.standardError)
+        #expect(printed.contains { $0.hasPrefix("curl -fLO https://download.swift.org/swift-6.3.1-release/") }, "\(printed)")
+        #expect(printed.last == "swift --version", "\(printed)")
+
+        let readme = try String(contentsOfFile: Self.repository + "/README.md", encoding: .utf8)
+        let section = try #require(readme.range(of: "## Getting Swift").map { readme[$0.upperBound...] })
+        let block = try #require(section.range(of: "```sh\n").flatMap { start in
+            section[start.upperBound...].range(of: "```").map { section[start.upperBound..<$0.lowerBound] }
+        })
+        guard run.standardError.contains("debian12.tar.gz") else { return }  // README spells out amd64's
+        #expect(Self.commands(in: block) == printed)
+    }
+}
