@@ -15,7 +15,7 @@ public struct ConfigFileParser: Sendable {
     public static let knownKeys: [String] = [
         "adapter", "auto_pick", "play_timeout_seconds", "audio_output", "soundfont",
         "on_speaker_lost", "reconnect_max_seconds", "scan_seconds", "state_dir", "bus",
-        "max_requests_per_client", "max_requests_total",
+        "max_requests_per_client", "max_requests_total", "pre_roll_ms", "keep_alive",
     ]
 
     /// The path used in error messages.
@@ -90,6 +90,10 @@ public struct ConfigFileParser: Sendable {
             configuration.requestLimits.perClient = try parseCount(value, key: key, range: 1...SpeakerdRequestLimits.maximumTotal)
         case "max_requests_total":
             configuration.requestLimits.total = try parseCount(value, key: key, range: 1...SpeakerdRequestLimits.maximumTotal)
+        case "pre_roll_ms":
+            configuration.preRoll = .milliseconds(try parseCount(value, key: key, range: 0...2000))
+        case "keep_alive":
+            configuration.keepAlive = try parseBool(value, key: key)
         default:
             throw DaemonSettingError(setting: key, value: value, expected: "a known key")
         }

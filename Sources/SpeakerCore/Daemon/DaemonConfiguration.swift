@@ -45,6 +45,13 @@ public struct DaemonConfiguration: Equatable, Sendable {
     /// How long a connected speaker may be without an audio device (no BlueALSA PCM, no sink)
     /// before speakerd asks BlueZ, once, to open its A2DP profile (`ConnectProfile`).
     public var audioDeviceGrace: Duration = .seconds(4)
+    /// Silence before a song's first note each time its stream opens (`pre_roll_ms`): a
+    /// Bluetooth speaker (and a sound server waking a suspended sink) clips the start of a new
+    /// stream, which would otherwise be the first note. Zero disables it.
+    public var preRoll: Duration = .milliseconds(150)
+    /// Play an inaudible signal to the ready speaker while nothing plays (`keep_alive`), so that
+    /// it does not power itself off after some idle minutes (`KeepAliveSignal`).
+    public var keepAlive = false
 
     public init(
         adapter: String? = nil,

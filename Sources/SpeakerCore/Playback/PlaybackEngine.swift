@@ -15,6 +15,9 @@ public actor PlaybackEngine {
     public private(set) var output: any AudioOutput
     private let clock: any Clock<Duration>
     private let progressInterval: Duration
+    /// Silence before each song's first note, and again whenever a new output takes a song up
+    /// (see `PlaybackSource.init(song:soundFont:preRoll:)`).
+    public let preRoll: Duration
     private let soundFontProvider: @Sendable () async throws -> SoundFont
 
     public private(set) var state: PlaybackState = .idle
@@ -38,15 +41,19 @@ public actor PlaybackEngine {
     ///   - soundFont: returns the loaded SoundFont; called on every play, so pass something that
     ///     loads once (the daemon's deferred load task) and answers at once afterwards.
     ///   - clock: drives progress events; inject a test clock in tests.
+    ///   - preRoll: silence before the first note whenever a stream opens (`pre_roll_ms`); none
+    ///     by default, so an engine writing a file renders exactly the song.
     public init(
         output: any AudioOutput,
         clock: any Clock<Duration> = ContinuousClock(),
         progressInterval: Duration = defaultProgressInterval,
+        preRoll: Duration = .zero,
         soundFont: @escaping @Sendable () async throws -> SoundFont
     ) {
         self.output = output
         self.clock = clock
         self.progressInterval = progressInterval
+        self.preRoll = preRoll
         self.soundFontProvider = soundFont
     }
 
@@ -100,7 +107,7 @@ public actor PlaybackEngine {
             try await output.waitUntilReady()
             try Task.checkCancellation()
             guard generation == myGeneration else { throw CancellationError() }
-            newSource = try PlaybackSource(song: song, soundFont: soundFont)
+            newSource = try PlaybackSource(song: song, soundFont: soundFont, preRoll: preRoll)
         } catch {
             if generation == myGeneration {
                 let reason = "\(error)"
@@ -146,7 +153,10 @@ public actor PlaybackEngine {
             guard let source else { return }
             source.resume()
             if outputLost {
+                // The device is opened again: a new stream, so the pre-roll plays again. A plain
+                // resume on the same stream needs none (the stream stayed open, playing silence).
                 outputLost = false
+                source.expectNewOutput()
                 startRenderTask(source: source, output: output, generation: generation)
             }
             await source.waitUntilStarted()

@@ -1,0 +1,69 @@
+import Foundation
+import SpeakerCore
+import Testing
+import TestSupport
+
+/// `keep_alive`: an idle, ready speaker hears the inaudible signal (not digital zeros); a song,
+/// or the speaker's audio path going away, stops it; with the setting off nothing is played.
+/// Each output the coordinator opens is its own WAV (`song-0.wav`, …), the keep-alive's included.
+@Suite("Keep-alive for an idle speaker")
+struct KeepAliveTests {
+    private let song = ClientSongs.sustainedA4(seconds: 2)
+
+    /// The peak of a WAV as a fraction of full scale.
+    private func peak(_ wav: WAVFile) -> Float { WAVAnalysis.peak(wav.monoFloat[...]) }
+
+    @Test("a ready idle speaker gets the -60 dBFS signal until a song starts, and again after it")
+    func signalWhileIdleOnly() async throws {
+        let harness = try await CoordinatorHarness(initial: .playbackReady, settings: PlaybackServiceSettings(keepAlive: true))
+        defer { harness.cleanUp() }
+        await harness.coordinator.followSpeaker()
+        await harness.play(for: .seconds(6))
+
+        try await harness.startPlaying(song, named: "song.mid")
+        // The keep-alive's output closed before the song's opened: its WAV is complete.
+        let idle = try harness.wav(0)
+        #expect(idle.seconds >= 5.5, "the signal played while idle (\(idle.seconds) s)")
+        let idlePeak = peak(idle)
+        #expect(idlePeak > 0.0005 && idlePeak < 0.002, "inaudible but not digital silence: peak \(idlePeak)")
+        #expect(idle.samples.contains { $0 != 0 })
+
+        await harness.play(for: .seconds(3))
+        #expect(await harness.eventually { await harness.activity() == .idle })
+        #expect(peak(try harness.wav(1)) > 0.02, "the song itself, at its own level")
+        // Idle again: the signal resumes on an output of its own (complete once shutdown closes it).
+        await harness.play(for: .seconds(2))
+        await harness.coordinator.shutdown()
+        #expect(try harness.wav(2).samples.contains { $0 != 0 })
+    }
+
+    @Test("the signal stops when the speaker's audio path goes away, and comes back with it")
+    func stopsWithTheAudioPath() async throws {
+        let harness = try await CoordinatorHarness(initial: .playbackReady, settings: PlaybackServiceSettings(keepAlive: true))
+        defer { harness.cleanUp() }
+        await harness.coordinator.followSpeaker()
+        await harness.play(for: .seconds(2))
+        harness.gate.drop(to: .speakerConnected)
+        // Closing the output completes the WAV: a header that agrees with its data.
+        #expect(await harness.eventually { ((try? harness.wav(0))?.seconds ?? 0) >= 1.5 })
+        let closed = try harness.wav(0).frameCount
+        await harness.play(for: .seconds(2))
+        #expect(try harness.wav(0).frameCount == closed, "nothing more after the path dropped")
+        #expect(!FileManager.default.fileExists(atPath: harness.directory.appendingPathComponent("song-1.wav").path))
+
+        harness.gate.raise(to: .playbackReady)
+        await harness.play(for: .seconds(1))
+        await harness.coordinator.shutdown()
+        #expect(try harness.wav(1).samples.contains { $0 != 0 })
+    }
+
+    @Test("with keep_alive off an idle speaker is sent nothing")
+    func offSendsNothing() async throws {
+        let harness = try await CoordinatorHarness(initial: .playbackReady)
+        defer { harness.cleanUp() }
+        await harness.coordinator.followSpeaker()
+        await harness.play(for: .seconds(6))
+        for _ in 0..<1000 { await Task.yield() }
+        #expect(!FileManager.default.fileExists(atPath: harness.directory.appendingPathComponent("song-0.wav").path))
+    }
+}
