@@ -56,17 +56,9 @@ struct PreRollTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let first = directory.appendingPathComponent("first.wav").path
         let second = directory.appendingPathComponent("second.wav").path
-        // Recorder: a steady tone, so the held note sounds at once when the new stream's pre-roll ends.
-        let held = Fixtures.song(program: Fixtures.recorder, notes: [(72, 0, 2.9)], duration: 3)
-        let engine = PlaybackEngine(output: WAVFileOutput(path: first, pacing: .realTime(clock)), clock: clock,
-                                    preRoll: Self.preRoll, soundFont: { try await Fixtures.soundFont() })
-        try await engine.play(held, title: "Held")
-        await advance(clock, by: .seconds(1))
-        try await engine.pause()
-        try await engine.replaceOutput(with: WAVFileOutput(path: second, pacing: .realTime(clock)))
-        try await engine.resume()
-        await advance(clock, by: .seconds(4))
-        #expect(await engine.waitUntilEnded() == .finished)
+        try await playHeldNote(to: first, clock: clock) { engine in
+            try await engine.replaceOutput(with: WAVFileOutput(path: second, pacing: .realTime(clock)))
+        }
 
         let wav = try WAVFile(path: second)
         let preRollFrames = wav.sampleRate * 150 / 1000
@@ -81,16 +73,7 @@ struct PreRollTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("song.wav").path
-        let held = Fixtures.song(program: Fixtures.recorder, notes: [(72, 0, 2.9)], duration: 3)
-        let engine = PlaybackEngine(output: WAVFileOutput(path: path, pacing: .realTime(clock)), clock: clock,
-                                    preRoll: Self.preRoll, soundFont: { try await Fixtures.soundFont() })
-        try await engine.play(held, title: "Held")
-        await advance(clock, by: .seconds(1))
-        try await engine.pause()
-        await advance(clock, by: .seconds(1))
-        try await engine.resume()
-        await advance(clock, by: .seconds(4))
-        #expect(await engine.waitUntilEnded() == .finished)
+        try await playHeldNote(to: path, clock: clock) { _ in await advance(clock, by: .seconds(1)) }
 
         let wav = try WAVFile(path: path)
         let preRollFrames = wav.sampleRate * 150 / 1000
@@ -117,6 +100,22 @@ struct PreRollTests {
         #expect(!source.hasEnded)
         source.stop()
         #expect(buffer.withUnsafeMutableBufferPointer { source.render(into: $0) } == 0)
+    }
+
+    /// Plays 1 s of a 3 s held note to `path`, pauses while `meanwhile` runs, then resumes to the
+    /// end. Recorder: a steady tone, so the held note sounds at once after any silence.
+    private func playHeldNote(to path: String, clock: TestClock<Duration>,
+                              meanwhile: (PlaybackEngine) async throws -> Void) async throws {
+        let held = Fixtures.song(program: Fixtures.recorder, notes: [(72, 0, 2.9)], duration: 3)
+        let engine = PlaybackEngine(output: WAVFileOutput(path: path, pacing: .realTime(clock)), clock: clock,
+                                    preRoll: Self.preRoll, soundFont: { try await Fixtures.soundFont() })
+        try await engine.play(held, title: "Held")
+        await advance(clock, by: .seconds(1))
+        try await engine.pause()
+        try await meanwhile(engine)
+        try await engine.resume()
+        await advance(clock, by: .seconds(4))
+        #expect(await engine.waitUntilEnded() == .finished)
     }
 
     /// Advances the test clock in 100 ms steps, letting the paced output keep up.

@@ -10,14 +10,21 @@ import TestSupport
 struct KeepAliveTests {
     private let song = ClientSongs.sustainedA4(seconds: 2)
 
+    /// A coordinator with `keep_alive` as given, its speaker ready, following the gate as the
+    /// daemon's coordinator does from its start.
+    private func harness(keepAlive: Bool = true) async throws -> CoordinatorHarness {
+        let harness = try await CoordinatorHarness(initial: .playbackReady, settings: PlaybackServiceSettings(keepAlive: keepAlive))
+        await harness.coordinator.followSpeaker()
+        return harness
+    }
+
     /// The peak of a WAV as a fraction of full scale.
     private func peak(_ wav: WAVFile) -> Float { WAVAnalysis.peak(wav.monoFloat[...]) }
 
     @Test("a ready idle speaker gets the -60 dBFS signal until a song starts, and again after it")
     func signalWhileIdleOnly() async throws {
-        let harness = try await CoordinatorHarness(initial: .playbackReady, settings: PlaybackServiceSettings(keepAlive: true))
+        let harness = try await harness()
         defer { harness.cleanUp() }
-        await harness.coordinator.followSpeaker()
         await harness.play(for: .seconds(6))
 
         try await harness.startPlaying(song, named: "song.mid")
@@ -39,9 +46,8 @@ struct KeepAliveTests {
 
     @Test("the signal stops when the speaker's audio path goes away, and comes back with it")
     func stopsWithTheAudioPath() async throws {
-        let harness = try await CoordinatorHarness(initial: .playbackReady, settings: PlaybackServiceSettings(keepAlive: true))
+        let harness = try await harness()
         defer { harness.cleanUp() }
-        await harness.coordinator.followSpeaker()
         await harness.play(for: .seconds(2))
         harness.gate.drop(to: .speakerConnected)
         // Closing the output completes the WAV: a header that agrees with its data.
@@ -59,9 +65,8 @@ struct KeepAliveTests {
 
     @Test("with keep_alive off an idle speaker is sent nothing")
     func offSendsNothing() async throws {
-        let harness = try await CoordinatorHarness(initial: .playbackReady)
+        let harness = try await harness(keepAlive: false)
         defer { harness.cleanUp() }
-        await harness.coordinator.followSpeaker()
         await harness.play(for: .seconds(6))
         for _ in 0..<1000 { await Task.yield() }
         #expect(!FileManager.default.fileExists(atPath: harness.directory.appendingPathComponent("song-0.wav").path))
