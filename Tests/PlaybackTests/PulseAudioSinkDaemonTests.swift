@@ -142,7 +142,7 @@ struct PulseAudioSinkDaemonTests {
         #expect(delay < .milliseconds(1650), "the first note came \(delay) after the request")
     }
 
-    @Test("keep_alive = yes: the idle speaker's sink hears the -60 dBFS signal, not digital silence; a song replaces it",
+    @Test("keep_alive = yes: the idle speaker's sink hears the -60 dBFS signal, not digital silence; a song replaces it, and it goes on while the song is paused",
           .timeLimit(.minutes(2)))
     func keepAliveReachesTheSink() async throws {
         let directory = try Fixtures.temporaryDirectory()
@@ -150,6 +150,7 @@ struct PulseAudioSinkDaemonTests {
         let server = try await PulseAudioServer.start(in: directory)
         var sink: BluetoothSink?
         var idle: [Float] = []
+        var paused: [Float] = []
         try await PulseAudioDaemonTests.withDaemon(pulseServer: server.address, in: directory, config: "keep_alive = yes\n",
                                                    speakerConnected: {
             sink = try await server.addBluetoothSink(address: Self.speaker)
@@ -163,11 +164,19 @@ struct PulseAudioSinkDaemonTests {
             idle = try await recording.finish()
             #expect(try await client.status().playback.state == "idle")
 
-            _ = try await client.play(try PulseAudioDaemonTests.request(ClientSongs.sustainedA4(seconds: 1), named: "a4.mid", in: directory))
+            _ = try await client.play(try PulseAudioDaemonTests.request(ClientSongs.sustainedA4(seconds: 20), named: "a4.mid", in: directory))
             #expect(try await server.sinkInputSinks() == [speaker.index], "the song's stream did not replace the keep-alive's")
+            _ = try await client.pause()
+            let pausedRecording = try await server.record(to: directory.appendingPathComponent("paused.raw").path, from: speaker.monitor)
+            try await Task.sleep(for: .seconds(6))
+            paused = try await pausedRecording.finish()
+            #expect(try await client.status().playback.state == "paused")
+            _ = try await client.stop()
         }
-        let peak = WAVAnalysis.peak(idle[...])
-        #expect(peak > 0.0005 && peak < 0.002, "peak \(peak): expected about -60 dBFS")
-        #expect(idle.filter { $0 != 0 }.count > 44_100 / 2, "less than half a second of non-zero signal in 6 s idle")
+        for (what, heard) in [("idle", idle), ("paused", paused)] {
+            let peak = WAVAnalysis.peak(heard[...])
+            #expect(peak > 0.0005 && peak < 0.002, "\(what): peak \(peak), expected about -60 dBFS")
+            #expect(heard.filter { $0 != 0 }.count > 44_100 / 2, "\(what): less than half a second of non-zero signal in 6 s")
+        }
     }
 }

@@ -18,6 +18,8 @@ public actor PlaybackEngine {
     /// Silence before each song's first note, and again whenever a new output takes a song up
     /// (see `PlaybackSource.init(song:soundFont:preRoll:)`).
     public let preRoll: Duration
+    /// A paused song's device hears the keep-alive signal, not digital silence (`keep_alive`).
+    public let keepAliveWhilePaused: Bool
     private let soundFontProvider: @Sendable () async throws -> SoundFont
 
     public private(set) var state: PlaybackState = .idle
@@ -43,17 +45,21 @@ public actor PlaybackEngine {
     ///   - clock: drives progress events; inject a test clock in tests.
     ///   - preRoll: silence before the first note whenever a stream opens (`pre_roll_ms`); none
     ///     by default, so an engine writing a file renders exactly the song.
+    ///   - keepAliveWhilePaused: play the keep-alive signal to a device while a song is paused, so
+    ///     a long pause does not let the speaker power itself off (`keep_alive`).
     public init(
         output: any AudioOutput,
         clock: any Clock<Duration> = ContinuousClock(),
         progressInterval: Duration = defaultProgressInterval,
         preRoll: Duration = .zero,
+        keepAliveWhilePaused: Bool = false,
         soundFont: @escaping @Sendable () async throws -> SoundFont
     ) {
         self.output = output
         self.clock = clock
         self.progressInterval = progressInterval
         self.preRoll = preRoll
+        self.keepAliveWhilePaused = keepAliveWhilePaused
         self.soundFontProvider = soundFont
     }
 
@@ -107,7 +113,8 @@ public actor PlaybackEngine {
             try await output.waitUntilReady()
             try Task.checkCancellation()
             guard generation == myGeneration else { throw CancellationError() }
-            newSource = try PlaybackSource(song: song, soundFont: soundFont, preRoll: preRoll)
+            newSource = try PlaybackSource(song: song, soundFont: soundFont, preRoll: preRoll,
+                                           keepAliveWhilePaused: keepAliveWhilePaused)
         } catch {
             if generation == myGeneration {
                 let reason = "\(error)"

@@ -21,6 +21,9 @@ public final class PlaybackSource: Sendable {
         /// The song's sequencer; nil for the keep-alive signal.
         var scheduler: SongScheduler?
         var keepAlive: KeepAliveSignal?
+        /// What a device hears while the song is paused: the keep-alive signal with `keep_alive`
+        /// (a long pause must not let the speaker power off), else nil: digital silence.
+        var pauseSignal: KeepAliveSignal?
         var synthesizer: Synthesizer?
         /// Pre-roll frames still to write before the song goes on.
         var leadIn = 0
@@ -71,11 +74,15 @@ public final class PlaybackSource: Sendable {
     /// Takes the SoundFont's synthesiser (reset) for this song; throws `SoundFontError.inUse` if
     /// another song still holds it.
     ///
-    /// - Parameter preRoll: silence written before the first note whenever an output takes the
-    ///   song up: at the start, and again when a new output (a re-opened stream) takes it over.
-    ///   A Bluetooth speaker, and a sound server waking a suspended sink, clips the first moments
-    ///   of a new stream; this makes those moments silence instead of the song's first note.
-    public init(song: MIDISong, soundFont: SoundFont, preRoll: Duration = .zero) throws(SoundFontError) {
+    /// - Parameters:
+    ///   - preRoll: silence written before the first note whenever an output takes the song up:
+    ///     at the start, and again when a new output (a re-opened stream) takes it over. A
+    ///     Bluetooth speaker, and a sound server waking a suspended sink, clips the first moments
+    ///     of a new stream; this makes those moments silence instead of the song's first note.
+    ///   - keepAliveWhilePaused: a real-time device hears the keep-alive signal instead of digital
+    ///     silence while the song is paused (`keep_alive`).
+    public init(song: MIDISong, soundFont: SoundFont, preRoll: Duration = .zero,
+                keepAliveWhilePaused: Bool = false) throws(SoundFontError) {
         let synthesizer = try soundFont.lease()
         let scheduler = SongScheduler(song: song, sampleRate: soundFont.sampleRate)
         self.soundFont = soundFont
@@ -84,7 +91,9 @@ public final class PlaybackSource: Sendable {
         // and finite even for a hand-built song with an odd duration.
         self.durationSeconds = Double(scheduler.endFrame) / Double(soundFont.sampleRate)
         self.preRollFrames = Self.frames(in: preRoll, sampleRate: soundFont.sampleRate)
-        self.state = Mutex(State(scheduler: scheduler, synthesizer: synthesizer, leadIn: preRollFrames))
+        self.state = Mutex(State(scheduler: scheduler,
+                                 pauseSignal: keepAliveWhilePaused ? KeepAliveSignal(sampleRate: soundFont.sampleRate) : nil,
+                                 synthesizer: synthesizer, leadIn: preRollFrames))
     }
 
     /// The keep-alive signal (`KeepAliveSignal`) for an idle speaker: it never ends by itself, only
@@ -148,14 +157,24 @@ public final class PlaybackSource: Sendable {
         return produced
     }
 
-    /// Renders planar float stereo for a real-time device: always fills `frames` frames (silence
-    /// while paused, stopped or after the end). Returns the frames that carried the song.
+    /// Renders planar float stereo for a real-time device: always fills `frames` frames (silence,
+    /// or the keep-alive signal while paused, once stopped or after the end). Returns the frames
+    /// that carried the song.
     func renderForDevice(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) -> Int {
-        let (produced, endedNow, firstCall) = state.withLock { state -> (Int, Bool, Bool) in
+        let (produced, filled, endedNow, firstCall) = state.withLock { state -> (Int, Int, Bool, Bool) in
             let firstCall = !state.started
             state.started = true
             state.devicePulls &+= 1
-            guard !state.ended, !state.paused else { return (0, false, firstCall) }
+            guard !state.ended else { return (0, 0, false, firstCall) }
+            if state.paused {
+                guard state.pauseSignal != nil else { return (0, 0, false, firstCall) }
+                for frame in 0..<frames {
+                    let value = state.pauseSignal!.next()
+                    left[frame] = value
+                    right[frame] = value
+                }
+                return (0, frames, false, firstCall)
+            }
             let produced = state.render(frames: frames) { frame, value in
                 left[frame] = value
                 right[frame] = value
@@ -168,11 +187,11 @@ public final class PlaybackSource: Sendable {
                 }
                 return peak
             }
-            return (produced, state.ended, firstCall)
+            return (produced, produced, state.ended, firstCall)
         }
-        if produced < frames {
-            (left + produced).update(repeating: 0, count: frames - produced)
-            (right + produced).update(repeating: 0, count: frames - produced)
+        if filled < frames {
+            (left + filled).update(repeating: 0, count: frames - filled)
+            (right + filled).update(repeating: 0, count: frames - filled)
         }
         // Waking the start and end waiters happens once per song, not per buffer.
         if firstCall { announceStart() }

@@ -1,5 +1,5 @@
 import Foundation
-import SpeakerCore
+@testable import SpeakerCore
 import Testing
 import TestSupport
 
@@ -70,5 +70,32 @@ struct KeepAliveTests {
         await harness.play(for: .seconds(6))
         for _ in 0..<1000 { await Task.yield() }
         #expect(!FileManager.default.fileExists(atPath: harness.directory.appendingPathComponent("song-0.wav").path))
+    }
+
+    @Test("a paused song's device hears the keep-alive signal with keep_alive, digital silence without; the song stays put")
+    func pausedSongKeepsTheSpeakerAwake() async throws {
+        let soundFont = try await Fixtures.soundFont()
+        let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 0.5)], duration: 10)
+        for keepAlive in [true, false] {
+            let source = try PlaybackSource(song: song, soundFont: soundFont, keepAliveWhilePaused: keepAlive)
+            defer { source.stop() }
+            source.pause()
+            var left = [Float](repeating: 1, count: 44_100)
+            var right = left
+            let produced = left.withUnsafeMutableBufferPointer { left in
+                right.withUnsafeMutableBufferPointer { right in
+                    source.renderForDevice(left: left.baseAddress!, right: right.baseAddress!, frames: 44_100)
+                }
+            }
+            #expect(produced == 0, "no frame of the song while paused")
+            #expect(source.positionSeconds == 0)
+            #expect(left == right)
+            if keepAlive {
+                let peak = WAVAnalysis.peak(left[...])
+                #expect(peak > 0.0008 && peak <= 0.001, "peak \(peak), expected about -60 dBFS")
+            } else {
+                #expect(left.allSatisfy { $0 == 0 })
+            }
+        }
     }
 }

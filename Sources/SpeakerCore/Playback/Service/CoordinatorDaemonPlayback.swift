@@ -49,6 +49,7 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
             },
             clock: clock,
             preRoll: configuration.preRoll,
+            keepAliveWhilePaused: configuration.keepAlive,
             newOutputWhenSpeakerBack: setting == .pulseAudio,
             soundFont: { try await soundFonts.load() }
         )

@@ -32,17 +32,19 @@ public struct PlaybackComponents: Sendable {
     ///     once and answer at once afterwards.
     ///   - clock: drives progress reports (and should pace real-time file/null outputs too).
     ///   - preRoll: silence before each song's first note once its stream opens (`pre_roll_ms`).
+    ///   - keepAliveWhilePaused: a paused song's device hears the keep-alive signal (`keep_alive`).
     public static func engines(
         output makeOutput: @escaping @Sendable () async throws -> any AudioOutput,
         clock: any Clock<Duration> = ContinuousClock(),
         progressInterval: Duration = PlaybackEngine.defaultProgressInterval,
         preRoll: Duration = .zero,
+        keepAliveWhilePaused: Bool = false,
         newOutputWhenSpeakerBack: Bool = false,
         soundFont: @escaping @Sendable () async throws -> SoundFont
     ) -> PlaybackComponents {
         PlaybackComponents(makeOutput: makeOutput, makeEngine: { output in
             PlaybackEngine(output: output, clock: clock, progressInterval: progressInterval, preRoll: preRoll,
-                           soundFont: soundFont)
+                           keepAliveWhilePaused: keepAliveWhilePaused, soundFont: soundFont)
         }, newOutputWhenSpeakerBack: newOutputWhenSpeakerBack)
     }
 }

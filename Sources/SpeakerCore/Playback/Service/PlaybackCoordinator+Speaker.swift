@@ -63,8 +63,9 @@ extension PlaybackCoordinator {
     }
 
     /// Plays the keep-alive signal exactly while it is wanted: `keep_alive` on, the speaker's
-    /// audio path ready, no song waiting, starting or playing (a paused song holds its own
-    /// stream). Otherwise stops it and returns once its output has closed.
+    /// audio path ready, no song waiting, starting, playing or paused (a paused song's own stream
+    /// carries the signal: `PlaybackEngine.keepAliveWhilePaused`). Otherwise stops it and returns
+    /// once its output has closed.
     func updateKeepAlive() async {
         guard keepAlive != nil else { return }
         let idle = switch state {
