@@ -51,16 +51,7 @@ struct PreRollTests {
 
     @Test("a new output taking a paused song over starts with the pre-roll again; the song goes on after it")
     func reopenedStreamGetsThePreRollAgain() async throws {
-        let clock = TestClock()
-        let directory = try Fixtures.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let first = directory.appendingPathComponent("first.wav").path
-        let second = directory.appendingPathComponent("second.wav").path
-        try await playHeldNote(to: first, clock: clock) { engine in
-            try await engine.replaceOutput(with: WAVFileOutput(path: second, pacing: .realTime(clock)))
-        }
-
-        let wav = try WAVFile(path: second)
+        let wav = try await heldNoteResumed(onNewStream: true)
         let preRollFrames = wav.sampleRate * 150 / 1000
         #expect(wav.samples.prefix(preRollFrames * 2).allSatisfy { $0 == 0 })
         let after = wav.monoFloat[preRollFrames..<(preRollFrames + wav.sampleRate / 100)]
@@ -69,13 +60,7 @@ struct PreRollTests {
 
     @Test("pause and resume on the same stream add no silence: the stream stayed open")
     func plainResumeHasNoPreRoll() async throws {
-        let clock = TestClock()
-        let directory = try Fixtures.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("song.wav").path
-        try await playHeldNote(to: path, clock: clock) { _ in await advance(clock, by: .seconds(1)) }
-
-        let wav = try WAVFile(path: path)
+        let wav = try await heldNoteResumed(onNewStream: false)
         let preRollFrames = wav.sampleRate * 150 / 1000
         #expect(wav.frameCount >= preRollFrames + 3 * wav.sampleRate)
         // From the end of the pre-roll to the note's release, every 10 ms window sounds.
@@ -102,20 +87,29 @@ struct PreRollTests {
         #expect(buffer.withUnsafeMutableBufferPointer { source.render(into: $0) } == 0)
     }
 
-    /// Plays 1 s of a 3 s held note to `path`, pauses while `meanwhile` runs, then resumes to the
-    /// end. Recorder: a steady tone, so the held note sounds at once after any silence.
-    private func playHeldNote(to path: String, clock: TestClock<Duration>,
-                              meanwhile: (PlaybackEngine) async throws -> Void) async throws {
+    /// Plays 1 s of a 3 s held note, pauses for 1 s, has a new output take the song over when
+    /// `onNewStream`, then resumes to the end; returns the WAV of the output that played the
+    /// resume. Recorder: a steady tone, so the held note sounds at once after any silence.
+    private func heldNoteResumed(onNewStream: Bool) async throws -> WAVFile {
+        let clock = TestClock()
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = directory.appendingPathComponent("first.wav").path
+        let second = directory.appendingPathComponent("second.wav").path
         let held = Fixtures.song(program: Fixtures.recorder, notes: [(72, 0, 2.9)], duration: 3)
-        let engine = PlaybackEngine(output: WAVFileOutput(path: path, pacing: .realTime(clock)), clock: clock,
+        let engine = PlaybackEngine(output: WAVFileOutput(path: first, pacing: .realTime(clock)), clock: clock,
                                     preRoll: Self.preRoll, soundFont: { try await Fixtures.soundFont() })
         try await engine.play(held, title: "Held")
         await advance(clock, by: .seconds(1))
         try await engine.pause()
-        try await meanwhile(engine)
+        await advance(clock, by: .seconds(1))
+        if onNewStream {
+            try await engine.replaceOutput(with: WAVFileOutput(path: second, pacing: .realTime(clock)))
+        }
         try await engine.resume()
         await advance(clock, by: .seconds(4))
         #expect(await engine.waitUntilEnded() == .finished)
+        return try WAVFile(path: onNewStream ? second : first)
     }
 
     /// Advances the test clock in 100 ms steps, letting the paced output keep up.

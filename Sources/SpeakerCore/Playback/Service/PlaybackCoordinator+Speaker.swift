@@ -22,7 +22,7 @@ extension PlaybackCoordinator {
     /// Brings the current song in line with the gate: pause or stop it when the speaker is not
     /// ready, resume it when it is back (only if the speaker's loss paused it, never a user's pause).
     func reconcileWithSpeaker() async {
-        defer { Task { await self.updateKeepAlive() } }
+        defer { if keepAlive != nil { Task { await self.updateKeepAlive() } } }
         let ready = gate.isReached(.playbackReady)
         switch state {
         case let .playing(current) where !ready:
