@@ -13,6 +13,25 @@ struct ConfigurationTests {
         #expect(configuration.reconnectMax == .seconds(60))
         #expect(configuration.onSpeakerLost == .pause)
         #expect(configuration.audioOutput == .automatic)
+        #expect(configuration.preRoll == .milliseconds(150))
+        #expect(!configuration.keepAlive)
+    }
+
+    @Test("pre_roll_ms takes 0 (off) to 2000 ms, keep_alive yes or no; other values say what is expected")
+    func preRollAndKeepAlive() throws {
+        let configuration = try parser.parse("pre_roll_ms = 0\nkeep_alive = yes\n")
+        #expect(configuration.preRoll == .zero)
+        #expect(configuration.keepAlive)
+        #expect(try parser.parse("pre_roll_ms = 2000").preRoll == .seconds(2))
+        for (text, problem) in [
+            ("pre_roll_ms = 2001", "bad value '2001' for pre_roll_ms (expected a whole number from 0 to 2000)"),
+            ("pre_roll_ms = 0.15", "bad value '0.15' for pre_roll_ms (expected a whole number from 0 to 2000)"),
+            ("keep_alive = sometimes", "bad value 'sometimes' for keep_alive (expected yes or no)"),
+        ] {
+            #expect(throws: ConfigurationError.invalidLine(path: "/etc/speakerd/speakerd.conf", line: 1, problem: problem)) {
+                try parser.parse(text)
+            }
+        }
     }
 
     @Test("every key is read, with comments, quotes and blank lines around")

@@ -77,6 +77,7 @@ struct PulseAudioDaemonTests {
     /// with SIGTERM and expects a clean exit. A `launcher` (a program and its arguments) starts
     /// speakerd through it, e.g. under the unit's seccomp filters.
     static func withDaemon(pulseServer: String, in directory: URL, launcher: [String] = [], audioOutput: String = "pulseaudio",
+                           config: String = "",
                            speakerConnected: (() async throws -> Void)? = nil,
                            until ready: @escaping (StatusReport) -> Bool = { $0.readiness == "playbackReady" },
                            _ body: (SpeakerdDBusClient) async throws -> Void) async throws {
@@ -86,7 +87,7 @@ struct PulseAudioDaemonTests {
             {"version":1,"speakers":[{"address":"\(Self.speaker)","name":"JBL Flip 5",\
             "firstConnected":"2027-01-15T08:00:00Z","lastConnected":"2027-01-15T08:00:00Z"}]}
             """.write(to: directory.appendingPathComponent("state.json"), atomically: true, encoding: .utf8)
-        try "".write(to: directory.appendingPathComponent("speakerd.conf"), atomically: true, encoding: .utf8)
+        try config.write(to: directory.appendingPathComponent("speakerd.conf"), atomically: true, encoding: .utf8)
         let bus = try await world.connect()
         defer { bus.close() }
         _ = try await world.mock("AddAdapter", path: "/org/bluez", arguments: [.string("hci0"), .string("box")], using: bus)

@@ -235,6 +235,29 @@ struct Recording: Sendable {
     let parec: SpawnedProcess
     let path: String
 
+    /// When the first sample above -60 dBFS reached the recording file, read as it grows (every
+    /// 2 ms): a time on the test's clock that comes after the sound was played, never before, so
+    /// "not sooner than" checks need no alignment between the recording and the clock.
+    func firstSoundArrival(timeout: Duration = .seconds(30)) async throws -> ContinuousClock.Instant {
+        let deadline = ContinuousClock.now + timeout
+        var offset: UInt64 = 0
+        while ContinuousClock.now < deadline {
+            if let handle = FileHandle(forReadingAtPath: path) {
+                defer { try? handle.close() }
+                try handle.seek(toOffset: offset)
+                let data = handle.readDataToEndOfFile()
+                let whole = data.count / 2 * 2
+                let loud = data.prefix(whole).withUnsafeBytes { raw in
+                    raw.bindMemory(to: Int16.self).contains { abs(Int(Int16(littleEndian: $0))) > 33 }
+                }
+                if loud { return ContinuousClock.now }
+                offset += UInt64(whole)
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        throw PulseAudioServerError("no sound reached \(path) within \(timeout)")
+    }
+
     /// Stops recording (SIGINT: parec writes out what it holds), waits for parec to exit, and
     /// returns the recording as mono samples.
     func finish() async throws -> [Float] {

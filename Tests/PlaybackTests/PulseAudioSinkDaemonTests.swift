@@ -105,6 +105,81 @@ struct PulseAudioSinkDaemonTests {
         #expect(tone.clean > 0, "after its return the speaker's sink heard no clean A4 (\(tone.loud) loud windows)")
     }
 
+    @Test("the song's first note reaches the speaker's sink the pre-roll (150 ms by default) after the play request, not sooner",
+          .timeLimit(.minutes(2)))
+    func firstNoteAfterThePreRoll() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory)
+        var sink: BluetoothSink?
+        var recording: Recording?
+        var delay = Duration.zero
+        try await PulseAudioDaemonTests.withDaemon(pulseServer: server.address, in: directory, speakerConnected: {
+            sink = try await server.addBluetoothSink(address: Self.speaker)
+        }) { client in
+            let speaker = try #require(sink)
+            recording = try await server.record(to: directory.appendingPathComponent("speaker.raw").path, from: speaker.monitor)
+            #expect(try await server.sinkInputSinks().isEmpty, "keep_alive is off by default: no stream while idle")
+            // An idle null sink renders in 2 s blocks; parec's 20 ms latency applies from the end
+            // of the block under way, and only then does audio reach the file as it plays.
+            try await Task.sleep(for: .milliseconds(2500))
+            let request = try PulseAudioDaemonTests.request(ClientSongs.sustainedA4(seconds: 1), named: "a4.mid", in: directory)
+            let listening = recording!
+            let arrival = Task { try await listening.firstSoundArrival() }
+            let requested = ContinuousClock.now
+            _ = try await client.play(request)
+            delay = try await arrival.value - requested
+            try await PulseAudioDaemonTests.eventually("the song has played to its end") {
+                try await client.status().playback.state != "playing"
+            }
+        }
+        _ = try await #require(recording).finish()
+        // The sound reaches the file after it was played, so this bound needs no tolerance: the
+        // first note cannot sound before the stream opened (after the request) plus the pre-roll.
+        // (With pre_roll_ms = 0 it came 9-23 ms after the request here.) The upper bound only
+        // catches a pre-roll played twice or a stuck stream, not a loaded machine.
+        #expect(delay >= .milliseconds(150), "the first note came \(delay) after the request: the pre-roll is missing")
+        #expect(delay < .milliseconds(1650), "the first note came \(delay) after the request")
+    }
+
+    @Test("keep_alive = yes: the idle speaker's sink hears the -60 dBFS signal, not digital silence; a song replaces it, and it goes on while the song is paused",
+          .timeLimit(.minutes(2)))
+    func keepAliveReachesTheSink() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory)
+        var sink: BluetoothSink?
+        var idle: [Float] = []
+        var paused: [Float] = []
+        try await PulseAudioDaemonTests.withDaemon(pulseServer: server.address, in: directory, config: "keep_alive = yes\n",
+                                                   speakerConnected: {
+            sink = try await server.addBluetoothSink(address: Self.speaker)
+        }) { client in
+            let speaker = try #require(sink)
+            try await PulseAudioDaemonTests.eventually("the keep-alive stream is on the speaker's sink") {
+                try await server.sinkInputSinks() == [speaker.index]
+            }
+            let recording = try await server.record(to: directory.appendingPathComponent("idle.raw").path, from: speaker.monitor)
+            try await Task.sleep(for: .seconds(6)) // More than one 5 s period: at least one whole burst.
+            idle = try await recording.finish()
+            #expect(try await client.status().playback.state == "idle")
+
+            _ = try await client.play(try PulseAudioDaemonTests.request(ClientSongs.sustainedA4(seconds: 20), named: "a4.mid", in: directory))
+            #expect(try await server.sinkInputSinks() == [speaker.index], "the song's stream did not replace the keep-alive's")
+            _ = try await client.pause()
+            let pausedRecording = try await server.record(to: directory.appendingPathComponent("paused.raw").path, from: speaker.monitor)
+            try await Task.sleep(for: .seconds(6))
+            paused = try await pausedRecording.finish()
+            #expect(try await client.status().playback.state == "paused")
+            _ = try await client.stop()
+        }
+        for (what, heard) in [("idle", idle), ("paused", paused)] {
+            let peak = WAVAnalysis.peak(heard[...])
+            #expect(peak > 0.0005 && peak < 0.002, "\(what): peak \(peak), expected about -60 dBFS")
+            #expect(heard.filter { $0 != 0 }.count > 44_100 / 2, "\(what): less than half a second of non-zero signal in 6 s")
+        }
+    }
+
     @Test("audio_output = auto on a box with no BlueALSA plays through the sound server to the speaker's sink and says why it chose it",
           .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
     func automaticChoosesTheSoundServer(kind: SoundServerKind) async throws {

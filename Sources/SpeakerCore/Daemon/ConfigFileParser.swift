@@ -16,7 +16,7 @@ public struct ConfigFileParser: Sendable {
         "adapter", "auto_pick", "play_timeout_seconds", "audio_output", "soundfont",
         "on_speaker_lost", "reconnect_max_seconds", "scan_seconds", "state_dir", "bus",
         "max_requests_per_client", "max_requests_total", "audio_device_grace_seconds", "pulse_server",
-        "sound_server_user",
+        "sound_server_user", "pre_roll_ms", "keep_alive",
     ]
 
     /// The path used in error messages.
@@ -104,6 +104,10 @@ public struct ConfigFileParser: Sendable {
                 throw DaemonSettingError(setting: key, value: value, expected: "an existing user name or numeric user id")
             }
             configuration.soundServers.user = value
+        case "pre_roll_ms":
+            configuration.preRoll = .milliseconds(try parseCount(value, key: key, range: 0...2000))
+        case "keep_alive":
+            configuration.keepAlive = try parseBool(value, key: key)
         default:
             throw DaemonSettingError(setting: key, value: value, expected: "a known key")
         }

@@ -49,6 +49,13 @@ public struct DaemonConfiguration: Equatable, Sendable {
     /// Where a PulseAudio/PipeWire server may be, beyond what the environment says
     /// (`pulse_server`, `sound_server_user`): a system service has no session to find one by.
     public var soundServers = SoundServerLocation()
+    /// Silence before a song's first note each time its stream opens (`pre_roll_ms`): a
+    /// Bluetooth speaker (and a sound server waking a suspended sink) clips the start of a new
+    /// stream, which would otherwise be the first note. Zero disables it.
+    public var preRoll: Duration = .milliseconds(150)
+    /// Play an inaudible signal to the ready speaker while nothing plays (`keep_alive`), so that
+    /// it does not power itself off after some idle minutes (`KeepAliveSignal`).
+    public var keepAlive = false
 
     public init(
         adapter: String? = nil,

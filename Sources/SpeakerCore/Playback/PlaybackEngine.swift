@@ -15,6 +15,11 @@ public actor PlaybackEngine {
     public private(set) var output: any AudioOutput
     private let clock: any Clock<Duration>
     private let progressInterval: Duration
+    /// Silence before each song's first note, and again whenever a new output takes a song up
+    /// (see `PlaybackSource.init(song:soundFont:preRoll:)`).
+    public let preRoll: Duration
+    /// A paused song's device hears the keep-alive signal, not digital silence (`keep_alive`).
+    public let keepAliveWhilePaused: Bool
     private let soundFontProvider: @Sendable () async throws -> SoundFont
 
     public private(set) var state: PlaybackState = .idle
@@ -38,15 +43,23 @@ public actor PlaybackEngine {
     ///   - soundFont: returns the loaded SoundFont; called on every play, so pass something that
     ///     loads once (the daemon's deferred load task) and answers at once afterwards.
     ///   - clock: drives progress events; inject a test clock in tests.
+    ///   - preRoll: silence before the first note whenever a stream opens (`pre_roll_ms`); none
+    ///     by default, so an engine writing a file renders exactly the song.
+    ///   - keepAliveWhilePaused: play the keep-alive signal to a device while a song is paused, so
+    ///     a long pause does not let the speaker power itself off (`keep_alive`).
     public init(
         output: any AudioOutput,
         clock: any Clock<Duration> = ContinuousClock(),
         progressInterval: Duration = defaultProgressInterval,
+        preRoll: Duration = .zero,
+        keepAliveWhilePaused: Bool = false,
         soundFont: @escaping @Sendable () async throws -> SoundFont
     ) {
         self.output = output
         self.clock = clock
         self.progressInterval = progressInterval
+        self.preRoll = preRoll
+        self.keepAliveWhilePaused = keepAliveWhilePaused
         self.soundFontProvider = soundFont
     }
 
@@ -100,7 +113,8 @@ public actor PlaybackEngine {
             try await output.waitUntilReady()
             try Task.checkCancellation()
             guard generation == myGeneration else { throw CancellationError() }
-            newSource = try PlaybackSource(song: song, soundFont: soundFont)
+            newSource = try PlaybackSource(song: song, soundFont: soundFont, preRoll: preRoll,
+                                           keepAliveWhilePaused: keepAliveWhilePaused)
         } catch {
             if generation == myGeneration {
                 let reason = "\(error)"
@@ -146,7 +160,10 @@ public actor PlaybackEngine {
             guard let source else { return }
             source.resume()
             if outputLost {
+                // The device is opened again: a new stream, so the pre-roll plays again. A plain
+                // resume on the same stream needs none (the stream stayed open, playing silence).
                 outputLost = false
+                source.expectNewOutput()
                 startRenderTask(source: source, output: output, generation: generation)
             }
             await source.waitUntilStarted()

@@ -1,21 +1,32 @@
 import Synchronization
 
-/// One song being rendered: what an `AudioOutput` pulls audio from.
+/// One song being rendered, or the idle keep-alive signal: what an `AudioOutput` pulls audio from.
 ///
 /// Outputs drive it from wherever suits them — a file writer's task, a paced null sink, or a
 /// FluidSynth audio-driver thread — so all its state sits behind one `Mutex`. The render paths
 /// never allocate; while paused they produce silence (real-time devices need data) without
 /// advancing the song; once stopped or finished they produce nothing.
 ///
-/// The source holds its SoundFont's synthesiser (a lease) until the song ends or it is stopped.
+/// A song starts with `preRoll` of silence each time an output takes it up (see
+/// `init(song:soundFont:preRoll:)`). The source holds its SoundFont's synthesiser (a lease) until
+/// the song ends or it is stopped.
 public final class PlaybackSource: Sendable {
     public let sampleRate: Int
     /// The song's length as scheduled (its tempo-map duration, to the frame), tail excluded.
     public let durationSeconds: Double
+    /// Frames of silence written before the song whenever a new output (stream) takes it up.
+    let preRollFrames: Int
 
     private struct State {
-        var scheduler: SongScheduler
+        /// The song's sequencer; nil for the keep-alive signal.
+        var scheduler: SongScheduler?
+        var keepAlive: KeepAliveSignal?
+        /// What a device hears while the song is paused: the keep-alive signal with `keep_alive`
+        /// (a long pause must not let the speaker power off), else nil: digital silence.
+        var pauseSignal: KeepAliveSignal?
         var synthesizer: Synthesizer?
+        /// Pre-roll frames still to write before the song goes on.
+        var leadIn = 0
         var paused = false
         var stopped = false
         /// Set by the first render call: the output has begun taking audio.
@@ -30,15 +41,48 @@ public final class PlaybackSource: Sendable {
         /// Keyed so that a cancelled waiter can take its own continuation back out.
         var endWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextWaiterID = 0
-        var ended: Bool { stopped || scheduler.isFinished }
+        var ended: Bool { stopped || scheduler?.isFinished == true }
+        var position: Int { scheduler?.position ?? 0 }
+
+        /// Fills `frames` frames: what is left of the pre-roll, then the keep-alive signal or the
+        /// song. `level(frame, value)` writes one sample to both channels; `song` renders the
+        /// synthesiser as `SongScheduler.render`'s `write` does. Returns the frames produced
+        /// (fewer than asked only at the song's end). Never allocates.
+        mutating func render(
+            frames: Int, level: (_ frame: Int, _ value: Float) -> Void,
+            song: (_ synthesizer: Synthesizer, _ offset: Int, _ count: Int, _ measure: Bool) -> Float
+        ) -> Int {
+            let silent = min(leadIn, frames)
+            for frame in 0..<silent { level(frame, 0) }
+            leadIn -= silent
+            if keepAlive != nil {
+                for frame in silent..<frames { level(frame, keepAlive!.next()) }
+                return frames
+            }
+            guard let synthesizer, silent < frames else { return silent }
+            let produced = scheduler!.render(frames: frames - silent, synthesizer: synthesizer) { offset, count, measure in
+                song(synthesizer, silent + offset, count, measure)
+            }
+            return silent + produced
+        }
     }
 
     private let state: Mutex<State>
-    private let soundFont: SoundFont
+    /// The SoundFont whose synthesiser the song holds; nil for the keep-alive signal.
+    private let soundFont: SoundFont?
 
     /// Takes the SoundFont's synthesiser (reset) for this song; throws `SoundFontError.inUse` if
     /// another song still holds it.
-    public init(song: MIDISong, soundFont: SoundFont) throws(SoundFontError) {
+    ///
+    /// - Parameters:
+    ///   - preRoll: silence written before the first note whenever an output takes the song up:
+    ///     at the start, and again when a new output (a re-opened stream) takes it over. A
+    ///     Bluetooth speaker, and a sound server waking a suspended sink, clips the first moments
+    ///     of a new stream; this makes those moments silence instead of the song's first note.
+    ///   - keepAliveWhilePaused: a real-time device hears the keep-alive signal instead of digital
+    ///     silence while the song is paused (`keep_alive`).
+    public init(song: MIDISong, soundFont: SoundFont, preRoll: Duration = .zero,
+                keepAliveWhilePaused: Bool = false) throws(SoundFontError) {
         let synthesizer = try soundFont.lease()
         let scheduler = SongScheduler(song: song, sampleRate: soundFont.sampleRate)
         self.soundFont = soundFont
@@ -46,12 +90,30 @@ public final class PlaybackSource: Sendable {
         // What will actually play: the song's duration to the frame, never before its last event,
         // and finite even for a hand-built song with an odd duration.
         self.durationSeconds = Double(scheduler.endFrame) / Double(soundFont.sampleRate)
-        self.state = Mutex(State(scheduler: scheduler, synthesizer: synthesizer))
+        self.preRollFrames = Self.frames(in: preRoll, sampleRate: soundFont.sampleRate)
+        self.state = Mutex(State(scheduler: scheduler,
+                                 pauseSignal: keepAliveWhilePaused ? KeepAliveSignal(sampleRate: soundFont.sampleRate) : nil,
+                                 synthesizer: synthesizer, leadIn: preRollFrames))
+    }
+
+    /// The keep-alive signal (`KeepAliveSignal`) for an idle speaker: it never ends by itself, only
+    /// when stopped, and needs no SoundFont.
+    init(keepAliveAt sampleRate: Int) {
+        self.soundFont = nil
+        self.sampleRate = sampleRate
+        self.durationSeconds = 0
+        self.preRollFrames = 0
+        self.state = Mutex(State(keepAlive: KeepAliveSignal(sampleRate: sampleRate)))
+    }
+
+    private static func frames(in duration: Duration, sampleRate: Int) -> Int {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return max(0, Int((seconds * Double(sampleRate)).rounded()))
     }
 
     deinit {
         let held = state.withLock { $0.synthesizer != nil }
-        if held { soundFont.releaseLease() }
+        if held { soundFont?.releaseLease() }
     }
 
     // MARK: - Rendering
@@ -72,9 +134,13 @@ public final class PlaybackSource: Sendable {
         let (produced, ended, firstCall) = state.withLock { state -> (Int?, Bool, Bool) in
             let firstCall = !state.started
             state.started = true
-            guard !state.ended, let synthesizer = state.synthesizer else { return (0, false, firstCall) }
+            guard !state.ended else { return (0, false, firstCall) }
             if state.paused { return (nil, false, firstCall) }
-            let produced = state.scheduler.render(frames: frames, synthesizer: synthesizer) { offset, count, measure in
+            let produced = state.render(frames: frames) { frame, value in
+                let sample = Int16((value * Float(Int16.max)).rounded())
+                buffer[frame * 2] = sample
+                buffer[frame * 2 + 1] = sample
+            } song: { synthesizer, offset, count, measure in
                 synthesizer.renderInterleavedS16(buffer, offset: offset, frames: count)
                 guard measure else { return 0 }
                 var peak: Int16 = 0
@@ -84,22 +150,35 @@ public final class PlaybackSource: Sendable {
                 }
                 return Float(peak) / Float(Int16.max)
             }
-            return (produced, state.scheduler.isFinished, firstCall)
+            return (produced, state.ended, firstCall)
         }
         if firstCall { announceStart() }
         if ended { finishIfEnded() }
         return produced
     }
 
-    /// Renders planar float stereo for a real-time device: always fills `frames` frames (silence
-    /// while paused, stopped or after the end). Returns the frames that carried the song.
+    /// Renders planar float stereo for a real-time device: always fills `frames` frames (silence,
+    /// or the keep-alive signal while paused, once stopped or after the end). Returns the frames
+    /// that carried the song.
     func renderForDevice(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) -> Int {
-        let (produced, endedNow, firstCall) = state.withLock { state -> (Int, Bool, Bool) in
+        let (produced, filled, endedNow, firstCall) = state.withLock { state -> (Int, Int, Bool, Bool) in
             let firstCall = !state.started
             state.started = true
             state.devicePulls &+= 1
-            guard !state.ended, !state.paused, let synthesizer = state.synthesizer else { return (0, false, firstCall) }
-            let produced = state.scheduler.render(frames: frames, synthesizer: synthesizer) { offset, count, measure in
+            guard !state.ended else { return (0, 0, false, firstCall) }
+            if state.paused {
+                guard state.pauseSignal != nil else { return (0, 0, false, firstCall) }
+                for frame in 0..<frames {
+                    let value = state.pauseSignal!.next()
+                    left[frame] = value
+                    right[frame] = value
+                }
+                return (0, frames, false, firstCall)
+            }
+            let produced = state.render(frames: frames) { frame, value in
+                left[frame] = value
+                right[frame] = value
+            } song: { synthesizer, offset, count, measure in
                 synthesizer.renderPlanarFloat(left: left, right: right, offset: offset, frames: count)
                 guard measure else { return 0 }
                 var peak: Float = 0
@@ -108,11 +187,11 @@ public final class PlaybackSource: Sendable {
                 }
                 return peak
             }
-            return (produced, state.scheduler.isFinished, firstCall)
+            return (produced, produced, state.ended, firstCall)
         }
-        if produced < frames {
-            (left + produced).update(repeating: 0, count: frames - produced)
-            (right + produced).update(repeating: 0, count: frames - produced)
+        if filled < frames {
+            (left + filled).update(repeating: 0, count: frames - filled)
+            (right + filled).update(repeating: 0, count: frames - filled)
         }
         // Waking the start and end waiters happens once per song, not per buffer.
         if firstCall { announceStart() }
@@ -124,7 +203,7 @@ public final class PlaybackSource: Sendable {
 
     /// Frames rendered so far as seconds, capped at the song's duration (the tail is not music).
     public var positionSeconds: Double {
-        let frames = state.withLock { $0.scheduler.position }
+        let frames = state.withLock { $0.position }
         return min(Double(frames) / Double(sampleRate), durationSeconds)
     }
 
@@ -132,7 +211,7 @@ public final class PlaybackSource: Sendable {
     var devicePulls: Int { state.withLock { $0.devicePulls } }
 
     /// Frames rendered so far, the release tail included.
-    public var renderedFrames: Int { state.withLock { $0.scheduler.position } }
+    public var renderedFrames: Int { state.withLock { $0.position } }
 
     public var isPaused: Bool { state.withLock { $0.paused } }
     /// True once the song and its tail are rendered, or the source was stopped.
@@ -150,10 +229,15 @@ public final class PlaybackSource: Sendable {
     /// never saw `isPaused`) learns from a changed count that it must not catch up on that time.
     var pauseCount: Int { state.withLock { $0.pauseCount } }
 
-    /// Makes `waitUntilStarted()` wait for the next render call again: used when a new output
-    /// takes over a song, so the engine knows when it has.
+    /// Makes `waitUntilStarted()` wait for the next render call again, and the pre-roll play
+    /// again: used when a new output (a new stream, which a speaker clips again) takes the song
+    /// over, so the engine knows when it has.
     func expectNewOutput() {
-        state.withLock { $0.started = false }
+        let preRoll = preRollFrames
+        state.withLock { state in
+            state.started = false
+            state.leadIn = preRoll
+        }
     }
 
     /// Resumes; `waitUntilStarted()` then waits for the output's next render, so a caller knows
@@ -252,7 +336,7 @@ public final class PlaybackSource: Sendable {
             defer { state.endWaiters = [:]; state.resumeWaiters = [:]; state.startWaiters = [] }
             return (release, Array(state.endWaiters.values) + Array(state.resumeWaiters.values) + state.startWaiters)
         }
-        if release { soundFont.releaseLease() }
+        if release { soundFont?.releaseLease() }
         waiters.forEach { $0.resume() }
     }
 }

@@ -20,7 +20,8 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
 
     /// - Parameters:
     ///   - gate: the daemon's readiness gate.
-    ///   - configuration: `audio_output`, `soundfont`, `play_timeout`, `on_speaker_lost`.
+    ///   - configuration: `audio_output`, `soundfont`, `play_timeout`, `on_speaker_lost`,
+    ///     `pre_roll_ms`, `keep_alive`.
     ///   - audioPath: BlueALSA's PCMs (`BlueALSAAudioPath(source: BlueALSADBusPCMSource(connection:))`);
     ///     needed for `audio_output = auto`.
     ///   - clock: paces file/null outputs and progress reports (the daemon's clock).
@@ -46,6 +47,8 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
                 try Self.output(for: setting, speaker: speaker.target?.address, monitor: monitor, audioPath: audioPath, clock: clock)
             },
             clock: clock,
+            preRoll: configuration.preRoll,
+            keepAliveWhilePaused: configuration.keepAlive,
             newOutputWhenSpeakerBack: { Self.playsThroughSoundServer(setting, monitor) },
             soundFont: { try await soundFonts.load() }
         )

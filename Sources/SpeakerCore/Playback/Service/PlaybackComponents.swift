@@ -32,15 +32,20 @@ public struct PlaybackComponents: Sendable {
     ///   - soundFont: the daemon's deferred SoundFont load; called on every song, so it must load
     ///     once and answer at once afterwards.
     ///   - clock: drives progress reports (and should pace real-time file/null outputs too).
+    ///   - preRoll: silence before each song's first note once its stream opens (`pre_roll_ms`).
+    ///   - keepAliveWhilePaused: a paused song's device hears the keep-alive signal (`keep_alive`).
     public static func engines(
         output makeOutput: @escaping @Sendable () async throws -> any AudioOutput,
         clock: any Clock<Duration> = ContinuousClock(),
         progressInterval: Duration = PlaybackEngine.defaultProgressInterval,
+        preRoll: Duration = .zero,
+        keepAliveWhilePaused: Bool = false,
         newOutputWhenSpeakerBack: @escaping @Sendable () -> Bool = { false },
         soundFont: @escaping @Sendable () async throws -> SoundFont
     ) -> PlaybackComponents {
         PlaybackComponents(makeOutput: makeOutput, makeEngine: { output in
-            PlaybackEngine(output: output, clock: clock, progressInterval: progressInterval, soundFont: soundFont)
+            PlaybackEngine(output: output, clock: clock, progressInterval: progressInterval, preRoll: preRoll,
+                           keepAliveWhilePaused: keepAliveWhilePaused, soundFont: soundFont)
         }, newOutputWhenSpeakerBack: newOutputWhenSpeakerBack)
     }
 }
@@ -56,17 +61,21 @@ public struct PlaybackServiceSettings: Sendable, Equatable {
     /// How long a client may take to send its whole song: a pipe whose writer is stuck or never
     /// closes fails the request after this, instead of holding it (and a thread) forever.
     public var readTimeout: Duration
+    /// Play the inaudible keep-alive signal to the ready speaker while no song plays (`keep_alive`).
+    public var keepAlive: Bool
 
     public init(playTimeout: Duration = .seconds(30), onSpeakerLost: SpeakerLostBehaviour = .pause,
-                readLimits: MIDIReadLimits = .default, readTimeout: Duration = .seconds(10)) {
+                readLimits: MIDIReadLimits = .default, readTimeout: Duration = .seconds(10), keepAlive: Bool = false) {
         self.playTimeout = playTimeout
         self.onSpeakerLost = onSpeakerLost
         self.readLimits = readLimits
         self.readTimeout = readTimeout
+        self.keepAlive = keepAlive
     }
 
     /// The settings a daemon configuration asks for.
     public init(_ configuration: DaemonConfiguration) {
-        self.init(playTimeout: configuration.playTimeout, onSpeakerLost: configuration.onSpeakerLost)
+        self.init(playTimeout: configuration.playTimeout, onSpeakerLost: configuration.onSpeakerLost,
+                  keepAlive: configuration.keepAlive)
     }
 }

@@ -22,6 +22,7 @@ extension PlaybackCoordinator {
     /// Brings the current song in line with the gate: pause or stop it when the speaker is not
     /// ready, resume it when it is back (only if the speaker's loss paused it, never a user's pause).
     func reconcileWithSpeaker() async {
+        defer { if keepAlive != nil { Task { await self.updateKeepAlive() } } }
         let ready = gate.isReached(.playbackReady)
         switch state {
         case let .playing(current) where !ready:
@@ -55,6 +56,29 @@ extension PlaybackCoordinator {
         }
     }
 
+    /// Starts following the gate's level now rather than at the first request: with `keep_alive`
+    /// the idle speaker is kept awake before anyone plays a song. The daemon's `run()` calls it.
+    public func followSpeaker() {
+        watchSpeakerIfNeeded()
+    }
+
+    /// Plays the keep-alive signal exactly while it is wanted: `keep_alive` on, the speaker's
+    /// audio path ready, no song waiting, starting, playing or paused (a paused song's own stream
+    /// carries the signal: `PlaybackEngine.keepAliveWhilePaused`). Otherwise stops it and returns
+    /// once its output has closed.
+    func updateKeepAlive() async {
+        guard keepAlive != nil else { return }
+        let idle = switch state {
+        case .idle, .stopped, .failed: true
+        case .waiting, .starting, .playing, .paused, .shutDown: false
+        }
+        if idle && gate.isReached(.playbackReady) {
+            keepAlive?.run()
+        } else if let ending = keepAlive?.halt() {
+            await ending.value
+        }
+    }
+
     /// `on_speaker_lost = stop`: the song ends and the queue is emptied.
     private func stopForSpeakerLoss() async {
         let ended = await endCurrentSong(abandoningWith: { .stoppedBeforeStart(file: $0) }, reportAsStopped: true)
@@ -68,6 +92,7 @@ extension PlaybackCoordinator {
     public func shutdown() async {
         await endCurrentSong(abandoningWith: { _ in .shuttingDown }, reportAsStopped: true)
         state = .shutDown
+        await updateKeepAlive()
         speakerWatcher?.cancel()
         speakerWatcher = nil
         changeFeed.finish()
@@ -78,6 +103,7 @@ extension PlaybackCoordinator {
 /// playback so a WAV output is closed complete and a device released before the process exits.
 extension PlaybackCoordinator: Service {
     public func run() async throws {
+        if keepAlive != nil { followSpeaker() }
         try? await gracefulShutdown()
         await shutdown()
     }

@@ -17,6 +17,9 @@ extension PlaybackCoordinator {
             try await waitForPlaybackReady(item, timeout: timeout)
         }
         guard currentTicket == item.ticket else { throw abandonment(of: item) }
+        // The song's stream takes over from the keep-alive signal's (same speaker, perhaps the same file).
+        await updateKeepAlive()
+        guard currentTicket == item.ticket else { throw abandonment(of: item) }
 
         let output: any AudioOutput
         do {
@@ -144,6 +147,7 @@ extension PlaybackCoordinator {
             logger.info("finished playing \(current.file)\(onSpeaker)")
             publish(.finished(file: current.file))
             startNextQueuedSong()
+            await updateKeepAlive()
             return false
         case let .failed(reason):
             let current: CurrentSong? = switch state {
@@ -164,6 +168,7 @@ extension PlaybackCoordinator {
             }
             publish(.failed(file: file, reason: reason))
             startNextQueuedSong()
+            await updateKeepAlive()
             return false
         case .started, .paused, .resumed, .stopped:
             return true // Our own requests: already reported by the coordinator.
@@ -198,6 +203,7 @@ extension PlaybackCoordinator {
             state = .idle
             publish(.failed(file: item.file, reason: reason))
             startNextQueuedSong()
+            Task { await self.updateKeepAlive() }
         }
         return failure
     }

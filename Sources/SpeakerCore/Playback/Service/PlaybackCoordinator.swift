@@ -71,6 +71,8 @@ public actor PlaybackCoordinator {
     var lastPosition: Double = 0
     let changeFeed = Broadcaster<PlaybackChange>()
     var speakerWatcher: Task<Void, Never>?
+    /// The idle speaker's keep-alive signal (`settings.keepAlive`); nil when it is off.
+    var keepAlive: IdleKeepAlive?
 
     /// - Parameters:
     ///   - gate: the daemon's readiness gate; songs wait for `.playbackReady`, and a drop below it
@@ -97,6 +99,9 @@ public actor PlaybackCoordinator {
         self.waitingFor = waitingFor
         self.speaker = speaker
         self.logger = logger
+        if settings.keepAlive {
+            keepAlive = IdleKeepAlive(makeOutput: components.makeOutput, logger: logger)
+        }
     }
 
     deinit {
@@ -155,6 +160,7 @@ public actor PlaybackCoordinator {
     @discardableResult
     public func stop() async -> PlaybackServiceStatus {
         await endCurrentSong(abandoningWith: { .stoppedBeforeStart(file: $0) }, reportAsStopped: true)
+        await updateKeepAlive()
         return snapshot()
     }
 
