@@ -16,9 +16,12 @@ public struct StatusReport: Codable, Equatable, Sendable {
     /// What audio goes through to the speaker ("PulseAudio sink bluez_sink.…", "BlueALSA PCM …")
     /// while that path is ready; nil (the key left out of `--json`) otherwise.
     public var audioPath: String?
+    /// The speaker's volume in percent, as last set, restored or read through speakerd while its
+    /// audio device is there; nil (the key left out of `--json`) otherwise.
+    public var volume: Int?
 
     public init(readiness: String, message: String, speaker: Speaker?, playback: Playback,
-                waitingFor: WaitingFor? = nil, warnings: [String] = [], audioPath: String? = nil) {
+                waitingFor: WaitingFor? = nil, warnings: [String] = [], audioPath: String? = nil, volume: Int? = nil) {
         self.readiness = readiness
         self.message = message
         self.speaker = speaker
@@ -26,9 +29,10 @@ public struct StatusReport: Codable, Equatable, Sendable {
         self.waitingFor = waitingFor
         self.warnings = warnings
         self.audioPath = audioPath
+        self.volume = volume
     }
 
-    enum CodingKeys: String, CodingKey { case readiness, message, speaker, playback, waitingFor, warnings, audioPath }
+    enum CodingKeys: String, CodingKey { case readiness, message, speaker, playback, waitingFor, warnings, audioPath, volume }
 
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -39,6 +43,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
         waitingFor = try container.decodeIfPresent(WaitingFor.self, forKey: .waitingFor)
         warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
         audioPath = try container.decodeIfPresent(String.self, forKey: .audioPath)
+        volume = try container.decodeIfPresent(Int.self, forKey: .volume)
     }
 
     /// `waitingFor` in `--json`: `code` is one of ``NotReadyReason/Code``'s raw values.
@@ -61,6 +66,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
         try container.encode(waitingFor, forKey: .waitingFor)  // null when ready, never absent
         try container.encode(warnings, forKey: .warnings)
         try container.encodeIfPresent(audioPath, forKey: .audioPath)
+        try container.encodeIfPresent(volume, forKey: .volume)
     }
 
     public struct Speaker: Codable, Equatable, Sendable {
@@ -126,7 +132,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
             "Readiness: \(readiness)",
             "Speaker:   \(speakerLine)",
             "Playback:  \(playbackLine)",
-        ] + (audioPath.map { ["Audio:     \($0)"] } ?? []) + warnings.map { "Warning:   \($0)" }
+        ] + (audioPath.map { ["Audio:     \($0)"] } ?? []) + (volume.map { ["Volume:    \($0) %"] } ?? []) + warnings.map { "Warning:   \($0)" }
         return lines.joined(separator: "\n")
     }
 }

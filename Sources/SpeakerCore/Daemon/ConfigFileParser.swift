@@ -15,7 +15,7 @@ public struct ConfigFileParser: Sendable {
     public static let knownKeys: [String] = [
         "adapter", "auto_pick", "play_timeout_seconds", "audio_output", "soundfont",
         "on_speaker_lost", "reconnect_max_seconds", "scan_seconds", "state_dir", "bus",
-        "max_requests_per_client", "max_requests_total",
+        "max_requests_per_client", "max_requests_total", "first_volume",
     ]
 
     /// The path used in error messages.
@@ -90,6 +90,8 @@ public struct ConfigFileParser: Sendable {
             configuration.requestLimits.perClient = try parseCount(value, key: key, range: 1...SpeakerdRequestLimits.maximumTotal)
         case "max_requests_total":
             configuration.requestLimits.total = try parseCount(value, key: key, range: 1...SpeakerdRequestLimits.maximumTotal)
+        case "first_volume":
+            configuration.firstVolume = try parseCount(value, key: key, range: VolumeChange.range)
         default:
             throw DaemonSettingError(setting: key, value: value, expected: "a known key")
         }

@@ -45,6 +45,10 @@ public struct DaemonConfiguration: Equatable, Sendable {
     /// How long a connected speaker may be without an audio device (no BlueALSA PCM, no sink)
     /// before speakerd asks BlueZ, once, to open its A2DP profile (`ConnectProfile`).
     public var audioDeviceGrace: Duration = .seconds(4)
+    /// The volume, in percent, a speaker with no remembered volume (one never seen before) gets
+    /// when its audio device first appears: many speakers wake at full volume, which is a shock
+    /// with a song already queued.
+    public var firstVolume: Int = 40
 
     public init(
         adapter: String? = nil,

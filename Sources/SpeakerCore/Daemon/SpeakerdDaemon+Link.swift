@@ -28,6 +28,8 @@ extension SpeakerdDaemon {
             await remember(target)
             await publish()
         }
+        // After `remember`: a speaker's first link finds it known, to keep its first volume.
+        considerRestoringVolume()
     }
 
     /// Starts following the audio path to `target` (replacing any earlier follower). With
@@ -55,6 +57,7 @@ extension SpeakerdDaemon {
         guard generation == audioPathGeneration else { return }
         await update { $0.audioPath = state }
         considerAskingForProfile()
+        considerRestoringVolume()
     }
 
     /// Remembers a connected speaker; a state directory that cannot be written is a status

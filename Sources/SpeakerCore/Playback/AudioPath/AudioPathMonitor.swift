@@ -25,6 +25,9 @@ public struct AudioPathMonitor: Sendable {
     let soundServer: @Sendable () -> AsyncStream<SoundServerState>
     /// The speaker's sink while the path is ready through one: the sink a song's stream goes to.
     public let speakerSink = SpeakerSink()
+    /// The object path of the speaker's BlueALSA PCM while the path is ready through one: where
+    /// its volume is read and set.
+    public let speakerPCM = SpeakerSink()
 
     public init(setting: AudioOutputSetting, blueALSA: (any BlueALSAPCMSource)?) {
         self.init(setting: setting, blueALSA: blueALSA, soundServer: { PulseSinkWatcher.states(server: nil) })
@@ -43,7 +46,7 @@ public struct AudioPathMonitor: Sendable {
         case .automatic:
             guard let speaker else { return Self.just(.unknown) }
             guard let blueALSA else { return Self.just(.notReady(.blueALSANotRunning)) }
-            return Self.follow(blueALSA, speaker)
+            return Self.follow(blueALSA, speaker, pcm: speakerPCM)
         case .null:
             return Self.just(.ready("the null output (audio is discarded)"))
         case .alsa(let device):
@@ -63,8 +66,8 @@ public struct AudioPathMonitor: Sendable {
         }
     }
 
-    static func follow(_ source: any BlueALSAPCMSource,
-                       _ speaker: (address: BluetoothAddress, name: String)) -> AsyncStream<ReadinessInputs.AudioPath> {
+    static func follow(_ source: any BlueALSAPCMSource, _ speaker: (address: BluetoothAddress, name: String),
+                       pcm current: SpeakerSink) -> AsyncStream<ReadinessInputs.AudioPath> {
         let (address, name) = speaker
         return AsyncStream { continuation in
             let task = Task {
@@ -76,11 +79,15 @@ public struct AudioPathMonitor: Sendable {
                 }
                 do {
                     for try await set in source.serviceStates() {
+                        guard !Task.isCancelled else { break }  // replaced: the new follower owns `current`
                         guard let set else {
+                            current.name = nil
                             yield(.notReady(.blueALSANotRunning))
                             continue
                         }
-                        if let pcm = set.first(where: { $0.isA2DPPlayback && $0.address == address }) {
+                        let pcm = set.first { $0.isA2DPPlayback && $0.address == address }
+                        current.name = pcm?.path
+                        if let pcm {
                             yield(.ready("BlueALSA PCM \(pcm.path)"))
                         } else {
                             yield(.notReady(.noAudioDevice(name, "BlueALSA has no A2DP playback PCM for it yet")))
@@ -177,8 +184,9 @@ public struct AudioPathMonitor: Sendable {
     }
 }
 
-/// The name of the sink the audio path to the speaker currently goes through (nil: none), set by
-/// the PulseAudio path's follower and read when a song opens its stream.
+/// The name of the device the audio path to the speaker currently goes through (nil: none): the
+/// sink, set by the PulseAudio path's follower and read when a song opens its stream, or the
+/// BlueALSA PCM's object path, read when the volume changes.
 public final class SpeakerSink: Sendable {
     private let current = Mutex<String?>(nil)
 

@@ -83,6 +83,20 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
         return monitor.states(to: target.map { ($0.address, $0.name) })
     }
 
+    /// BlueALSA's PCM or the PulseAudio sink the audio path follower found for the speaker.
+    public func speakerVolume() throws(SpeakerVolumeError) -> any SpeakerVolume {
+        let device: (any SpeakerVolume)?
+        switch audioOutput {
+        case .automatic: device = monitor.speakerPCM.name.flatMap { audioPath?.source.volume(ofPCM: $0) }
+        case .pulseAudio: device = monitor.speakerSink.name.map { PulseSinkVolume(sink: $0, server: nil) }
+        case .alsa(let name): throw .notAvailable(output: "ALSA device \(name)")
+        case .file: throw .notAvailable(output: "the WAV file output")
+        case .null: throw .notAvailable(output: "the null output")
+        }
+        guard let device else { throw .noAudioDevice(speaker: speaker.address?.description ?? "the speaker") }
+        return device
+    }
+
     public func abandonWaiting(because reason: String) async {
         await coordinator.abandonWaiting(because: reason)
     }
