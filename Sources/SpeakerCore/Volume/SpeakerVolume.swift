@@ -34,7 +34,8 @@ public enum SpeakerVolumeError: Error, Equatable, Sendable, CustomStringConverti
         case .notAvailable(let output):
             "\(output) has no hardware volume; use audio_output = auto (BlueALSA) or pulseaudio"
         case let .failed(device, reason):
-            "cannot change the volume of \(device): \(reason)"
+            // A server's message may run to several lines (a Python traceback from a mock); the first says what.
+            "cannot change the volume of \(device): \(reason.split(separator: "\n").first.map(String.init) ?? reason)"
         }
     }
 }
