@@ -54,6 +54,19 @@ struct VolumeMemoryTests {
             notifier: nil, logger: Logger(label: "test.speakerd"))
     }
 
+    /// A daemon started with the speaker known (a state file without volumes, as speakerd wrote
+    /// before it kept them), once it has the speaker connected; its audio device not there yet.
+    static func knownSpeakerConnected() async throws
+        -> (TemporaryDirectory, FakeBlueZClient, VolumePlayback, SpeakerdDaemon, Task<Void, Never>) {
+        let state = TemporaryDirectory()
+        DaemonWorld.remember([DaemonWorld.flip], in: state)
+        let (bluez, playback) = (Self.bluez(), VolumePlayback())
+        let daemon = Self.daemon(bluez, playback, state: state)
+        let startup = Task { await daemon.start() }
+        try await eventually("the known speaker is connected") { await daemon.link.snapshot.connected }
+        return (state, bluez, playback, daemon, startup)
+    }
+
     /// The volume `state.json` keeps for the speaker, if any.
     static func rememberedVolume(in state: TemporaryDirectory) throws -> Int? {
         let text = try #require(state.read("state.json"), "no state file was written")
@@ -81,17 +94,15 @@ struct VolumeMemoryTests {
         startup.cancel()
     }
 
-    @Test("the volume set with 'volume 65' is given back after the speaker reconnects at full volume, and after speakerd restarts")
+    @Test("a speaker known from before speakerd kept volumes keeps its level; 'volume 65' is given back after it reconnects at full volume, and after speakerd restarts")
     func setVolumeIsRestoredOnReconnectAndRestart() async throws {
-        let state = TemporaryDirectory()
         // A state file from before speakerd kept volumes: no "volume" key, and it still loads.
-        DaemonWorld.remember([DaemonWorld.flip], in: state)
-        let (bluez, playback) = (Self.bluez(), VolumePlayback())
-        let daemon = Self.daemon(bluez, playback, state: state)
-        let startup = Task { await daemon.start() }
-        try await eventually("the known speaker is connected") { await daemon.link.snapshot.connected }
+        let (state, bluez, playback, daemon, startup) = try await Self.knownSpeakerConnected()
+        playback.device.reset(to: 70)  // where its owner left it
         playback.deviceAppears()
-        try await eventually("the default first volume is set") { playback.device.percentNow == 40 }
+        try await eventually("status shows the speaker's own level") { try await daemon.status().volume == 70 }
+        #expect(playback.device.percentNow == 70, "a known speaker's level was changed to first_volume")
+        #expect(try Self.rememberedVolume(in: state) == 70)
 
         let set = try await daemon.setVolume(.to(65))
         #expect(set == VolumeReport(percent: 65, address: DaemonWorld.flip.address, name: "JBL Flip 5", device: "the test's sink"))
@@ -124,12 +135,7 @@ struct VolumeMemoryTests {
 
     @Test("volume before the speaker has an audio device says so in one line; steps stop at 0 and 100; a read is remembered")
     func volumeErrorsAndSteps() async throws {
-        let state = TemporaryDirectory()
-        DaemonWorld.remember([DaemonWorld.flip], in: state)
-        let (bluez, playback) = (Self.bluez(), VolumePlayback())
-        let daemon = Self.daemon(bluez, playback, state: state)
-        let startup = Task { await daemon.start() }
-        try await eventually("the known speaker is connected") { await daemon.link.snapshot.connected }
+        let (state, bluez, playback, daemon, startup) = try await Self.knownSpeakerConnected()
 
         let early = await #expect(throws: SpeakerdError.self) { try await daemon.setVolume(.to(50)) }
         #expect(early == .rejected(name: SpeakerdBus.ErrorName.notReady,
@@ -138,7 +144,8 @@ struct VolumeMemoryTests {
         #expect(playback.device.percentNow == 100, "a refused change reached the device")
 
         playback.deviceAppears()
-        try await eventually("the first volume is set") { try await daemon.status().volume == 40 }
+        try await eventually("status shows the volume") { try await daemon.status().volume == 100 }
+        #expect(try await daemon.setVolume(.by(-60)).percent == 40)
         #expect(try await daemon.setVolume(.by(80)).percent == 100)
         #expect(try await daemon.setVolume(.by(-150)).percent == 0)
         #expect(playback.device.percentNow == 0)

@@ -9,29 +9,32 @@ import TestSupport
 struct PulseAudioVolumeTests {
     static let speaker = PulseAudioDaemonTests.speaker
 
-    @Test("a new speaker's sink is set to first_volume; 'volume 65' sets the sink (pactl agrees) and is remembered; after a restart the returning sink gets 65 % back",
+    @Test("a new speaker's sink is set to first_volume (not left at 100 %); 'volume 65' sets the sink (pactl agrees) and is remembered; after a restart the returning sink gets 65 % back",
           .timeLimit(.minutes(2)))
     func volumeRoundTripAndRestore() async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory)
         var sink: BluetoothSink?
+        // First run: speakerd knows no speaker until it is told to connect one.
         try await PulseAudioDaemonTests.withDaemon(
-            pulseServer: server.address, in: directory, config: "first_volume = 30\n",
-            speakerConnected: { sink = try await server.addBluetoothSink(address: Self.speaker) },
-            until: { $0.volume == 30 }
+            pulseServer: server.address, in: directory, state: #"{"version":1,"speakers":[]}"#, config: "first_volume = 30\n",
+            until: { $0.waitingFor?.code == NotReadyReason.Code.waitingForPick.rawValue }
         ) { client in
-            let sink = try #require(sink)
-            #expect(try await server.volume(of: sink) == 30, "the sink is not at first_volume")
+            _ = try await client.connect(try BluetoothAddress(Self.speaker))
+            let added = try await server.addBluetoothSink(address: Self.speaker)
+            sink = added
+            try await PulseAudioDaemonTests.eventually("status shows first_volume") { try await client.status().volume == 30 }
+            #expect(try await server.volume(of: added) == 30, "the sink is not at first_volume")
             let set = try await client.setVolume(.to(65))
-            #expect(set == VolumeReport(percent: 65, address: Self.speaker, name: "JBL Flip 5", device: "PulseAudio sink \(sink.name)"))
-            #expect(try await server.volume(of: sink) == 65)
+            #expect(set == VolumeReport(percent: 65, address: Self.speaker, name: "JBL Flip 5", device: "PulseAudio sink \(added.name)"))
+            #expect(try await server.volume(of: added) == 65)
 
             // Another client (pavucontrol, the speaker's buttons) moves it: speakerd reads the sink's own level.
-            try await server.setVolume(of: sink, to: 50)
+            try await server.setVolume(of: added, to: 50)
             #expect(try await client.volume().percent == 50)
             #expect(try await client.setVolume(.by(15)).percent == 65)
-            #expect(try await server.volume(of: sink) == 65)
+            #expect(try await server.volume(of: added) == 65)
             #expect(try await client.status().volume == 65)
         }
         let state = try String(contentsOf: directory.appendingPathComponent("state.json"), encoding: .utf8)

@@ -3,8 +3,9 @@
 ///
 /// The level lives on the device (BlueALSA's PCM, the speaker's sink), which passes it on to the
 /// speaker; the daemon keeps only what it last set or read (`volumeNow`, for status) and, per
-/// speaker, the state file's remembered volume. A speaker with none remembered (never seen
-/// before) gets `first_volume` instead of whatever it woke up at.
+/// speaker, the state file's remembered volume. A speaker never seen before gets `first_volume`
+/// instead of whatever it woke up at. A speaker known from before speakerd kept volumes keeps
+/// the level it has (the user chose it somewhere), which is remembered from then on.
 extension SpeakerdDaemon {
     public func volume() async throws(SpeakerdError) -> VolumeReport {
         let (target, device) = try volumeDevice()
@@ -68,11 +69,12 @@ extension SpeakerdDaemon {
         return volumeNow.percent
     }
 
-    /// Once per link, when the speaker is connected and its audio device is there (in either
-    /// order): sets the remembered volume, or `first_volume` for a speaker with none.
+    /// Once per link, when the speaker is connected, recorded in the state file (so whether it is
+    /// new is known) and its audio device is there, in whatever order these come: sets the
+    /// remembered volume, or `first_volume` for a new speaker.
     func considerRestoringVolume() {
         guard inputs.link.connected, let target = inputs.link.target, case .ready = inputs.audioPath,
-              volumeRestoredOnLink != linkUps else { return }
+              rememberedOnLink == linkUps, volumeRestoredOnLink != linkUps else { return }
         volumeRestoredOnLink = linkUps
         let link = linkUps
         volumeRestore?.cancel()
@@ -90,17 +92,19 @@ extension SpeakerdDaemon {
             return
         }
         let remembered = await stateStore.knownSpeakers.first { $0.address == target.address }?.volume
-        let wanted = remembered ?? configuration.firstVolume
+        let wanted = remembered ?? (newSpeakers.contains(target.address) ? configuration.firstVolume : nil)
         let percent: Int
-        do { percent = try await device.setPercent(wanted) } catch {
-            logger.notice("could not set the volume of \(target.name) (\(target.address)) to \(wanted) %: \(error)")
+        do {
+            if let wanted { percent = try await device.setPercent(wanted) } else { percent = try await device.percent() }
+        } catch {
+            logger.notice("could not \(wanted.map { "set the volume to \($0) % on" } ?? "read the volume of") \(target.name) (\(target.address)): \(error)")
             return
         }
         guard !Task.isCancelled, link == linkUps, inputs.link.target?.address == target.address else { return }
-        if remembered == nil {
-            logger.info("\(target.name) (\(target.address)) has no remembered volume: set to first_volume, \(percent) %")
-        } else {
-            logger.info("restored the volume of \(target.name) (\(target.address)) to \(percent) %")
+        switch (remembered, wanted) {
+        case (.some, _): logger.info("restored the volume of \(target.name) (\(target.address)) to \(percent) %")
+        case (nil, .some): logger.info("\(target.name) (\(target.address)) is new: volume set to first_volume, \(percent) %")
+        case (nil, nil): logger.info("\(target.name) (\(target.address)) keeps its volume, \(percent) %, remembered from now on")
         }
         await volumeChanged(to: percent, of: target, remember: remembered == nil)
     }
