@@ -107,6 +107,26 @@ struct VolumeCommandTests {
         #expect(run.standardOutput.isEmpty)
     }
 
+    @Test("Volume and SetVolume are introspectable, and the Volume property carries the status's level")
+    func introspection() async throws {
+        let control = VolumeControl()
+        let (world, server) = try await serve(control)
+        defer { server.close() }
+        let bus = try await world.connect()
+        defer { bus.close() }
+        let xml = try await bus.call(destination: SpeakerdBus.name, path: SpeakerdBus.path,
+                                     interface: "org.freedesktop.DBus.Introspectable", method: "Introspect")
+        let text = try xml.decode(String.self, at: 0)
+        for member in ["<method name=\"Volume\">", "<method name=\"SetVolume\">", "<property name=\"Volume\" type=\"a{sv}\""] {
+            #expect(text.contains(member), "introspection lacks \(member)")
+        }
+        let property = try await bus.call(destination: SpeakerdBus.name, path: SpeakerdBus.path,
+                                          interface: "org.freedesktop.DBus.Properties", method: "Get",
+                                          arguments: [.string(SpeakerdBus.interface), .string("Volume")])
+        #expect(try property.first?.unwrappingVariants.as([String: DBusValue].self, at: "Volume") == ["Percent": .uint32(40)])
+        _ = (world, control)
+    }
+
     @Test("no audio device yet: one stderr line saying so and exit 1; over D-Bus, SetVolume with a bad value is InvalidArgs")
     func daemonRefusals() async throws {
         let control = VolumeControl(deviceMissing: true)  // the exported object holds it only weakly

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+import TestSupport
 @testable import SpeakerCore
 
 /// Each speaker's volume: a safe first volume for one never seen before, the level set with
@@ -173,5 +174,40 @@ struct VolumeMemoryTests {
             #expect(error?.description.hasPrefix("speakerd.conf:1:") == true, "\(String(describing: error))")
             #expect(error?.description.contains("0 to 100") == true, "\(String(describing: error))")
         }
+    }
+}
+
+/// The daemon's own wiring to BlueALSA: the PCM its audio path found is where the volume goes.
+@Suite("The speaker's volume through BlueALSA, end to end", .serialized)
+struct BlueALSAVolumeDaemonTests {
+    @Test("a new speaker's BlueALSA PCM is set to first_volume when it appears; 'volume 65' reaches the PCM and the Volume property",
+          .timeLimit(.minutes(1)))
+    func firstVolumeAndSetThroughBlueALSA() async throws {
+        let world = try await DaemonWorld.start()
+        try await world.addAdapter()
+        try await world.addSpeaker()
+        let blueALSA = try await MockBlueALSA.start(on: world.world)
+        let daemon = world.makeDaemon(playback: true) { $0.audioOutput = .automatic }
+        let startup = Task { await daemon.start() }
+        let client = try await world.client()
+        try await eventually("speakerd answers") { (try? await client.status()) != nil }
+        _ = try await client.connect(DaemonWorld.flip.bluetoothAddress)
+        #expect(try await client.status().volume == nil, "a volume is shown before the speaker has a PCM")
+
+        let pcm = try await blueALSA.addSpeakerPCM(DaemonWorld.flip.address)
+        try await eventually("status shows the first volume") { try await client.status().volume == 40 }
+        #expect(try await blueALSA.volume(of: pcm) == .array(element: "y", [.byte(51), .byte(51)]), "40 % is 51 of BlueALSA's 127")
+
+        let set = try await client.setVolume(.to(65))
+        #expect(set == VolumeReport(percent: 65, address: DaemonWorld.flip.address, name: DaemonWorld.flip.name,
+                                    device: "BlueALSA PCM \(pcm.rawValue)"))
+        #expect(try await blueALSA.volume(of: pcm) == .array(element: "y", [.byte(83), .byte(83)]))
+        let property = try await world.control.call(destination: SpeakerdBus.name, path: SpeakerdBus.path,
+                                                    interface: "org.freedesktop.DBus.Properties", method: "Get",
+                                                    arguments: [.string(SpeakerdBus.interface), .string("Volume")])
+        #expect(try property.first?.unwrappingVariants.as([String: DBusValue].self, at: "Volume") == ["Percent": .uint32(65)])
+        await daemon.shutdown()
+        startup.cancel()
+        await blueALSA.terminateMock()
     }
 }

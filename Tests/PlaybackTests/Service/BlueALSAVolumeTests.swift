@@ -22,7 +22,7 @@ struct BlueALSAVolumeTests {
 
     @Test("'volume 40' on a speaker whose PCM is at full volume leaves the mock's PCM at 51/127 per channel; an old BlueALSA's q stays a q")
     func roundTripThroughTheMock() async throws {
-        let mock = try await BlueALSADBusTests.MockBlueALSA.start()
+        let mock = try await MockBlueALSA.start()
         let source = BlueALSADBusPCMSource(connection: mock.bus)
         let pcm = try await mock.addSpeakerPCM("11:22:33:AA:BB:CC")
 
@@ -36,34 +36,24 @@ struct BlueALSAVolumeTests {
 
         #expect(try await volume.percent() == 100)
         #expect(try await volume.setPercent(40) == 40)
-        #expect(try await property(pcm, on: mock) == .array(element: "y", [.byte(51), .byte(51)]))
+        #expect(try await mock.volume(of: pcm) == .array(element: "y", [.byte(51), .byte(51)]))
 
         // bluez-alsa 4.0 (Debian 12) publishes a q: left high byte, right low byte, bit 7 mutes.
-        try await setProperty(pcm, to: .uint16(0xE464), on: mock)
+        try await mock.setVolume(of: pcm, to: .uint16(0xE464))
         #expect(try await volume.percent() == 79)
         #expect(try await volume.setPercent(50) == 50)
-        #expect(try await property(pcm, on: mock) == .uint16(0xC040))
+        #expect(try await mock.volume(of: pcm) == .uint16(0xC040))
         await mock.stop()
     }
 
     @Test("a PCM that is gone is a one-line failure naming it")
     func missingPCM() async throws {
-        let mock = try await BlueALSADBusTests.MockBlueALSA.start()
+        let mock = try await MockBlueALSA.start()
         let volume = try #require(BlueALSADBusPCMSource(connection: mock.bus).volume(ofPCM: "/org/bluealsa/hci0/dev_11_22_33_AA_BB_CC/a2dpsrc/sink"))
         let error = await #expect(throws: SpeakerVolumeError.self) { try await volume.setPercent(30) }
         let text = error?.description ?? ""
         #expect(text.hasPrefix("cannot change the volume of BlueALSA PCM /org/bluealsa/hci0/dev_11_22_33_AA_BB_CC/a2dpsrc/sink: "), "\(text)")
         #expect(!text.contains("\n"))
         await mock.stop()
-    }
-
-    private func property(_ pcm: DBusObjectPath, on mock: BlueALSADBusTests.MockBlueALSA) async throws -> DBusValue? {
-        try await mock.bus.call(destination: "org.bluealsa", path: pcm, interface: "org.freedesktop.DBus.Properties", method: "Get",
-                                arguments: [.string("org.bluealsa.PCM1"), .string("Volume")]).first?.unwrappingVariants
-    }
-
-    private func setProperty(_ pcm: DBusObjectPath, to value: DBusValue, on mock: BlueALSADBusTests.MockBlueALSA) async throws {
-        _ = try await mock.bus.call(destination: "org.bluealsa", path: pcm, interface: "org.freedesktop.DBus.Properties", method: "Set",
-                                    arguments: [.string("org.bluealsa.PCM1"), .string("Volume"), .variant(value)])
     }
 }
