@@ -13,7 +13,7 @@ import SystemPackage
 /// Every string argument has a size limit (`ArgumentLimits`), checked before it is used, and
 /// an error reply quotes at most a short prefix of what was sent. The methods that may wait on
 /// the outside world or hold a client's descriptor (`Play`, `Scan`, `Connect`, `Disconnect`,
-/// `Forget`) are bounded by `SpeakerdRequestLimits`: over them a call gets
+/// `Forget`, `Volume`, `SetVolume`) are bounded by `SpeakerdRequestLimits`: over them a call gets
 /// `io.speakerd.Error.Busy` at once. A call whose client leaves the bus is cancelled.
 ///
 /// The object refers to its control weakly: the daemon owns its connection, the connection its
@@ -94,9 +94,11 @@ public enum SpeakerdDBusObject {
             method("Stop", output: status) { control, _ in record.encode(try await control.stop()) },
             method("Pause", output: status) { control, _ in record.encode(try await control.pause()) },
             method("Resume", output: status) { control, _ in record.encode(try await control.resume()) },
-            method("Volume", output: DBusArgument("volume", "a{sv}")) { control, _ in record.encode(try await control.volume()) },
+            // Both wait on the sound server or BlueALSA, so both are bounded like the other long requests.
+            method("Volume", output: DBusArgument("volume", "a{sv}"), bounded: true) { control, _ in record.encode(try await control.volume()) },
             // `change` is what `composer-cli volume` takes: "40" (percent), "+5" or "-5".
-            method("SetVolume", inputs: [DBusArgument("change", "s")], output: DBusArgument("volume", "a{sv}")) { control, context in
+            method("SetVolume", inputs: [DBusArgument("change", "s")], output: DBusArgument("volume", "a{sv}"),
+                   bounded: true) { control, context in
                 let text = try Self.string(context, 0, limit: ArgumentLimits.volumeChange, what: "volume change")
                 return record.encode(try await control.setVolume(try Self.volumeChange(text)))
             },
