@@ -5,6 +5,9 @@ struct VolumeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "volume",
         abstract: "Shows or sets the connected speaker's volume.",
+        // The value is collected as "anything unrecognised" (see below), which the default usage
+        // line would show as a list.
+        usage: "composer-cli volume [N | +N | -N] [--bus <bus>] [--json]",
         discussion: """
             Without a value it shows the volume. N sets it to N percent (0 to 100); +N and -N \
             raise or lower it by N, stopping at 0 and 100. The volume is the speaker's own \

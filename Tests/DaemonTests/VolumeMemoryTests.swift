@@ -211,3 +211,26 @@ struct BlueALSAVolumeDaemonTests {
         await blueALSA.terminateMock()
     }
 }
+
+@Suite("Volumes in the state file")
+struct VolumeStateFileTests {
+    @Test("a volume is kept per known speaker, survives reconnects and a reload, and is never invented for an unknown one")
+    func volumeInTheStateFile() async throws {
+        let state = TemporaryDirectory()
+        DaemonWorld.remember([DaemonWorld.flip, DaemonWorld.charge], in: state)  // as written before volumes
+        let store = StateStore(directory: state.path)
+        #expect(await store.load() == .loaded(speakerCount: 2))
+        #expect(await store.knownSpeakers.map(\.volume) == [nil, nil])
+
+        let flip = DaemonWorld.flip.bluetoothAddress
+        #expect(try await store.rememberVolume(55, of: flip))
+        #expect(try await !store.rememberVolume(20, of: DaemonWorld.boom.bluetoothAddress), "an unknown speaker got a volume")
+        try await store.recordConnection(to: flip, name: "JBL Flip 5", at: Date())
+        #expect(await store.knownSpeakers.first?.volume == 55, "a new connection dropped the remembered volume")
+
+        let reloaded = StateStore(directory: state.path)
+        await reloaded.load()
+        #expect(await reloaded.knownSpeakers.map(\.volume) == [55, nil])
+        #expect(await reloaded.knownSpeakers.map(\.address.description) == [DaemonWorld.flip.address, DaemonWorld.charge.address])
+    }
+}
