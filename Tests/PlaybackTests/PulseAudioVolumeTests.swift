@@ -16,9 +16,9 @@ struct PulseAudioVolumeTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory)
         var sink: BluetoothSink?
-        // First run: speakerd knows no speaker until it is told to connect one.
+        // First run: speakerd knows no speaker until it is told to connect one (after a short scan).
         try await PulseAudioDaemonTests.withDaemon(
-            pulseServer: server.address, in: directory, state: #"{"version":1,"speakers":[]}"#, config: "first_volume = 30\n",
+            pulseServer: server.address, in: directory, state: #"{"version":1,"speakers":[]}"#, config: "first_volume = 30\nscan_seconds = 1\n",
             until: { $0.waitingFor?.code == NotReadyReason.Code.waitingForPick.rawValue }
         ) { client in
             _ = try await client.connect(try BluetoothAddress(Self.speaker))
