@@ -9,15 +9,46 @@ import TestSupport
 /// returns clients can connect; its pid comes from its own pid file. Killed when the test ends.
 final class PulseAudioServer: Sendable {
     let directory: URL
-    let pid: pid_t
+    /// The daemonised PulseAudio's pid; nil for PipeWire, whose processes are in `foreground`.
+    let pid: pid_t?
+    /// `pipewire` and `pipewire-pulse`, run in the foreground for this test.
+    let foreground: [SpawnedProcess]
     /// What clients pass as their server (FluidSynth's `audio.pulseaudio.server`, PULSE_SERVER).
     var address: String { "unix:\(directory.path)/native" }
     /// The null sink's monitor: everything played to the server.
     static let monitor = "out.monitor"
 
-    private init(directory: URL, pid: pid_t) {
+    private init(directory: URL, pid: pid_t?, foreground: [SpawnedProcess] = []) {
         self.directory = directory
         self.pid = pid
+        self.foreground = foreground
+    }
+
+    /// PipeWire and its PulseAudio-protocol server (`pipewire-pulse`) instead of PulseAudio, as
+    /// Raspberry Pi OS and the Debian desktops run them, in the test's own runtime directory. No
+    /// session manager (WirePlumber) is needed for null sinks; their volume is PipeWire's own.
+    /// Returns once `pactl` gets an answer (every 10 ms, bounded at 30 s), with a null sink `out`
+    /// standing for the box's own output, as PulseAudio's has.
+    static func startPipeWire(in directory: URL) async throws -> PulseAudioServer {
+        let runtime = directory.appendingPathComponent("pipewire", isDirectory: true)
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        var environment = environment(runtime)
+        environment["PIPEWIRE_RUNTIME_DIR"] = runtime.path
+        let processes = try ["pipewire", "pipewire-pulse"].map { name in
+            try SpawnedProcess.spawn("/usr/bin/\(name)", [], environment: environment,
+                                     standardError: .file(directory.appendingPathComponent("\(name).log").path))
+        }
+        // pipewire-pulse, like PulseAudio, puts its socket in PULSE_RUNTIME_PATH (`environment`).
+        let server = PulseAudioServer(directory: runtime, pid: nil, foreground: processes)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while (try? await server.pactl(["info"])) == nil {
+            guard ContinuousClock.now < deadline else {
+                throw PulseAudioServerError("pipewire-pulse did not answer within 30 s (see pipewire-pulse.log in \(directory.path))")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        _ = try await server.pactl(["load-module", "module-null-sink", "sink_name=out", "rate=44100"])
+        return server
     }
 
     static func start(in directory: URL) async throws -> PulseAudioServer {
@@ -92,7 +123,8 @@ final class PulseAudioServer: Sendable {
                           profile: String = "a2dp-sink") async throws -> BluetoothSink {
         let properties = "device.bus=bluetooth device.string=\(address) api.bluez5.address=\(address) "
             + "api.bluez5.profile=\(profile) device.description=Speaker"
-        _ = try await pactl(["set-default-sink", "out"])
+        // PipeWire without a session manager keeps no default sink (WirePlumber would), and says so.
+        if pid != nil { _ = try await pactl(["set-default-sink", "out"]) }
         let module = try await pactl(["load-module", "module-null-sink", "sink_name=\(name)", "rate=44100",
                                       "sink_properties='\(properties)'"])
         guard let moduleIndex = Int(module.trimmingCharacters(in: .whitespacesAndNewlines)),
@@ -141,7 +173,8 @@ final class PulseAudioServer: Sendable {
 
     /// Kills the server at once, as a crash would.
     func kill() {
-        _ = Foundation.kill(pid, SIGKILL)
+        if let pid { _ = Foundation.kill(pid, SIGKILL) }
+        for process in foreground { process.signal(SIGKILL) }
     }
 
     deinit { kill() }

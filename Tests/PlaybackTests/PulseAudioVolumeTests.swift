@@ -3,18 +3,33 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The speaker's volume on a real PulseAudio server: speakerd sets it on the speaker's own sink
-/// (found by its Bluetooth properties) through libpulse, and `pactl` on the same server sees it.
-@Suite("speakerd sets the volume of the speaker's PulseAudio sink", .serialized)
+/// The speaker's volume on a real sound server, PulseAudio or PipeWire (through pipewire-pulse):
+/// speakerd sets it on the speaker's own sink (found by its Bluetooth properties) through
+/// libpulse, and `pactl` on the same server sees it.
+@Suite("speakerd sets the volume of the speaker's sink on PulseAudio and PipeWire", .serialized)
 struct PulseAudioVolumeTests {
     static let speaker = PulseAudioDaemonTests.speaker
 
+    /// The sound servers the round trip runs against.
+    enum Server: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case pulseAudio = "PulseAudio", pipeWire = "PipeWire"
+
+        var testDescription: String { rawValue }
+
+        func start(in directory: URL) async throws -> PulseAudioServer {
+            switch self {
+            case .pulseAudio: try await PulseAudioServer.start(in: directory)
+            case .pipeWire: try await PulseAudioServer.startPipeWire(in: directory)
+            }
+        }
+    }
+
     @Test("a new speaker's sink is set to first_volume (not left at 100 %); 'volume 65' sets the sink (pactl agrees) and is remembered; after a restart the returning sink gets 65 % back",
-          .timeLimit(.minutes(2)))
-    func volumeRoundTripAndRestore() async throws {
+          .timeLimit(.minutes(2)), arguments: Server.allCases)
+    func volumeRoundTripAndRestore(on kind: Server) async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try await PulseAudioServer.start(in: directory)
+        let server = try await kind.start(in: directory)
         var sink: BluetoothSink?
         // First run: speakerd knows no speaker until it is told to connect one (after a short scan).
         try await PulseAudioDaemonTests.withDaemon(
