@@ -7,6 +7,7 @@ struct CommandLineTests {
     static let composerHelps: [[String]] = [
         ["--help"], ["play", "--help"], ["status", "--help"], ["scan", "--help"], ["connect", "--help"],
          ["forget", "--help"], ["startup", "--help"], ["doctor", "--help"], ["stop", "--help"], ["render", "--help"],
+         ["volume", "--help"],
     ]
 
     @Test("composer-cli help output matches its snapshot", arguments: composerHelps)

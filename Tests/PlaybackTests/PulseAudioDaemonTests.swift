@@ -71,22 +71,26 @@ struct PulseAudioDaemonTests {
         }
     }
 
+    /// The state file the daemon starts with: the speaker is known (no volume remembered).
+    static let knownSpeakerState = """
+        {"version":1,"speakers":[{"address":"\(speaker)","name":"JBL Flip 5",\
+        "firstConnected":"2027-01-15T08:00:00Z","lastConnected":"2027-01-15T08:00:00Z"}]}
+        """
+
     /// Runs speakerd (`--audio-output pulseaudio`, `PULSE_SERVER=pulseServer`) on a fake world with
     /// the known speaker present; once speakerd has it connected, runs `speakerConnected` (where the
     /// harness adds the speaker's sink); hands `body` a client once `ready` holds (by default: ready to play), then stops it
     /// with SIGTERM and expects a clean exit. A `launcher` (a program and its arguments) starts
-    /// speakerd through it, e.g. under the unit's seccomp filters.
+    /// speakerd through it, e.g. under the unit's seccomp filters. `state` is written as the
+    /// state file (nil keeps the one a previous run left), `config` as the config file.
     static func withDaemon(pulseServer: String, in directory: URL, launcher: [String] = [], audioOutput: String = "pulseaudio",
-                           config: String = "",
+                           state: String? = knownSpeakerState, config: String = "",
                            speakerConnected: (() async throws -> Void)? = nil,
                            until ready: @escaping (StatusReport) -> Bool = { $0.readiness == "playbackReady" },
                            _ body: (SpeakerdDBusClient) async throws -> Void) async throws {
         let world = try await FakeBusWorld.start()
         defer { _ = world }
-        try """
-            {"version":1,"speakers":[{"address":"\(Self.speaker)","name":"JBL Flip 5",\
-            "firstConnected":"2027-01-15T08:00:00Z","lastConnected":"2027-01-15T08:00:00Z"}]}
-            """.write(to: directory.appendingPathComponent("state.json"), atomically: true, encoding: .utf8)
+        try state?.write(to: directory.appendingPathComponent("state.json"), atomically: true, encoding: .utf8)
         try config.write(to: directory.appendingPathComponent("speakerd.conf"), atomically: true, encoding: .utf8)
         let bus = try await world.connect()
         defer { bus.close() }

@@ -199,6 +199,20 @@ final class PulseAudioServer: Sendable {
         return result
     }
 
+    /// The loudest channel's volume of `sink` in percent, as `pactl get-sink-volume` prints it
+    /// ("Volume: front-left: 42598 /  65% / -11.23 dB,   front-right: …").
+    func volume(of sink: BluetoothSink) async throws -> Int {
+        let text = try await pactl(["get-sink-volume", sink.name])
+        let percents = text.matches(of: /(\d+)%/).compactMap { Int($0.output.1) }
+        guard let loudest = percents.max() else { throw PulseAudioServerError("pactl get-sink-volume printed no percent: \(text)") }
+        return loudest
+    }
+
+    /// Sets `sink`'s volume as another client (pavucontrol, the speaker's buttons) would.
+    func setVolume(of sink: BluetoothSink, to percent: Int) async throws {
+        _ = try await pactl(["set-sink-volume", sink.name, "\(percent)%"])
+    }
+
     /// The sink index of every playback stream on the server (`pactl list short sink-inputs`).
     func sinkInputSinks() async throws -> [Int] {
         try await pactl(["list", "short", "sink-inputs"]).split(separator: "\n").compactMap { line in

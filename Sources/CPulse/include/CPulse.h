@@ -18,6 +18,7 @@
 #include <pulse/proplist.h>
 #include <pulse/subscribe.h>
 #include <pulse/thread-mainloop.h>
+#include <pulse/volume.h>
 
 /* The libpulse functions speakerd calls; each field is named after its function. */
 #define SPEAKERD_PULSE_FUNCTIONS(X) \
@@ -39,6 +40,10 @@
     X(pa_context_subscribe) \
     X(pa_context_get_card_info_list) \
     X(pa_context_get_sink_info_list) \
+    X(pa_context_get_sink_info_by_name) \
+    X(pa_context_set_sink_volume_by_name) \
+    X(pa_cvolume_set) \
+    X(pa_cvolume_max) \
     X(pa_operation_unref) \
     X(pa_strerror) \
     X(pa_proplist_iterate) \

@@ -58,6 +58,10 @@ public struct BlueALSADBusPCMSource: BlueALSAPCMSource {
         }
     }
 
+    public func volume(ofPCM path: String) -> (any SpeakerVolume)? {
+        (try? DBusObjectPath(path)).map { BlueALSAPCMVolume(connection: connection, service: service, pcm: $0, callTimeout: callTimeout) }
+    }
+
     /// Keeps `yield` told of the full PCM set until cancelled or the bus fails.
     private func follow(_ yield: @escaping @Sendable ([BlueALSAPCM]?) -> Void) async throws {
         let rule = { (member: String) in

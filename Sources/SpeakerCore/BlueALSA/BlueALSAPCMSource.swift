@@ -9,9 +9,14 @@ public protocol BlueALSAPCMSource: Sendable {
     /// Like `pcmSets()`, but tells "BlueALSA is not running" (nil) apart from "running with no
     /// PCM for anyone yet" (an empty set), so a status can say which.
     func serviceStates() -> AsyncThrowingStream<[BlueALSAPCM]?, any Error>
+    /// The volume of the PCM at `path` (its `Volume` property); nil when this source cannot reach
+    /// BlueALSA's properties (a source that only lists PCMs).
+    func volume(ofPCM path: String) -> (any SpeakerVolume)?
 }
 
 extension BlueALSAPCMSource {
+    public func volume(ofPCM path: String) -> (any SpeakerVolume)? { nil }
+
     /// A source that cannot tell BlueALSA's absence reports every set as from a running BlueALSA.
     public func serviceStates() -> AsyncThrowingStream<[BlueALSAPCM]?, any Error> {
         let sets = pcmSets()

@@ -26,6 +26,10 @@ public protocol SpeakerdControl: Sendable {
     func stop() async throws(SpeakerdError) -> StatusReport
     func pause() async throws(SpeakerdError) -> StatusReport
     func resume() async throws(SpeakerdError) -> StatusReport
+    /// The connected speaker's volume, read from its audio device now.
+    func volume() async throws(SpeakerdError) -> VolumeReport
+    /// Sets (or steps) the connected speaker's volume and remembers it for that speaker.
+    func setVolume(_ change: VolumeChange) async throws(SpeakerdError) -> VolumeReport
 }
 
 extension SpeakerdControl {
@@ -36,6 +40,15 @@ extension SpeakerdControl {
 
     public func forget(_ address: BluetoothAddress, keepPairing: Bool) async throws(SpeakerdError) -> SpeakersReport {
         try await forget(address)
+    }
+
+    /// Doubles without an audio device have no volume.
+    public func volume() async throws(SpeakerdError) -> VolumeReport {
+        throw .rejected(name: SpeakerdBus.ErrorName.notReady, message: SpeakerVolumeError.noSpeaker.description)
+    }
+
+    public func setVolume(_ change: VolumeChange) async throws(SpeakerdError) -> VolumeReport {
+        try await volume()
     }
 }
 

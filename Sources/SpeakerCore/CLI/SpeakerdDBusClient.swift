@@ -188,6 +188,16 @@ public final class SpeakerdDBusClient: SpeakerdControl {
     public func pause() async throws(SpeakerdError) -> StatusReport { try await simple("Pause") }
     public func resume() async throws(SpeakerdError) -> StatusReport { try await simple("Resume") }
 
+    public func volume() async throws(SpeakerdError) -> VolumeReport {
+        try await decode("Volume") { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.volume(from: value) }
+    }
+
+    public func setVolume(_ change: VolumeChange) async throws(SpeakerdError) -> VolumeReport {
+        try await decode("SetVolume", [.string(change.description)]) { (value: DBusValue) throws(DBusError) in
+            try SpeakerdDBusRecords.volume(from: value)
+        }
+    }
+
     private func simple(_ method: String) async throws(SpeakerdError) -> StatusReport {
         try await decode(method) { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.status(from: value) }
     }

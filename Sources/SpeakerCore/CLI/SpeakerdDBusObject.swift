@@ -4,7 +4,7 @@ import SystemPackage
 /// Builds the exported `io.speakerd.Daemon1` object over any `SpeakerdControl` (the daemon).
 ///
 /// Methods return the same records `composer-cli` prints; properties `Readiness`, `Status`,
-/// `Speaker` and `Playback` carry the current state, and every change is announced with
+/// `Speaker`, `Playback` and `Volume` carry the current state, and every change is announced with
 /// PropertiesChanged plus the explicit `ReadinessChanged`, `SpeakerChanged` and
 /// `PlaybackChanged` signals. Input is checked here, at the edge: a malformed address is an
 /// `InvalidAddress` error naming the text; wrong argument types are refused by the D-Bus
@@ -13,7 +13,7 @@ import SystemPackage
 /// Every string argument has a size limit (`ArgumentLimits`), checked before it is used, and
 /// an error reply quotes at most a short prefix of what was sent. The methods that may wait on
 /// the outside world or hold a client's descriptor (`Play`, `Scan`, `Connect`, `Disconnect`,
-/// `Forget`) are bounded by `SpeakerdRequestLimits`: over them a call gets
+/// `Forget`, `Volume`, `SetVolume`) are bounded by `SpeakerdRequestLimits`: over them a call gets
 /// `io.speakerd.Error.Busy` at once. A call whose client leaves the bus is cancelled.
 ///
 /// The object refers to its control weakly: the daemon owns its connection, the connection its
@@ -27,6 +27,8 @@ public enum SpeakerdDBusObject {
         public static let displayName = 255
         /// A Bluetooth address is 17 characters; a little slack keeps the message about its form.
         public static let address = 32
+        /// "+100" is four characters; a little slack keeps the message about its form.
+        public static let volumeChange = 16
         /// How much of a refused argument an error reply quotes.
         public static let quotedPrefix = 40
     }
@@ -92,12 +94,21 @@ public enum SpeakerdDBusObject {
             method("Stop", output: status) { control, _ in record.encode(try await control.stop()) },
             method("Pause", output: status) { control, _ in record.encode(try await control.pause()) },
             method("Resume", output: status) { control, _ in record.encode(try await control.resume()) },
+            // Both wait on the sound server or BlueALSA, so both are bounded like the other long requests.
+            method("Volume", output: DBusArgument("volume", "a{sv}"), bounded: true) { control, _ in record.encode(try await control.volume()) },
+            // `change` is what `composer-cli volume` takes: "40" (percent), "+5" or "-5".
+            method("SetVolume", inputs: [DBusArgument("change", "s")], output: DBusArgument("volume", "a{sv}"),
+                   bounded: true) { control, context in
+                let text = try Self.string(context, 0, limit: ArgumentLimits.volumeChange, what: "volume change")
+                return record.encode(try await control.setVolume(try Self.volumeChange(text)))
+            },
         ], properties: [
             DBusProperty("Version", value: .string(SpeakerdVersion.current)),
             DBusProperty("Readiness", value: .string(initial.readiness)),
             DBusProperty("Status", value: .string(initial.message)),
             DBusProperty("Speaker", value: initial.speaker.map(record.encode) ?? .properties([:])),
             DBusProperty("Playback", value: record.encode(initial.playback)),
+            DBusProperty("Volume", value: record.volumeProperty(initial.volume)),
         ], signals: [
             DBusSignalDeclaration("ReadinessChanged", arguments: [DBusArgument("readiness", "s")]),
             DBusSignalDeclaration("SpeakerChanged", arguments: [DBusArgument("speaker", "a{sv}")]),
@@ -180,6 +191,12 @@ public enum SpeakerdDBusObject {
     private static func address(_ text: String) throws(SpeakerdError) -> BluetoothAddress {
         do { return try BluetoothAddress(text) } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.invalidAddress, message: error.description)
+        }
+    }
+
+    private static func volumeChange(_ text: String) throws(SpeakerdError) -> VolumeChange {
+        do { return try VolumeChange(parsing: text) } catch {
+            throw .rejected(name: DBusError.Name.invalidArgs, message: error.description)
         }
     }
 

@@ -19,6 +19,7 @@ enum SpeakerdDBusRecords {
         if !report.warnings.isEmpty { bag["Warnings"] = .strings(report.warnings) }
         if let path = report.audioPath { bag["AudioPath"] = .string(path) }
         if let choice = report.outputChoice { bag["OutputChoice"] = .string(choice) }
+        if let volume = report.volume { bag["Volume"] = .uint32(UInt32(clamping: volume)) }
         return bag
     }
 
@@ -57,7 +58,8 @@ enum SpeakerdDBusRecords {
             waitingFor: try bag["WaitingFor"].map { (v: DBusValue) throws(DBusError) in try waitingFor(from: v) },
             warnings: try bag.decode("Warnings", as: [String].self) ?? [],
             audioPath: try bag.decode("AudioPath", as: String.self),
-            outputChoice: try bag.decode("OutputChoice", as: String.self))
+            outputChoice: try bag.decode("OutputChoice", as: String.self),
+            volume: try bag.decode("Volume", as: UInt32.self).map { Int($0) })
     }
 
     static func waitingFor(from value: DBusValue) throws(DBusError) -> StatusReport.WaitingFor {
@@ -77,6 +79,26 @@ enum SpeakerdDBusRecords {
                      positionSeconds: try bag.decode("PositionSeconds", as: Double.self),
                      durationSeconds: try bag.decode("DurationSeconds", as: Double.self),
                      error: try bag.decode("Error", as: String.self))
+    }
+
+    // MARK: - Volume
+
+    static func encode(_ report: VolumeReport) -> DBusValue {
+        .properties(["Percent": .uint32(UInt32(clamping: report.percent)), "Address": .string(report.address),
+                     "Name": .string(report.name), "Device": .string(report.device)])
+    }
+
+    static func volume(from value: DBusValue) throws(DBusError) -> VolumeReport {
+        let bag = try value.as([String: DBusValue].self, at: "volume")
+        return VolumeReport(percent: Int(try require(bag, "Percent", UInt32.self)),
+                            address: try bag.decode("Address", as: String.self) ?? "",
+                            name: try bag.decode("Name", as: String.self) ?? "",
+                            device: try bag.decode("Device", as: String.self) ?? "")
+    }
+
+    /// The `Volume` property: the status's volume as `{Percent}`, empty while none is known.
+    static func volumeProperty(_ percent: Int?) -> DBusValue {
+        .properties(percent.map { ["Percent": .uint32(UInt32(clamping: $0))] } ?? [:])
     }
 
     // MARK: - Start-up timeline

@@ -19,10 +19,13 @@ public struct StatusReport: Codable, Equatable, Sendable {
     /// Under `audio_output = auto`: what speakerd chose for the speaker and why ("BlueALSA
     /// (org.bluealsa is on the system bus)"); nil (the key left out) under any other setting.
     public var outputChoice: String?
+    /// The speaker's volume in percent, as last set, restored or read through speakerd while its
+    /// audio device is there; nil (the key left out of `--json`) otherwise.
+    public var volume: Int?
 
     public init(readiness: String, message: String, speaker: Speaker?, playback: Playback,
                 waitingFor: WaitingFor? = nil, warnings: [String] = [], audioPath: String? = nil,
-                outputChoice: String? = nil) {
+                outputChoice: String? = nil, volume: Int? = nil) {
         self.readiness = readiness
         self.message = message
         self.speaker = speaker
@@ -31,9 +34,12 @@ public struct StatusReport: Codable, Equatable, Sendable {
         self.warnings = warnings
         self.audioPath = audioPath
         self.outputChoice = outputChoice
+        self.volume = volume
     }
 
-    enum CodingKeys: String, CodingKey { case readiness, message, speaker, playback, waitingFor, warnings, audioPath, outputChoice }
+    enum CodingKeys: String, CodingKey {
+        case readiness, message, speaker, playback, waitingFor, warnings, audioPath, outputChoice, volume
+    }
 
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -45,6 +51,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
         warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
         audioPath = try container.decodeIfPresent(String.self, forKey: .audioPath)
         outputChoice = try container.decodeIfPresent(String.self, forKey: .outputChoice)
+        volume = try container.decodeIfPresent(Int.self, forKey: .volume)
     }
 
     /// `waitingFor` in `--json`: `code` is one of ``NotReadyReason/Code``'s raw values.
@@ -68,6 +75,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
         try container.encode(warnings, forKey: .warnings)
         try container.encodeIfPresent(audioPath, forKey: .audioPath)
         try container.encodeIfPresent(outputChoice, forKey: .outputChoice)
+        try container.encodeIfPresent(volume, forKey: .volume)
     }
 
     public struct Speaker: Codable, Equatable, Sendable {
@@ -134,7 +142,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
             "Speaker:   \(speakerLine)",
             "Playback:  \(playbackLine)",
         ] + (audioPath.map { ["Audio:     \($0)"] } ?? []) + (outputChoice.map { ["Output:    auto chose \($0)"] } ?? [])
-            + warnings.map { "Warning:   \($0)" }
+            + (volume.map { ["Volume:    \($0) %"] } ?? []) + warnings.map { "Warning:   \($0)" }
         return lines.joined(separator: "\n")
     }
 }

@@ -16,7 +16,7 @@ public struct ConfigFileParser: Sendable {
         "adapter", "auto_pick", "play_timeout_seconds", "audio_output", "soundfont",
         "on_speaker_lost", "reconnect_max_seconds", "scan_seconds", "state_dir", "bus",
         "max_requests_per_client", "max_requests_total", "audio_device_grace_seconds", "pulse_server",
-        "sound_server_user", "pre_roll_ms", "keep_alive",
+        "sound_server_user", "pre_roll_ms", "keep_alive", "first_volume",
     ]
 
     /// The path used in error messages.
@@ -108,6 +108,8 @@ public struct ConfigFileParser: Sendable {
             configuration.preRoll = .milliseconds(try parseCount(value, key: key, range: 0...2000))
         case "keep_alive":
             configuration.keepAlive = try parseBool(value, key: key)
+        case "first_volume":
+            configuration.firstVolume = try parseCount(value, key: key, range: VolumeChange.range)
         default:
             throw DaemonSettingError(setting: key, value: value, expected: "a known key")
         }

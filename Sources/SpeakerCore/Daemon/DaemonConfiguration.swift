@@ -56,6 +56,10 @@ public struct DaemonConfiguration: Equatable, Sendable {
     /// Play an inaudible signal to the ready speaker while nothing plays (`keep_alive`), so that
     /// it does not power itself off after some idle minutes (`KeepAliveSignal`).
     public var keepAlive = false
+    /// The volume, in percent, a speaker with no remembered volume (one never seen before) gets
+    /// when its audio device first appears: many speakers wake at full volume, which is a shock
+    /// with a song already queued.
+    public var firstVolume: Int = 40
 
     public init(
         adapter: String? = nil,

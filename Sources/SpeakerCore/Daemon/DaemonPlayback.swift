@@ -32,6 +32,9 @@ public protocol DaemonPlayback: Sendable {
     /// Playback's status after each change it makes by itself (a song ends, the next one starts,
     /// progress), so the daemon's status and PlaybackChanged signal follow it.
     func changes() async -> AsyncStream<StatusReport.Playback>
+    /// The volume of the audio device the path to the speaker goes through now (asked only while
+    /// that path is ready). Throws `notAvailable` for an output without hardware volume.
+    func speakerVolume() throws(SpeakerVolumeError) -> any SpeakerVolume
     /// The part of the playback side that needs an orderly shutdown in the daemon's service
     /// group (after the daemon, so a song's output is closed complete), if any.
     var lifecycleService: (any Service)? { get }
@@ -42,6 +45,11 @@ public protocol DaemonPlayback: Sendable {
 extension DaemonPlayback {
     public var lifecycleService: (any Service)? { nil }
     public var automaticOutput: AutomaticOutput? { nil }
+
+    /// A playback side that does not say which device it plays to has no volume to offer.
+    public func speakerVolume() throws(SpeakerVolumeError) -> any SpeakerVolume {
+        throw .notAvailable(output: "this playback engine")
+    }
 
     /// A playback side that never changes by itself has nothing to report.
     public func changes() async -> AsyncStream<StatusReport.Playback> {

@@ -13,16 +13,21 @@ public struct KnownSpeaker: Equatable, Sendable, Codable {
     public var firstConnected: Date
     /// When speakerd last connected to it; the list is ordered by this, newest first.
     public var lastConnected: Date
+    /// The speaker's volume in percent when it was last set or read through speakerd, restored
+    /// when its audio device next appears; nil until then (and in files written before speakerd
+    /// kept volumes, which therefore still load: the key is optional).
+    public var volume: Int?
 
-    public init(address: BluetoothAddress, name: String, firstConnected: Date, lastConnected: Date) {
+    public init(address: BluetoothAddress, name: String, firstConnected: Date, lastConnected: Date, volume: Int? = nil) {
         self.address = address
         self.name = name
         self.firstConnected = firstConnected
         self.lastConnected = lastConnected
+        self.volume = volume
     }
 
     enum CodingKeys: String, CodingKey {
-        case address, name, firstConnected, lastConnected
+        case address, name, firstConnected, lastConnected, volume
     }
 }
 

@@ -53,4 +53,8 @@ struct DaemonBusPCMSource: BlueALSAPCMSource {
         }
         return BlueALSADBusPCMSource(connection: connection).serviceStates()
     }
+
+    func volume(ofPCM path: String) -> (any SpeakerVolume)? {
+        bus().flatMap { BlueALSADBusPCMSource(connection: $0).volume(ofPCM: path) }
+    }
 }

@@ -29,6 +29,8 @@ extension SpeakerdDaemon {
             await remember(target)
             await publish()
         }
+        // After `remember`: a speaker's first link finds it known, to keep its first volume.
+        considerRestoringVolume()
     }
 
     /// Starts following the audio path to `target` (replacing any earlier follower). With
@@ -56,11 +58,18 @@ extension SpeakerdDaemon {
         guard generation == audioPathGeneration else { return }
         await update { $0.audioPath = state }
         considerAskingForProfile()
+        considerRestoringVolume()
     }
 
     /// Remembers a connected speaker; a state directory that cannot be written is a status
     /// condition (never only a log line), and the write is tried again until it works.
     func remember(_ target: LinkSnapshot.Target) async {
+        // Whether it is new decides its first volume (`+Volume`); asked before recording, so a
+        // state directory that cannot be written does not make every speaker look new.
+        if await !stateStore.knownSpeakers.contains(where: { $0.address == target.address }) {
+            newSpeakers.insert(target.address)
+        }
+        defer { rememberedOnLink = linkUps }
         do {
             try await stateStore.recordConnection(to: target.address, name: target.name, at: dependencies.now())
             stateWritten()

@@ -26,7 +26,8 @@ extension SpeakerdDaemon {
         let audioPath: String? = if case .ready(let through) = inputs.audioPath { through } else { nil }
         return StatusReport(readiness: verdict.level.description, message: phase.statusLine, speaker: speaker,
                             playback: playback, waitingFor: waitingFor, warnings: [stateProblem, profileNote].compactMap { $0 },
-                            audioPath: audioPath, outputChoice: self.playback?.automaticOutput?.description)
+                            audioPath: audioPath, outputChoice: self.playback?.automaticOutput?.description,
+                            volume: statusVolume)
     }
 
     /// Tells systemd and the bus what changed (only what changed).
@@ -48,6 +49,9 @@ extension SpeakerdDaemon {
             let value = status.speaker.map(records.encode) ?? .properties([:])
             try? apiObject.setProperty("Speaker", of: interface, to: value)
             try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "SpeakerChanged", arguments: [value])
+        }
+        if previous?.volume != status.volume {
+            try? apiObject.setProperty("Volume", of: interface, to: records.volumeProperty(status.volume))
         }
         if previous?.playback != status.playback {
             let value = records.encode(status.playback)

@@ -62,6 +62,15 @@ public actor SpeakerdDaemon {
     var profileAskedOnLink: Int?
     var profileNudge: Task<Void, Never>?
     var profileNote: String?
+    /// The connected speaker's volume as last set, restored or read (status); the speakers first
+    /// connected by this daemon (they get `first_volume`); the link whose connection is recorded
+    /// in the state file, the link whose volume was restored already, and the restore under way
+    /// (see `+Volume`).
+    var volumeNow: (address: BluetoothAddress, percent: Int)?
+    var newSpeakers: Set<BluetoothAddress> = []
+    var rememberedOnLink: Int?
+    var volumeRestoredOnLink: Int?
+    var volumeRestore: Task<Void, Never>?
     /// Why speakers may not be remembered (the state directory cannot be written), if so.
     var stateProblem: String?
     var stateRetry: Task<Void, Never>?
@@ -151,6 +160,8 @@ public actor SpeakerdDaemon {
             task?.cancel()
         }
         profileNudge = nil
+        volumeRestore?.cancel()
+        volumeRestore = nil
         (eventTask, sleepTask, playbackWatcher, busWatcher, audioPathFollower, stateRetry, operationsWatcher, rerun) =
             (nil, nil, nil, nil, nil, nil, nil, nil)
         await link.shutdown()

@@ -1,4 +1,5 @@
-/// How many long requests (`Play`, `Scan`, `Connect`, `Disconnect`, `Forget`) speakerd keeps
+/// How many long requests (`Play`, `Scan`, `Connect`, `Disconnect`, `Forget`, and `Volume` and
+/// `SetVolume`, which wait on the sound server or BlueALSA) speakerd keeps
 /// pending at once: per client connection, and from everyone together.
 ///
 /// A pending `Play` holds the descriptors its client sent (a pipe may stay open until the read

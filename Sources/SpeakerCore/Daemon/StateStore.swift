@@ -95,10 +95,23 @@ public actor StateStore {
         var speaker = KnownSpeaker(address: address, name: name, firstConnected: date, lastConnected: date)
         if let index = file.speakers.firstIndex(where: { $0.address == address }) {
             speaker.firstConnected = file.speakers[index].firstConnected
+            speaker.volume = file.speakers[index].volume
             file.speakers.remove(at: index)
         }
         file.speakers.insert(speaker, at: 0)
         try save(file)
+    }
+
+    /// Remembers a known speaker's volume (written only when it changed); returns false, and
+    /// remembers nothing, for a speaker that is not known (its connection not yet recorded).
+    @discardableResult
+    public func rememberVolume(_ percent: Int, of address: BluetoothAddress) throws(StateStoreError) -> Bool {
+        var file = try loadedFile()
+        guard let index = file.speakers.firstIndex(where: { $0.address == address }) else { return false }
+        guard file.speakers[index].volume != percent else { return true }
+        file.speakers[index].volume = percent
+        try save(file)
+        return true
     }
 
     /// Drops a speaker; returns false when it was not known.

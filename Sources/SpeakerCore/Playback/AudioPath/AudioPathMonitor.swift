@@ -31,6 +31,9 @@ public struct AudioPathMonitor: Sendable {
     /// What `auto` chose for the current speaker, and why: read when a song opens its output and
     /// for `status`.
     public let automaticChoice = AutomaticOutputSlot()
+    /// The object path of the speaker's BlueALSA PCM while the path is ready through one: where
+    /// its volume is read and set.
+    public let speakerPCM = SpeakerSink()
 
     public init(setting: AudioOutputSetting, blueALSA: (any BlueALSAPCMSource)?,
                 soundServers: SoundServerLocation = SoundServerLocation()) {
@@ -87,12 +90,13 @@ public struct AudioPathMonitor: Sendable {
     /// reason, for the song's output and for `status`.
     func followAutomatic(_ speaker: (address: BluetoothAddress, name: String),
                          environment: [String: String]) -> AsyncStream<ReadinessInputs.AudioPath> {
-        let (blueALSA, slot, sink, location, soundServer) = (self.blueALSA, automaticChoice, speakerSink, soundServers, self.soundServer)
+        let (blueALSA, slot, sink, pcm, location, soundServer) = (self.blueALSA, automaticChoice, speakerSink, speakerPCM, soundServers, self.soundServer)
         return AsyncStream { continuation in
             let task = Task {
                 var fallback: Task<Void, Never>?
                 /// BlueALSA is not running: a sound server if one answers, else ALSA.
                 func fallBack() {
+                    pcm.name = nil
                     guard fallback == nil else { return }
                     switch location.find(environment: environment) {
                     case .reachable(let candidate):
@@ -113,6 +117,7 @@ public struct AudioPathMonitor: Sendable {
                             fallback?.cancel()
                             fallback = nil
                             sink.name = nil
+                            pcm.name = set.first { $0.isA2DPPlayback && $0.address == speaker.address }?.path
                             slot.choice = AutomaticOutput(backend: .blueALSA, why: "org.bluealsa is on the system bus")
                             continuation.yield(Self.blueALSAState(set, speaker))
                         }
@@ -246,8 +251,9 @@ public final class AutomaticOutputSlot: Sendable {
     }
 }
 
-/// The name of the sink the audio path to the speaker currently goes through (nil: none), set by
-/// the PulseAudio path's follower and read when a song opens its stream.
+/// The name of the device the audio path to the speaker currently goes through (nil: none): the
+/// sink, set by the PulseAudio path's follower and read when a song opens its stream, or the
+/// BlueALSA PCM's object path, read when the volume changes.
 public final class SpeakerSink: Sendable {
     private let current = Mutex<String?>(nil)
 

@@ -115,6 +115,28 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
         return monitor.states(to: target.map { ($0.address, $0.name) })
     }
 
+    /// BlueALSA's PCM or the PulseAudio sink the audio path follower found for the speaker.
+    public func speakerVolume() throws(SpeakerVolumeError) -> any SpeakerVolume {
+        let device: (any SpeakerVolume)?
+        switch audioOutput {
+        case .automatic:
+            switch monitor.automaticChoice.choice?.backend {
+            case .blueALSA?, nil: device = monitor.speakerPCM.name.flatMap { audioPath?.source.volume(ofPCM: $0) }
+            case .soundServer(let server)?: device = monitor.speakerSink.name.map { PulseSinkVolume(sink: $0, server: server) }
+            case .alsa(let name)?: throw .notAvailable(output: "ALSA device \(name)")
+            }
+        case .pulseAudio:
+            device = monitor.speakerSink.name.map {
+                PulseSinkVolume(sink: $0, server: monitor.pulseServer(environment: ProcessEnvironment.current))
+            }
+        case .alsa(let name): throw .notAvailable(output: "ALSA device \(name)")
+        case .file: throw .notAvailable(output: "the WAV file output")
+        case .null: throw .notAvailable(output: "the null output")
+        }
+        guard let device else { throw .noAudioDevice(speaker: speaker.target?.address.description ?? "the speaker") }
+        return device
+    }
+
     public func abandonWaiting(because reason: String) async {
         await coordinator.abandonWaiting(because: reason)
     }
