@@ -35,6 +35,11 @@ DEB := dist/speakerd_$(VERSION)_$(ARCH).deb
 # Generated files (completions, the unit with its paths) go here, out of the source tree.
 GEN := .build/install-files
 
+# The sound-server drop-ins and their companions (README, "Sound servers"): examples an admin
+# copies into place, never active by themselves.
+EXAMPLES = bluealsa.conf system-sound-server.conf user-session.conf speakerd-sound.tmpfiles \
+	pipewire-pulse-speakerd.conf wireplumber-headless.lua
+
 INSTALL ?= install
 INSTALL_PROGRAM = $(INSTALL) -m 0755
 INSTALL_DATA = $(INSTALL) -m 0644
@@ -71,6 +76,8 @@ install: generated
 	$(INSTALL_DATA) docs/man/composer-cli.1 $(DESTDIR)$(mandir)/man1/composer-cli.1
 	$(INSTALL_DATA) docs/man/speakerd.8 $(DESTDIR)$(mandir)/man8/speakerd.8
 	$(INSTALL_DATA) README.md $(DESTDIR)$(docdir)/README.md
+	$(INSTALL) -d $(DESTDIR)$(docdir)/examples
+	$(INSTALL_DATA) $(addprefix systemd/drop-ins/,$(EXAMPLES)) $(DESTDIR)$(docdir)/examples/
 	$(INSTALL_DATA) $(GEN)/composer-cli.bash $(DESTDIR)$(bashcompdir)/composer-cli
 	$(INSTALL_DATA) $(GEN)/_composer-cli $(DESTDIR)$(zshcompdir)/_composer-cli
 	$(INSTALL_DATA) $(GEN)/composer-cli.fish $(DESTDIR)$(fishcompdir)/composer-cli.fish
@@ -98,6 +105,8 @@ uninstall:
 	    $(DESTDIR)$(unitdir)/speakerd.service $(DESTDIR)$(sysusersdir)/speakerd.conf \
 	    $(DESTDIR)$(tmpfilesdir)/speakerd.conf $(DESTDIR)$(dbuspolicydir)/io.speakerd.Daemon.conf \
 	    $(DESTDIR)$(dbusservicedir)/io.speakerd.Daemon.service
+	rm -f $(addprefix $(DESTDIR)$(docdir)/examples/,$(EXAMPLES))
+	-rmdir $(DESTDIR)$(docdir)/examples 2>/dev/null
 	-rmdir $(DESTDIR)$(docdir) 2>/dev/null
 	if cmp -s systemd/speakerd.conf $(DESTDIR)$(confdir)/speakerd.conf; then \
 	    rm -f $(DESTDIR)$(confdir)/speakerd.conf; rmdir $(DESTDIR)$(confdir) 2>/dev/null || true; \

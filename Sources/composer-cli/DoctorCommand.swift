@@ -5,7 +5,7 @@ import SpeakerCore
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Checks this machine for what speakerd needs: config, state, soundfont, Bluetooth and the bus.",
+        abstract: "Checks this machine for what speakerd needs: config, state, soundfont, Bluetooth, the bus and the sound stack.",
         discussion: "Works without the daemon. Exits non-zero when a check finds a problem.")
 
     @Option(help: ArgumentHelp("The config file speakerd reads.", valueName: "file"))
@@ -18,7 +18,8 @@ struct DoctorCommand: AsyncParsableCommand {
 
     func run() async throws {
         let options = DaemonOptions(configPath: config, stateDirectory: stateDirectory, bus: common.bus)
-        let report = LocalDoctor(options: options, environment: ProcessInfo.processInfo.environment).run()
+        let report = await LocalDoctor(options: options, environment: ProcessInfo.processInfo.environment)
+            .run(soundStack: SoundStackDoctor())
         common.show(json: ReportJSON.encode(report), human: report.humanReadable)
         let problems = report.checks.filter { $0.outcome == .problem }.count
         if problems > 0 {

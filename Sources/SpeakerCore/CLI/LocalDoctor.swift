@@ -42,6 +42,18 @@ public struct LocalDoctor: Sendable {
     }
 
     public func run() -> DoctorReport {
+        DoctorReport(checks: machineChecks().checks)
+    }
+
+    /// Every check, the sound stack's included (which asks the bus).
+    public func run(soundStack: SoundStackDoctor) async -> DoctorReport {
+        let (checks, configuration) = machineChecks()
+        let bus = checks.last { $0.name == "bus" }?.outcome == .ok ? busAddress(configuration.bus) : nil
+        let sound = await soundStack.checks(configuration: configuration, environment: environment, busAddress: bus)
+        return DoctorReport(checks: checks + sound)
+    }
+
+    private func machineChecks() -> (checks: [DoctorReport.Check], configuration: DaemonConfiguration) {
         var checks: [DoctorReport.Check] = []
         let configuration: DaemonConfiguration
         do {
@@ -55,7 +67,16 @@ public struct LocalDoctor: Sendable {
         checks.append(soundfontCheck(path: configuration.soundfont))
         checks.append(kernelCheck())
         checks.append(busCheck(configuration.bus))
-        return DoctorReport(checks: checks)
+        return (checks, configuration)
+    }
+
+    /// The address of `bus` (nil: the session bus with no address set).
+    private func busAddress(_ bus: BusSelection) -> String? {
+        switch bus {
+        case .system: environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unix:path=/run/dbus/system_bus_socket"
+        case .session: environment["DBUS_SESSION_BUS_ADDRESS"]
+        case .address(let explicit): explicit
+        }
     }
 
     private func configCheck() -> DoctorReport.Check {
@@ -111,17 +132,8 @@ public struct LocalDoctor: Sendable {
     }
 
     private func busCheck(_ bus: BusSelection) -> DoctorReport.Check {
-        let address: String
-        switch bus {
-        case .system:
-            address = environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unix:path=/run/dbus/system_bus_socket"
-        case .session:
-            guard let session = environment["DBUS_SESSION_BUS_ADDRESS"] else {
-                return .init(name: "bus", outcome: .problem, detail: "session bus chosen but DBUS_SESSION_BUS_ADDRESS is unset")
-            }
-            address = session
-        case .address(let explicit):
-            address = explicit
+        guard let address = busAddress(bus) else {
+            return .init(name: "bus", outcome: .problem, detail: "session bus chosen but DBUS_SESSION_BUS_ADDRESS is unset")
         }
         if let failure = probes.reachBus(address) {
             return .init(name: "bus", outcome: .problem, detail: "cannot reach \(address): \(failure)")

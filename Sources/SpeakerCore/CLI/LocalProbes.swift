@@ -95,6 +95,25 @@ public enum LocalProbes {
         return "no unix:path= or unix:abstract= transport in the address"
     }
 
+    /// The names in a directory, without `.` and `..` (empty when it cannot be read).
+    @Sendable public static func directoryEntries(_ path: String) -> [String] {
+        guard let directory = opendir(path) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// A user's home directory, by name or numeric id.
+    static func homeDirectory(of user: String) -> String? {
+        let entry = UInt32(user).map { getpwuid($0) } ?? getpwnam(user)
+        guard let entry, let home = entry.pointee.pw_dir else { return nil }
+        return String(cString: home)
+    }
+
     static func connectUnix(name: String, abstract: Bool) -> String? {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return String(cString: strerror(errno)) }
