@@ -139,7 +139,7 @@ struct PulseSinkWatcherTests {
             case .unreachable(let problem):
                 Issue.record("the server became unreachable: \(problem)")
                 return nil
-            case .sinks(let sinks) where condition(sinks): return sinks
+            case .sinks(let sinks, _) where condition(sinks): return sinks
             case .sinks: continue
             }
         }

@@ -42,6 +42,7 @@
     X(pa_context_get_sink_info_list) \
     X(pa_context_get_sink_info_by_name) \
     X(pa_context_set_sink_volume_by_name) \
+    X(pa_context_set_card_profile_by_index) \
     X(pa_cvolume_set) \
     X(pa_cvolume_max) \
     X(pa_operation_unref) \

@@ -36,19 +36,15 @@ struct PulseVolumeFailure: Error {
     let reason: String
 }
 
-/// One volume request on its own `pa_context` and `pa_threaded_mainloop`: connect, read the
-/// sink, write its volume if asked (every channel alike), read it back, report, disconnect.
+/// One volume request on its own connection (``PulseRequest``): read the sink, write its volume
+/// if asked (every channel alike), read it back, report.
 ///
-/// Thread safety: after `start`, `report` and `wrote` are touched only by libpulse's callbacks on
-/// the main loop's thread. The request keeps itself alive (one retain) until its teardown, which
-/// runs on a thread of its own because stopping the main loop joins the main loop's thread.
-private final class PulseVolumeRequest: @unchecked Sendable {
+/// Thread safety: `report` and `wrote` are touched only by libpulse's callbacks on the main
+/// loop's thread (and `finish`, called from them).
+private final class PulseVolumeRequest: PulseRequest, @unchecked Sendable {
     /// libpulse's `PA_VOLUME_NORM` (100 %), a cast macro Swift does not import.
     static let normal = 0x10000
 
-    private let pulse: PulseLibrary.API
-    private let mainloop: OpaquePointer
-    private let context: OpaquePointer
     private let sink: String
     private let target: Int?
     private var report: ((Result<Int, PulseVolumeFailure>) -> Void)?
@@ -56,95 +52,42 @@ private final class PulseVolumeRequest: @unchecked Sendable {
 
     static func start(server: String?, sink: String, target: Int?,
                       report: @escaping @Sendable (Result<Int, PulseVolumeFailure>) -> Void) {
-        let pulse: PulseLibrary.API
-        do { pulse = try PulseLibrary.api() } catch {
-            report(.failure(PulseVolumeFailure(reason: error.description)))
-            return
-        }
-        guard let mainloop = pulse.pa_threaded_mainloop_new() else {
-            report(.failure(PulseVolumeFailure(reason: "libpulse could not create a main loop (out of memory?)")))
-            return
-        }
-        guard let context = pulse.pa_context_new(pulse.pa_threaded_mainloop_get_api(mainloop), "speakerd volume") else {
-            pulse.pa_threaded_mainloop_free(mainloop)
-            report(.failure(PulseVolumeFailure(reason: "libpulse could not create a connection (out of memory?)")))
-            return
-        }
-        let request = PulseVolumeRequest(pulse: pulse, mainloop: mainloop, context: context, sink: sink, target: target,
-                                         report: report)
-        request.connect(server: server)
+        let request = PulseVolumeRequest(sink: sink, target: target, report: report)
+        request.start(server: server, name: "speakerd volume")
     }
 
-    private init(pulse: PulseLibrary.API, mainloop: OpaquePointer, context: OpaquePointer, sink: String, target: Int?,
-                 report: @escaping (Result<Int, PulseVolumeFailure>) -> Void) {
-        (self.pulse, self.mainloop, self.context, self.sink, self.target, self.report) =
-            (pulse, mainloop, context, sink, target, report)
+    private init(sink: String, target: Int?, report: @escaping (Result<Int, PulseVolumeFailure>) -> Void) {
+        (self.sink, self.target, self.report) = (sink, target, report)
     }
 
-    private func connect(server: String?) {
-        let me = Unmanaged.passRetained(self).toOpaque()
-        pulse.pa_context_set_state_callback(context, { context, me in
-            guard let context, let me else { return }
-            Unmanaged<PulseVolumeRequest>.fromOpaque(me).takeUnretainedValue().stateChanged(context)
-        }, me)
-        // No autospawn: a daemon must not start a sound server of its own.
-        guard pulse.pa_context_connect(context, server, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
-            finish(.failure(PulseVolumeFailure(reason: errorText())))
-            return
-        }
-        guard pulse.pa_threaded_mainloop_start(mainloop) >= 0 else {
-            finish(.failure(PulseVolumeFailure(reason: "libpulse could not start its main loop thread")))
-            return
-        }
-    }
-
-    /// Reports once, then tears down off the main loop's thread and drops the request's own retain.
     private func finish(_ result: Result<Int, PulseVolumeFailure>) {
         guard let report else { return }
         self.report = nil
         report(result)
-        DetachedThread.start(name: "pulse-volume") { [self] in
-            pulse.pa_threaded_mainloop_lock(mainloop)
-            pulse.pa_context_set_state_callback(context, nil, nil)
-            pulse.pa_context_disconnect(context)
-            pulse.pa_context_unref(context)
-            pulse.pa_threaded_mainloop_unlock(mainloop)
-            pulse.pa_threaded_mainloop_stop(mainloop)
-            pulse.pa_threaded_mainloop_free(mainloop)
-            Unmanaged.passUnretained(self).release()
-        }
+        close()
     }
 
-    private func errorText() -> String {
-        pulse.pa_strerror(pulse.pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error"
-    }
+    override func failed(_ reason: String) { finish(.failure(PulseVolumeFailure(reason: reason))) }
 
     // MARK: - On the main loop's thread
 
-    private func stateChanged(_ context: OpaquePointer) {
-        let state = pulse.pa_context_get_state(context)
-        if state == PA_CONTEXT_READY {
-            readSink()
-        } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
-            finish(.failure(PulseVolumeFailure(reason: errorText())))
-        }
-    }
-
-    private func readSink() {
+    override func ready() {
+        guard let pulse, let context else { return }
         let me = Unmanaged.passUnretained(self).toOpaque()
         let operation = pulse.pa_context_get_sink_info_by_name(context, sink, { _, info, end, me in
             guard let me else { return }
             let request = Unmanaged<PulseVolumeRequest>.fromOpaque(me).takeUnretainedValue()
             if let info { request.sinkRead(info.pointee.volume) } else if end < 0 { request.sinkMissing() }
         }, me)
-        if let operation { pulse.pa_operation_unref(operation) } else { finish(.failure(PulseVolumeFailure(reason: errorText()))) }
+        if let operation { pulse.pa_operation_unref(operation) } else { failed(errorText()) }
     }
 
     private func sinkMissing() {
-        finish(.failure(PulseVolumeFailure(reason: "the sound server has no sink \(sink) (\(errorText().lowercased()))")))
+        failed("the sound server has no sink \(sink) (\(errorText().lowercased()))")
     }
 
     private func sinkRead(_ volume: pa_cvolume) {
+        guard let pulse, let context else { return }
         var volume = volume
         guard let target, !wrote else {
             let loudest = Int(pulse.pa_cvolume_max(&volume))
@@ -157,15 +100,15 @@ private final class PulseVolumeRequest: @unchecked Sendable {
             guard let me else { return }
             Unmanaged<PulseVolumeRequest>.fromOpaque(me).takeUnretainedValue().written(success != 0)
         }, me)
-        if let operation { pulse.pa_operation_unref(operation) } else { finish(.failure(PulseVolumeFailure(reason: errorText()))) }
+        if let operation { pulse.pa_operation_unref(operation) } else { failed(errorText()) }
     }
 
     private func written(_ success: Bool) {
         guard success else {
-            finish(.failure(PulseVolumeFailure(reason: errorText())))
+            failed(errorText())
             return
         }
         wrote = true
-        readSink()  // What the server made of it: a sink may round, or refuse more than it can.
+        ready()  // Read the sink again: what the server made of it (a sink may round, or refuse more than it can).
     }
 }

@@ -65,8 +65,9 @@ public struct AudioPathMonitor: Sendable {
         case .pulseAudio:
             let environment = ProcessEnvironment.current
             guard let speaker else { return Self.just(Self.soundServerState(soundServers, environment: environment)) }
-            return Self.follow(soundServer(pulseServer(environment: environment)), speaker, sink: speakerSink,
-                               location: soundServers)
+            let server = pulseServer(environment: environment)
+            return Self.follow(soundServer(server), speaker, sink: speakerSink, location: soundServers,
+                               switchCard: { await PulseCardProfileRequest.switchProfile(server: server, card: $0, to: $1) })
         }
     }
 
@@ -102,7 +103,8 @@ public struct AudioPathMonitor: Sendable {
                     case .reachable(let candidate):
                         slot.choice = AutomaticOutput(backend: .soundServer(candidate.server),
                                                       why: "BlueALSA is not on the system bus; a sound server answers at \(candidate.server) (\(candidate.origin))")
-                        let states = Self.follow(soundServer(candidate.server), speaker, sink: sink, location: location)
+                        let states = Self.follow(soundServer(candidate.server), speaker, sink: sink, location: location,
+                                                 switchCard: { await PulseCardProfileRequest.switchProfile(server: candidate.server, card: $0, to: $1) })
                         fallback = Task { for await state in states { continuation.yield(state) } }
                     case .unreachable(let problem):
                         slot.choice = AutomaticOutput(backend: .alsa("default"), why: "BlueALSA is not on the system bus and \(problem)")
@@ -156,12 +158,21 @@ public struct AudioPathMonitor: Sendable {
     /// The speaker's A2DP sink on the sound server, found by its properties; the sink's name is
     /// kept in `sink` for the song's stream. When the server cannot be reached, the socket check
     /// says where speakerd looked, as it did before any sink was looked for.
+    ///
+    /// A speaker whose card is left in a headset profile (HSP/HFP: it connected as a headset, or
+    /// a phone call switched it) has no A2DP sink: its card is switched to its A2DP profile with
+    /// `switchCard`, once per card (a reconnect makes a new card), so a card that keeps falling
+    /// back cannot make a loop; the path's reason says what was done.
     static func follow(_ states: AsyncStream<SoundServerState>, _ speaker: (address: BluetoothAddress, name: String),
-                       sink: SpeakerSink, location: SoundServerLocation = SoundServerLocation()) -> AsyncStream<ReadinessInputs.AudioPath> {
+                       sink: SpeakerSink, location: SoundServerLocation = SoundServerLocation(),
+                       switchCard: @escaping @Sendable (UInt32, String) async -> String? = { _, _ in "no sound server to ask" })
+        -> AsyncStream<ReadinessInputs.AudioPath> {
         let (address, name) = speaker
         return AsyncStream { continuation in
             let task = Task {
                 var last: ReadinessInputs.AudioPath?
+                /// Each card switched (by index): what the switch answered (nil: done).
+                var switched: [UInt32: String?] = [:]
                 for await state in states {
                     // A follower replaced by a newer one (the target changed) leaves the sink alone.
                     guard !Task.isCancelled else { break }
@@ -170,11 +181,25 @@ public struct AudioPathMonitor: Sendable {
                     case .unreachable(let problem):
                         sink.name = nil
                         path = Self.unreachable(problem, location: location, environment: ProcessEnvironment.current)
-                    case .sinks(let sinks):
+                    case .sinks(let sinks, let cards):
                         let found = sinks.first { $0.isA2DPSink(of: address) }
                         sink.name = found?.name
-                        path = found.map { .ready("PulseAudio sink \($0.name)") }
-                            ?? .notReady(.noAudioDevice(name, "no Bluetooth sink for it on the sound server yet"))
+                        if let found {
+                            path = .ready("PulseAudio sink \(found.name)")
+                        } else if let card = cards.first(where: { $0.belongs(to: address) && $0.isInHeadsetProfile }) {
+                            let headset = card.activeProfile ?? "headset"
+                            if let a2dp = card.a2dpProfile {
+                                if switched[card.index] == nil { switched[card.index] = .some(await switchCard(card.index, a2dp)) }
+                                let problem = switched[card.index] ?? nil
+                                path = .notReady(.noAudioDevice(name, problem.map {
+                                    "its card \(card.name) is in the headset profile \(headset); switching it to \(a2dp) failed: \($0)"
+                                } ?? "its card \(card.name) was in the headset profile \(headset); speakerd switched it to \(a2dp) once"))
+                            } else {
+                                path = .notReady(.noAudioDevice(name, "its card \(card.name) is in the headset profile \(headset) and offers no A2DP profile"))
+                            }
+                        } else {
+                            path = .notReady(.noAudioDevice(name, "no Bluetooth sink for it on the sound server yet"))
+                        }
                     }
                     guard path != last else { continue }
                     last = path

@@ -34,6 +34,45 @@ public struct SoundServerSink: Sendable, Equatable {
     }
 }
 
+/// A card on the sound server: PulseAudio's bluez5 card for a speaker, or PipeWire's Bluetooth
+/// device, with the profiles it offers. A speaker that connected as a headset (HSP/HFP) has a
+/// card whose active profile is a headset one, and no A2DP sink until its card is switched.
+public struct SoundServerCard: Sendable, Equatable {
+    public var index: UInt32
+    public var name: String
+    public var properties: [String: String]
+    public var activeProfile: String?
+    /// Every profile the card offers that is not known to be unavailable, by name.
+    public var availableProfiles: [String]
+
+    public init(index: UInt32, name: String, properties: [String: String], activeProfile: String?, availableProfiles: [String]) {
+        self.index = index
+        self.name = name
+        self.properties = properties
+        self.activeProfile = activeProfile
+        self.availableProfiles = availableProfiles
+    }
+
+    /// The card of the speaker at `address`, by its properties (as for sinks, never its name).
+    public func belongs(to address: BluetoothAddress) -> Bool {
+        guard properties["device.bus"] == "bluetooth" else { return false }
+        let wanted = address.description.uppercased()
+        return [properties["api.bluez5.address"], properties["device.string"]].contains { $0?.uppercased() == wanted }
+    }
+
+    /// Whether the card is in a headset profile (PulseAudio's `headset_head_unit`, PipeWire's
+    /// `headset-head-unit`, HSP/HFP names), which gives a speaker no music sink.
+    public var isInHeadsetProfile: Bool {
+        guard let profile = activeProfile?.lowercased() else { return false }
+        return ["headset", "hsp", "hfp"].contains { profile.contains($0) }
+    }
+
+    /// The A2DP profile to switch to: the first available one whose name says A2DP.
+    public var a2dpProfile: String? {
+        availableProfiles.first { $0.lowercased().hasPrefix("a2dp") }
+    }
+}
+
 /// libpulse, opened on first use instead of linked (see `CPulse.h` for why): only
 /// `audio_output = pulseaudio` pays for its libraries.
 enum PulseLibrary {
@@ -67,8 +106,8 @@ struct PulseLibraryError: Error, CustomStringConvertible {
 public enum SoundServerState: Sendable, Equatable {
     /// The server could not be reached or the connection was lost (libpulse's sentence).
     case unreachable(String)
-    /// Connected: every sink the server has now.
-    case sinks([SoundServerSink])
+    /// Connected: every sink the server has now, and its cards.
+    case sinks([SoundServerSink], cards: [SoundServerCard] = [])
 }
 
 /// The sinks of a PulseAudio server as an `AsyncStream`, kept current by libpulse's subscription
@@ -117,7 +156,7 @@ private final class PulseSession: @unchecked Sendable {
 
     private var fetching = false
     private var again = false
-    private var cards: [UInt32: String] = [:]
+    private var cards: [SoundServerCard] = []
     private var collected: [SoundServerSink] = []
 
     init(server: String?) {
@@ -209,15 +248,12 @@ private final class PulseSession: @unchecked Sendable {
         }
         fetching = true
         again = false
-        cards = [:]
+        cards = []
         let me = Unmanaged.passUnretained(self).toOpaque()
         let operation = pulse.pa_context_get_card_info_list(context, { _, info, end, me in
             guard let me else { return }
             let session = Unmanaged<PulseSession>.fromOpaque(me).takeUnretainedValue()
-            if end != 0 { session.readSinks() } else if let card = info?.pointee {
-                let profile = card.active_profile2?.pointee.name ?? card.active_profile?.pointee.name
-                if let profile { session.cards[card.index] = String(cString: profile) }
-            }
+            if end != 0 { session.readSinks() } else if let card = info?.pointee { session.cards.append(session.card(card)) }
         }, me)
         if let operation { pulse.pa_operation_unref(operation) } else { fetching = false }
     }
@@ -234,14 +270,29 @@ private final class PulseSession: @unchecked Sendable {
                     index: sink.index,
                     name: sink.name.map { String(cString: $0) } ?? "",
                     properties: session.dictionary(sink.proplist),
-                    cardProfile: sink.card == UInt32.max ? nil : session.cards[sink.card]))
+                    cardProfile: sink.card == UInt32.max ? nil : session.cards.first { $0.index == sink.card }?.activeProfile))
             }
         }, me)
         if let operation { pulse.pa_operation_unref(operation) } else { fetching = false }
     }
 
+    private func card(_ card: pa_card_info) -> SoundServerCard {
+        let active = card.active_profile2?.pointee.name ?? card.active_profile?.pointee.name
+        var profiles: [String] = []
+        if let list = card.profiles2 {
+            for index in 0..<Int(card.n_profiles) {
+                // PA_AVAILABLE_NO (1): the profile exists but cannot be chosen now.
+                guard let profile = list[index]?.pointee, profile.available != 1, let name = profile.name else { continue }
+                profiles.append(String(cString: name))
+            }
+        }
+        return SoundServerCard(index: card.index, name: card.name.map { String(cString: $0) } ?? "",
+                               properties: dictionary(card.proplist), activeProfile: active.map { String(cString: $0) },
+                               availableProfiles: profiles)
+    }
+
     private func finishRefresh() {
-        continuation.yield(.sinks(collected))
+        continuation.yield(.sinks(collected, cards: cards))
         fetching = false
         if again { refresh() }
     }

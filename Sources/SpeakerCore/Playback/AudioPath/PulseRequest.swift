@@ -1,0 +1,130 @@
+import CPulse
+
+/// One short request to a PulseAudio server (or pipewire-pulse) on its own `pa_context` and
+/// `pa_threaded_mainloop`: connect, run the subclass's request once the context is ready, and
+/// tear down when the subclass calls `close()`.
+///
+/// Short connections suit what is rare (a volume change, a card's profile switch): one kept open
+/// would be one more thing to keep alive across sound-server restarts, which the sink watcher
+/// already does for readiness.
+///
+/// Thread safety: `ready()` and `failed(_:)` run on the main loop's thread (or, for a failure to
+/// start, on the caller's before the thread exists). The request keeps itself alive (one retain)
+/// from `start` until its teardown, which runs on a thread of its own because stopping the main
+/// loop joins the main loop's thread.
+class PulseRequest: @unchecked Sendable {
+    private(set) var pulse: PulseLibrary.API?
+    private(set) var mainloop: OpaquePointer?
+    private(set) var context: OpaquePointer?
+    private var closed = false
+
+    /// Connects to `server` (nil: libpulse's own choice; never autospawned: a daemon must not
+    /// start a sound server of its own) as client `name`.
+    final func start(server: String?, name: String) {
+        let pulse: PulseLibrary.API
+        do { pulse = try PulseLibrary.api() } catch {
+            failed(error.description)
+            return
+        }
+        guard let mainloop = pulse.pa_threaded_mainloop_new() else {
+            failed("libpulse could not create a main loop (out of memory?)")
+            return
+        }
+        guard let context = pulse.pa_context_new(pulse.pa_threaded_mainloop_get_api(mainloop), name) else {
+            pulse.pa_threaded_mainloop_free(mainloop)
+            failed("libpulse could not create a connection (out of memory?)")
+            return
+        }
+        (self.pulse, self.mainloop, self.context) = (pulse, mainloop, context)
+        let me = Unmanaged.passRetained(self).toOpaque()
+        pulse.pa_context_set_state_callback(context, { context, me in
+            guard let context, let me else { return }
+            Unmanaged<PulseRequest>.fromOpaque(me).takeUnretainedValue().stateChanged(context)
+        }, me)
+        guard pulse.pa_context_connect(context, server, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
+            failed(errorText())
+            return
+        }
+        guard pulse.pa_threaded_mainloop_start(mainloop) >= 0 else {
+            failed("libpulse could not start its main loop thread")
+            return
+        }
+    }
+
+    /// The context is connected: make the request.
+    func ready() {}
+
+    /// The request failed with libpulse's (or our) sentence; subclasses report it and `close()`.
+    func failed(_ reason: String) {}
+
+    /// Tears the connection down off the main loop's thread and drops the request's own retain.
+    final func close() {
+        guard !closed, pulse != nil else { return }
+        closed = true
+        DetachedThread.start(name: "pulse-request") { [self] in
+            guard let pulse, let mainloop, let context else { return }
+            pulse.pa_threaded_mainloop_lock(mainloop)
+            pulse.pa_context_set_state_callback(context, nil, nil)
+            pulse.pa_context_disconnect(context)
+            pulse.pa_context_unref(context)
+            pulse.pa_threaded_mainloop_unlock(mainloop)
+            pulse.pa_threaded_mainloop_stop(mainloop)
+            pulse.pa_threaded_mainloop_free(mainloop)
+            Unmanaged.passUnretained(self).release()
+        }
+    }
+
+    final func errorText() -> String {
+        guard let pulse, let context else { return "unknown error" }
+        return pulse.pa_strerror(pulse.pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error"
+    }
+
+    private func stateChanged(_ context: OpaquePointer) {
+        guard let pulse else { return }
+        let state = pulse.pa_context_get_state(context)
+        if state == PA_CONTEXT_READY {
+            ready()
+        } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
+            failed(errorText())
+        }
+    }
+}
+
+/// Switches a card to a profile (a speaker's card left in a headset profile, to A2DP).
+final class PulseCardProfileRequest: PulseRequest, @unchecked Sendable {
+    private let card: UInt32
+    private let profile: String
+    private var report: ((String?) -> Void)?
+
+    /// Reports nil once the server has switched `card` to `profile`, else why not.
+    static func switchProfile(server: String?, card: UInt32, to profile: String) async -> String? {
+        await withCheckedContinuation { continuation in
+            let request = PulseCardProfileRequest(card: card, profile: profile) { continuation.resume(returning: $0) }
+            request.start(server: server, name: "speakerd card profile")
+        }
+    }
+
+    private init(card: UInt32, profile: String, report: @escaping (String?) -> Void) {
+        (self.card, self.profile, self.report) = (card, profile, report)
+    }
+
+    private func finish(_ problem: String?) {
+        guard let report else { return }
+        self.report = nil
+        report(problem)
+        close()
+    }
+
+    override func failed(_ reason: String) { finish(reason) }
+
+    override func ready() {
+        guard let pulse, let context else { return }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let operation = pulse.pa_context_set_card_profile_by_index(context, card, profile, { _, success, me in
+            guard let me else { return }
+            let request = Unmanaged<PulseCardProfileRequest>.fromOpaque(me).takeUnretainedValue()
+            request.finish(success != 0 ? nil : request.errorText())
+        }, me)
+        if let operation { pulse.pa_operation_unref(operation) } else { failed(errorText()) }
+    }
+}

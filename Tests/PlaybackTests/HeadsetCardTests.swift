@@ -1,0 +1,112 @@
+import Foundation
+@testable import SpeakerCore
+import Synchronization
+import Testing
+import TestSupport
+
+/// A speaker that came back as a headset (HSP/HFP) instead of A2DP, the second complaint users
+/// file most: its card on the sound server is switched to its A2DP profile, once per card, and
+/// the path's reason says so.
+@Suite("A speaker's card left in a headset profile is switched to A2DP, once")
+struct HeadsetCardTests {
+    static let speaker = try! BluetoothAddress("11:22:33:AA:BB:CC")
+    static let builtIn = SoundServerSink(index: 0, name: "out", properties: ["device.bus": "pci"])
+
+    /// PulseAudio's bluez5 card for the speaker, in `profile`.
+    static func card(index: UInt32 = 3, profile: String, offers profiles: [String] = ["a2dp_sink", "headset_head_unit", "off"])
+        -> SoundServerCard {
+        SoundServerCard(index: index, name: "bluez_card.11_22_33_AA_BB_CC",
+                        properties: ["device.bus": "bluetooth", "device.string": "11:22:33:AA:BB:CC"],
+                        activeProfile: profile, availableProfiles: profiles)
+    }
+
+    /// The speaker's A2DP sink, which the card's switch brings.
+    static let a2dpSink = SoundServerSink(index: 9, name: "bluez_sink.11_22_33_AA_BB_CC.a2dp_sink",
+                                          properties: ["device.bus": "bluetooth", "device.string": "11:22:33:AA:BB:CC"],
+                                          cardProfile: "a2dp_sink")
+
+    /// Every switch asked for, and what the server answers (nil: switched).
+    final class Switches: Sendable {
+        let asked = Mutex<[(card: UInt32, profile: String)]>([])
+        let answer: String?
+        init(answer: String? = nil) { self.answer = answer }
+        func record(_ card: UInt32, _ profile: String) -> String? {
+            asked.withLock { $0.append((card, profile)) }
+            return answer
+        }
+        var count: Int { asked.withLock { $0.count } }
+    }
+
+    @Test("a headset card gets one switch to its A2DP profile; the A2DP sink that follows makes the path ready; a new card (a reconnect) gets its own one")
+    func switchedOnce() async {
+        let (states, feed) = AsyncStream.makeStream(of: SoundServerState.self)
+        let switches = Switches()
+        var path = AudioPathMonitor.follow(states, (Self.speaker, "JBL Flip 5"), sink: SpeakerSink(),
+                                           switchCard: { switches.record($0, $1) }).makeAsyncIterator()
+
+        feed.yield(.sinks([Self.builtIn], cards: [Self.card(profile: "headset_head_unit")]))
+        #expect(await path.next() == .notReady(.noAudioDevice(
+            "JBL Flip 5", "its card bluez_card.11_22_33_AA_BB_CC was in the headset profile headset_head_unit; speakerd switched it to a2dp_sink once")))
+        #expect(switches.asked.withLock { $0.map(\.card) } == [3])
+        #expect(switches.asked.withLock { $0.map(\.profile) } == ["a2dp_sink"])
+
+        // The card falls back to the headset profile by itself: no second switch (no loop).
+        feed.yield(.sinks([Self.builtIn], cards: [Self.card(profile: "a2dp_sink")]))
+        #expect(await path.next() == .notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
+        feed.yield(.sinks([Self.builtIn], cards: [Self.card(profile: "headset_head_unit")]))
+        _ = await path.next()
+        #expect(switches.count == 1, "a card that keeps falling back was switched again")
+
+        feed.yield(.sinks([Self.builtIn, Self.a2dpSink], cards: [Self.card(profile: "a2dp_sink")]))
+        #expect(await path.next() == .ready("PulseAudio sink bluez_sink.11_22_33_AA_BB_CC.a2dp_sink"))
+
+        feed.yield(.sinks([Self.builtIn], cards: [Self.card(index: 4, profile: "headset_head_unit")]))
+        _ = await path.next()
+        #expect(switches.asked.withLock { $0.map(\.card) } == [3, 4])
+        feed.finish()
+    }
+
+    @Test("a switch the server refuses is reported with its reason, and not retried")
+    func refusedSwitch() async {
+        let (states, feed) = AsyncStream.makeStream(of: SoundServerState.self)
+        let switches = Switches(answer: "Not supported")
+        var path = AudioPathMonitor.follow(states, (Self.speaker, "JBL Flip 5"), sink: SpeakerSink(),
+                                           switchCard: { switches.record($0, $1) }).makeAsyncIterator()
+        feed.yield(.sinks([Self.builtIn], cards: [Self.card(profile: "headset-head-unit", offers: ["a2dp-sink", "headset-head-unit"])]))
+        #expect(await path.next() == .notReady(.noAudioDevice(
+            "JBL Flip 5", "its card bluez_card.11_22_33_AA_BB_CC is in the headset profile headset-head-unit; switching it to a2dp-sink failed: Not supported")))
+        feed.yield(.sinks([Self.builtIn], cards: [Self.card(profile: "headset-head-unit", offers: ["a2dp-sink", "headset-head-unit"])]))
+        feed.finish()
+        while await path.next() != nil {}
+        #expect(switches.count == 1)
+    }
+
+    @Test("a headset card with no A2DP profile to offer, another speaker's card, and a card in A2DP are left alone")
+    func leftAlone() async {
+        let (states, feed) = AsyncStream.makeStream(of: SoundServerState.self)
+        let switches = Switches()
+        var path = AudioPathMonitor.follow(states, (Self.speaker, "JBL Flip 5"), sink: SpeakerSink(),
+                                           switchCard: { switches.record($0, $1) }).makeAsyncIterator()
+        feed.yield(.sinks([Self.builtIn], cards: [Self.card(profile: "headset_head_unit", offers: ["headset_head_unit", "off"])]))
+        #expect(await path.next() == .notReady(.noAudioDevice(
+            "JBL Flip 5", "its card bluez_card.11_22_33_AA_BB_CC is in the headset profile headset_head_unit and offers no A2DP profile")))
+        var other = Self.card(index: 5, profile: "headset_head_unit")
+        other.properties["device.string"] = "44:55:66:77:88:99"
+        feed.yield(.sinks([Self.builtIn], cards: [other, Self.card(index: 6, profile: "a2dp_sink")]))
+        #expect(await path.next() == .notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
+        feed.finish()
+        #expect(switches.count == 0)
+    }
+
+    @Test("libpulse asks a real server for the switch and brings back its refusal of a card it does not have",
+          .timeLimit(.minutes(1)), arguments: SoundServerKind.allCases)
+    func realServerAnswers(kind: SoundServerKind) async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory, kind: kind)
+        let problem = await PulseCardProfileRequest.switchProfile(server: server.address, card: 4242, to: "a2dp_sink")
+        #expect(problem == "No such entity", "\(String(describing: problem))")
+        let noServer = await PulseCardProfileRequest.switchProfile(server: "unix:\(directory.path)/none", card: 1, to: "a2dp_sink")
+        #expect(noServer == "Connection refused", "\(String(describing: noServer))")
+    }
+}
