@@ -85,11 +85,13 @@ struct PulseAudioDaemonTests {
     /// state file (nil keeps the one a previous run left), `config` as the config file.
     static func withDaemon(pulseServer: String, in directory: URL, launcher: [String] = [], audioOutput: String = "pulseaudio",
                            state: String? = knownSpeakerState, config: String = "",
+                           world worldStarted: (FakeBusWorld) -> Void = { _ in },
                            speakerConnected: (() async throws -> Void)? = nil,
                            until ready: @escaping (StatusReport) -> Bool = { $0.readiness == "playbackReady" },
                            _ body: (SpeakerdDBusClient) async throws -> Void) async throws {
         let world = try await FakeBusWorld.start()
         defer { _ = world }
+        worldStarted(world)
         try state?.write(to: directory.appendingPathComponent("state.json"), atomically: true, encoding: .utf8)
         try config.write(to: directory.appendingPathComponent("speakerd.conf"), atomically: true, encoding: .utf8)
         let bus = try await world.connect()

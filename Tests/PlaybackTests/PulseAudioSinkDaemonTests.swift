@@ -210,4 +210,49 @@ struct PulseAudioSinkDaemonTests {
         let tone = PulseAudioOutputTests.a4Windows(try await #require(recording).finish())
         #expect(tone.clean > 0, "the speaker's sink heard no clean A4 under audio_output = auto (\(tone.loud) loud windows)")
     }
+
+    @Test("connected but no sink: after audio_device_grace_seconds speakerd asks BlueZ once for the A2DP profile (never a disconnect), and the sink that follows plays the song",
+          .timeLimit(.minutes(2)))
+    func noSinkAsksForTheProfileOnce() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory)
+        var fakeBlueZ: FakeBusWorld?
+        var recording: Recording?
+        try await PulseAudioDaemonTests.withDaemon(
+            pulseServer: server.address, in: directory, config: "audio_device_grace_seconds = 1\n", world: { fakeBlueZ = $0 },
+            until: { $0.speaker?.connected == true && $0.waitingFor?.code == NotReadyReason.Code.noAudioDevice.rawValue }
+        ) { client in
+            let world = try #require(fakeBlueZ)
+            let bus = try await world.connect()
+            defer { bus.close() }
+            let device: DBusObjectPath = "/org/bluez/hci0/dev_11_22_33_AA_BB_CC"
+            func calls(_ method: String) async throws -> [DBusValue] {
+                let reply = try await world.mock("GetMethodCalls", interface: "org.freedesktop.DBus.Mock", path: device,
+                                                 arguments: [.string(method)], using: bus)
+                guard case .array(_, let entries)? = reply.first else { return [] }
+                return entries
+            }
+            try await PulseAudioDaemonTests.eventually("speakerd asks BlueZ for the A2DP profile") {
+                try await calls("ConnectProfile").count == 1
+            }
+            let asked = try await calls("ConnectProfile")
+            #expect("\(asked)".contains("0000110b-0000-1000-8000-00805f9b34fb"), "\(asked)")
+            #expect(try await client.status().warnings.contains { $0.contains("A2DP") }, "status does not say what speakerd asked")
+            // Several grace periods later: still one ask, and the speaker was never disconnected.
+            try await Task.sleep(for: .seconds(3))
+            #expect(try await calls("ConnectProfile").count == 1, "speakerd asked for the profile more than once")
+            #expect(try await calls("Disconnect").isEmpty, "speakerd disconnected a speaker that had no sink")
+
+            let sink = try await server.addBluetoothSink(address: Self.speaker)
+            recording = try await server.record(to: directory.appendingPathComponent("nudged.raw").path, from: sink.monitor)
+            try await PulseAudioDaemonTests.eventually("ready once the sink is there") { try await client.status().readiness == "playbackReady" }
+            _ = try await client.play(try PulseAudioDaemonTests.request(ClientSongs.sustainedA4(seconds: 2), named: "a4.mid", in: directory))
+            try await PulseAudioDaemonTests.eventually("the song has played to its end") {
+                try await client.status().playback.state != "playing"
+            }
+        }
+        let tone = PulseAudioOutputTests.a4Windows(try await #require(recording).finish())
+        #expect(tone.clean > 0, "the speaker's sink heard no clean A4 after the profile was asked for")
+    }
 }
