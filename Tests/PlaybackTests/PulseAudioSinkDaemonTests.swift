@@ -106,11 +106,11 @@ struct PulseAudioSinkDaemonTests {
     }
 
     @Test("the song's first note reaches the speaker's sink the pre-roll (150 ms by default) after the play request, not sooner",
-          .timeLimit(.minutes(2)))
-    func firstNoteAfterThePreRoll() async throws {
+          .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
+    func firstNoteAfterThePreRoll(kind: SoundServerKind) async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try await PulseAudioServer.start(in: directory)
+        let server = try await PulseAudioServer.start(in: directory, kind: kind)
         var sink: BluetoothSink?
         var recording: Recording?
         var delay = Duration.zero
@@ -143,11 +143,11 @@ struct PulseAudioSinkDaemonTests {
     }
 
     @Test("keep_alive = yes: the idle speaker's sink hears the -60 dBFS signal, not digital silence; a song replaces it, and it goes on while the song is paused",
-          .timeLimit(.minutes(2)))
-    func keepAliveReachesTheSink() async throws {
+          .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
+    func keepAliveReachesTheSink(kind: SoundServerKind) async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try await PulseAudioServer.start(in: directory)
+        let server = try await PulseAudioServer.start(in: directory, kind: kind)
         var sink: BluetoothSink?
         var idle: [Float] = []
         var paused: [Float] = []
@@ -212,11 +212,11 @@ struct PulseAudioSinkDaemonTests {
     }
 
     @Test("connected but no sink: after audio_device_grace_seconds speakerd asks BlueZ once for the A2DP profile (never a disconnect), and the sink that follows plays the song",
-          .timeLimit(.minutes(2)))
-    func noSinkAsksForTheProfileOnce() async throws {
+          .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
+    func noSinkAsksForTheProfileOnce(kind: SoundServerKind) async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try await PulseAudioServer.start(in: directory)
+        let server = try await PulseAudioServer.start(in: directory, kind: kind)
         var fakeBlueZ: FakeBusWorld?
         var recording: Recording?
         try await PulseAudioDaemonTests.withDaemon(
