@@ -197,6 +197,9 @@ struct PulseAudioSinkDaemonTests {
             #expect(ready.audioPath == "PulseAudio sink \(speakerSink.name)")
             #expect(ready.humanReadable.contains("Output:    auto chose PulseAudio/PipeWire (BlueALSA is not on the system bus"))
             #expect(ReportJSON.encode(ready).contains("\"outputChoice\" : \"PulseAudio"), "\(ReportJSON.encode(ready))")
+            let startup = try await client.startup()
+            #expect(startup.outputChoice == ready.outputChoice, "startup does not say what auto chose")
+            #expect(startup.humanReadable.hasSuffix("Output: auto chose \(try #require(ready.outputChoice))"))
 
             recording = try await server.record(to: directory.appendingPathComponent("auto.raw").path, from: speakerSink.monitor)
             let started = try await client.play(

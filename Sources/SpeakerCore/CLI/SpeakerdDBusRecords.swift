@@ -104,7 +104,7 @@ enum SpeakerdDBusRecords {
     // MARK: - Start-up timeline
 
     static func encode(_ report: StartupReport) -> DBusValue {
-        .properties([
+        var bag: [String: DBusValue] = [
             "Scenario": .string(report.scenario),
             "CriticalPath": .strings(report.criticalPath),
             "Operations": array(report.operations.map { operation in
@@ -115,7 +115,9 @@ enum SpeakerdDBusRecords {
                 if let reason = operation.reason { bag["Reason"] = .string(reason) }
                 return .properties(bag)
             }),
-        ])
+        ]
+        if let choice = report.outputChoice { bag["OutputChoice"] = .string(choice) }
+        return .properties(bag)
     }
 
     static func startup(from value: DBusValue) throws(DBusError) -> StartupReport {
@@ -130,7 +132,8 @@ enum SpeakerdDBusRecords {
         }
         return StartupReport(scenario: try bag.decode("Scenario", as: String.self) ?? "",
                              operations: operations,
-                             criticalPath: try bag.decode("CriticalPath", as: [String].self) ?? [])
+                             criticalPath: try bag.decode("CriticalPath", as: [String].self) ?? [],
+                             outputChoice: try bag.decode("OutputChoice", as: String.self))
     }
 
     // MARK: - Scan and speakers

@@ -48,6 +48,7 @@ public struct StartupChart: Sendable {
             lines.append((onPath ? "* " : "  ") + padded(name, to: nameWidth) + " " + bar + " "
                 + leftPadded(duration, to: durationWidth) + "  " + operation.outcome)
         }
+        if let choice = report.outputChoice { lines.append("Output: auto chose \(choice)") }
         return lines.joined(separator: "\n")
     }
 

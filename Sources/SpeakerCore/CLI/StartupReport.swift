@@ -7,14 +7,26 @@ public struct StartupReport: Codable, Equatable, Sendable {
     public var scenario: String
     public var operations: [Operation]
     public var criticalPath: [String]
+    /// Under `audio_output = auto`: what speakerd chose for the speaker and why (as in
+    /// `status`); nil, and the key left out, otherwise.
+    public var outputChoice: String?
 
-    public init(scenario: String, operations: [Operation], criticalPath: [String]) {
+    public init(scenario: String, operations: [Operation], criticalPath: [String], outputChoice: String? = nil) {
         self.scenario = scenario
         self.operations = operations
         self.criticalPath = criticalPath
+        self.outputChoice = outputChoice
     }
 
-    enum CodingKeys: String, CodingKey { case scenario, operations, criticalPath }
+    enum CodingKeys: String, CodingKey { case scenario, operations, criticalPath, outputChoice }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(scenario, forKey: .scenario)
+        try container.encode(operations, forKey: .operations)
+        try container.encode(criticalPath, forKey: .criticalPath)
+        try container.encodeIfPresent(outputChoice, forKey: .outputChoice)
+    }
 
     public struct Operation: Codable, Equatable, Sendable {
         public var name: String
@@ -59,6 +71,7 @@ public struct StartupReport: Codable, Equatable, Sendable {
                 + leftPadded(end, to: 7) + "  " + operation.outcome + (operation.reason.map { ": \($0)" } ?? ""))
         }
         if !criticalPath.isEmpty { lines.append("Critical path: " + criticalPath.joined(separator: " → ")) }
+        if let outputChoice { lines.append("Output: auto chose \(outputChoice)") }
         return lines.joined(separator: "\n")
     }
 

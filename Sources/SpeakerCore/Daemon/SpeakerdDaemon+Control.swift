@@ -12,7 +12,9 @@ extension SpeakerdDaemon: SpeakerdControl {
         guard let lastTimeline else {
             throw .rejected(name: SpeakerdBus.ErrorName.notReady, message: "start-up is still running; ask again in a moment")
         }
-        return StartupReport(lastTimeline)
+        var report = StartupReport(lastTimeline)
+        report.outputChoice = playback?.automaticOutput?.description
+        return report
     }
 
     public func scan() async throws(SpeakerdError) -> ScanReport {
