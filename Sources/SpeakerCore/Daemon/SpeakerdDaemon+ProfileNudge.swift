@@ -6,11 +6,19 @@
 /// calls `ConnectProfile(A2DP sink)` on it, once per link (never a disconnect, never a loop), and
 /// says so in `status` (`warnings`). A new link, a new target or the device appearing resets it.
 extension SpeakerdDaemon {
-    /// Arms (or disarms) the one-shot timer from what is observed now.
-    func considerAskingForProfile() {
+    /// The speaker to ask for, from what is observed now: connected, without its audio device,
+    /// not yet asked on this link. Checked when the timer is armed and again when it fires,
+    /// since the world may change during the grace period.
+    private var targetToAsk: LinkSnapshot.Target? {
         guard let target = inputs.link.target, inputs.link.connected,
               case .notReady(let reason) = inputs.audioPath, reason.code == .noAudioDevice,
-              profileAskedOnLink != linkUps, bluez != nil else {
+              profileAskedOnLink != linkUps, bluez != nil else { return nil }
+        return target
+    }
+
+    /// Arms (or disarms) the one-shot timer from what is observed now.
+    func considerAskingForProfile() {
+        guard let target = targetToAsk else {
             profileNudge?.cancel()
             profileNudge = nil
             return
@@ -26,8 +34,7 @@ extension SpeakerdDaemon {
     private func askForProfile(_ target: LinkSnapshot.Target, onLink link: Int, after grace: Duration) async {
         profileNudge = nil
         // Still the same link to the same speaker, still without its audio device?
-        guard link == linkUps, profileAskedOnLink != link, inputs.link.connected, inputs.link.target?.address == target.address,
-              case .notReady(let reason) = inputs.audioPath, reason.code == .noAudioDevice, let bluez else { return }
+        guard link == linkUps, targetToAsk?.address == target.address, let bluez else { return }
         profileAskedOnLink = link
         let seconds = Int(grace.components.seconds)
         logger.info("\(target.name) (\(target.address)) is connected but has no audio device after \(seconds) s; asking BlueZ for its A2DP profile")

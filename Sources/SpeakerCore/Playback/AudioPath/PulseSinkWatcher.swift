@@ -25,12 +25,18 @@ public struct SoundServerSink: Sendable, Equatable {
     /// `bluetooth.protocol`, or its card's active profile). A speaker left in a headset profile
     /// has a sink too, but not one worth playing music to.
     public func isA2DPSink(of address: BluetoothAddress) -> Bool {
-        guard properties["device.bus"] == "bluetooth" else { return false }
-        let wanted = address.description.uppercased()
-        let addresses = [properties["api.bluez5.address"], properties["device.string"]].compactMap { $0?.uppercased() }
-        guard addresses.contains(wanted) else { return false }
+        guard Self.names(address, in: properties) else { return false }
         let profiles = [properties["api.bluez5.profile"], properties["bluetooth.protocol"]].compactMap { $0?.lowercased() }
         return profiles.contains { $0.contains("a2dp") } || cardProfile?.lowercased().hasPrefix("a2dp") == true
+    }
+
+    /// Whether a sink's or card's properties name the Bluetooth device at `address`: on the
+    /// Bluetooth bus, with the address in `api.bluez5.address` (PipeWire) or `device.string`
+    /// (PulseAudio's bluez5 module).
+    static func names(_ address: BluetoothAddress, in properties: [String: String]) -> Bool {
+        guard properties["device.bus"] == "bluetooth" else { return false }
+        let wanted = address.description.uppercased()
+        return [properties["api.bluez5.address"], properties["device.string"]].contains { $0?.uppercased() == wanted }
     }
 }
 
@@ -55,9 +61,7 @@ public struct SoundServerCard: Sendable, Equatable {
 
     /// The card of the speaker at `address`, by its properties (as for sinks, never its name).
     public func belongs(to address: BluetoothAddress) -> Bool {
-        guard properties["device.bus"] == "bluetooth" else { return false }
-        let wanted = address.description.uppercased()
-        return [properties["api.bluez5.address"], properties["device.string"]].contains { $0?.uppercased() == wanted }
+        SoundServerSink.names(address, in: properties)
     }
 
     /// Whether the card is in a headset profile (PulseAudio's `headset_head_unit`, PipeWire's
