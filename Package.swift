@@ -93,9 +93,15 @@ let package = Package(
             name: "CFluidSynth",
             linkerSettings: [.linkedLibrary("dl")]
         ),
+        // The MIDI file reader: pure Swift, no C and nothing of the daemon (fuzzed on its own).
+        .target(
+            name: "MIDI",
+            dependencies: [.product(name: "SystemPackage", package: "swift-system")]
+        ),
         .target(
             name: "SpeakerCore",
             dependencies: [
+                "MIDI",
                 "CBlueZ",
                 "CFluidSynth",
                 "CPulse",
@@ -150,7 +156,7 @@ let package = Package(
             name: "BlueZTests",
             dependencies: ["SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
-        .testTarget(name: "MIDITests", dependencies: ["SpeakerCore", "TestSupport"]),
+        .testTarget(name: "MIDITests", dependencies: ["MIDI", "SpeakerCore", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",
             dependencies: ["SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]

@@ -1,3 +1,4 @@
+import MIDI
 import ArgumentParser
 import Dispatch
 import Foundation

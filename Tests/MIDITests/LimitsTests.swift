@@ -1,3 +1,4 @@
+import MIDI
 import Testing
 import SpeakerCore
 

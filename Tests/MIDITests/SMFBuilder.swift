@@ -1,3 +1,4 @@
+import MIDI
 import SpeakerCore
 
 /// Hand-built Standard MIDI File bytes for fixtures, so every test shows exactly the bytes it reads.

@@ -1,3 +1,4 @@
+import MIDI
 import Foundation
 import SpeakerCore
 import Testing

@@ -1,3 +1,4 @@
+import MIDI
 /// Renders a song to a WAV file as fast as the CPU allows: `composer-cli render` and the tests.
 ///
 /// The same scheduler and synthesiser as live playback, so what a test hears in the file is what

@@ -1,3 +1,4 @@
+import MIDI
 /// Plays songs, one at a time, to one output, reusing one loaded SoundFont.
 ///
 /// The engine is the lifecycle owner: it turns play/pause/resume/stop into transitions of an

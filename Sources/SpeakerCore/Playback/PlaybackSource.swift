@@ -1,3 +1,4 @@
+import MIDI
 import Synchronization
 
 /// One song being rendered, or the idle keep-alive signal: what an `AudioOutput` pulls audio from.

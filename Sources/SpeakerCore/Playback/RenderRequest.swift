@@ -1,3 +1,4 @@
+import MIDI
 /// `composer-cli render FILE -o OUT.wav`: read, load, render — offline, without the daemon.
 ///
 /// Lives here rather than in the CLI so the executable only parses arguments, and so the same

@@ -1,3 +1,4 @@
+import MIDI
 /// Our own sample-accurate sequencer: it renders audio exactly up to each event's frame, sends the
 /// event, and goes on, so a note sounds on the frame its time says (FluidSynth's `fluid_player`
 /// only dispatches on 64-frame block boundaries and renders some valid files as silence).

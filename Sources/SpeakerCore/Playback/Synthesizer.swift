@@ -1,3 +1,4 @@
+import MIDI
 import CFluidSynth
 
 /// Owns one `fluid_synth_t`: the voice engine that turns MIDI messages into samples.

@@ -1,3 +1,4 @@
+import MIDI
 import Clocks
 import Foundation
 import SpeakerCore

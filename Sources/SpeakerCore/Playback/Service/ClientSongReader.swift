@@ -1,3 +1,4 @@
+import MIDI
 import SystemPackage
 
 /// Reads a song from the descriptor a client sent with `play`, then closes it.

@@ -1,3 +1,4 @@
+import MIDI
 /// Where the playback service gets its output and engine from.
 ///
 /// Injected so that the daemon wires BlueALSA (or the `--audio-output` it was given) and tests
