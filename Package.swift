@@ -127,6 +127,7 @@ let package = Package(
         .executableTarget(
             name: "composer-cli",
             dependencies: [
+                "MIDI",
                 "SpeakerCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -143,7 +144,7 @@ let package = Package(
         // Benchmarks: run in release builds (`scripts/bench`), figures in docs/BENCHMARKS.md.
         .executableTarget(name: "bench-dbus", dependencies: ["SpeakerCore", "CBlueZ"], path: "Benchmarks/bench-dbus"),
         .executableTarget(name: "bench-readiness", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-readiness"),
-        .executableTarget(name: "bench-playback", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-playback"),
+        .executableTarget(name: "bench-playback", dependencies: ["MIDI", "SpeakerCore"], path: "Benchmarks/bench-playback"),
         .executableTarget(name: "bench-startup", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-startup",
                          swiftSettings: noFoundation, linkerSettings: speakerdImage),
 
@@ -159,11 +160,11 @@ let package = Package(
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "SpeakerCore", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
     ],
     swiftLanguageModes: [.v6]
