@@ -64,7 +64,8 @@ struct VolumeMemoryTests {
         let (bluez, playback) = (Self.bluez(), VolumePlayback())
         let daemon = Self.daemon(bluez, playback, state: state)
         let startup = Task { await daemon.start() }
-        try await eventually("the known speaker is connected") { await daemon.link.snapshot.connected }
+        // What the daemon answers from (its observed inputs), not the link object, which learns first.
+        try await eventually("the known speaker is connected") { try await daemon.status().speaker?.connected == true }
         return (state, bluez, playback, daemon, startup)
     }
 
@@ -113,7 +114,7 @@ struct VolumeMemoryTests {
         // The speaker goes off and comes back at its own full volume.
         playback.deviceGoes()
         await bluez.dropConnection(Self.flip, reason: .timeout)
-        try await eventually("the loss is seen") { await !daemon.link.snapshot.connected }
+        try await eventually("the loss is seen") { try await daemon.status().speaker?.connected == false }
         #expect(try await daemon.status().volume == nil, "status keeps a volume for a speaker that is gone")
         playback.device.reset(to: 100)
         await bluez.updateDevice(Self.flip) { $0.connected = true }
@@ -157,7 +158,7 @@ struct VolumeMemoryTests {
         #expect(try await daemon.setVolume(.by(5)).percent == 35, "a step does not start from the speaker's own level")
 
         await bluez.dropConnection(Self.flip, reason: .timeout)
-        try await eventually("the loss is seen") { await !daemon.link.snapshot.connected }
+        try await eventually("the loss is seen") { try await daemon.status().speaker?.connected == false }
         let gone = await #expect(throws: SpeakerdError.self) { try await daemon.volume() }
         #expect(gone == .rejected(name: SpeakerdBus.ErrorName.noSpeaker, message: SpeakerVolumeError.noSpeaker.description))
         await daemon.shutdown()
