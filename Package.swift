@@ -98,9 +98,18 @@ let package = Package(
             name: "MIDI",
             dependencies: [.product(name: "SystemPackage", package: "swift-system")]
         ),
+        // The D-Bus binding over libdbus-1: connections, messages, typed values, exported objects.
+        // One-shot async signals (a value or failure that many may wait for), used by every layer.
+        .target(name: "AsyncSignals"),
+        .target(
+            name: "DBus",
+            dependencies: ["AsyncSignals", "CBlueZ"]
+        ),
         .target(
             name: "SpeakerCore",
             dependencies: [
+                "AsyncSignals",
+                "DBus",
                 "MIDI",
                 "CBlueZ",
                 "CFluidSynth",

@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 
 /// A private dbus-daemon for the benchmark, in its own temp dir, killed when the run ends.

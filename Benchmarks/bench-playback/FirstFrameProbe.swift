@@ -1,3 +1,4 @@
+import AsyncSignals
 import SpeakerCore
 
 /// An output that records the instant the first block of audio exists, then ends the song: the

@@ -1,3 +1,4 @@
+import AsyncSignals
 import Dispatch
 
 /// The baseline the readiness gate is measured against: the seeds' pattern (Signal-iOS

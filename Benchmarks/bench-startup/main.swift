@@ -8,6 +8,7 @@
 // idle RSS - this" is what the daemon's own code and state cost. Like speakerd, it reads its
 // file with SpeakerCore's `TextFile`: importing Foundation here would link the full Foundation
 // into the probe.
+import DBus
 import Glibc
 import SpeakerCore
 

@@ -1,3 +1,4 @@
+import AsyncSignals
 import ArgumentParser
 import Foundation
 import Glibc

@@ -1,3 +1,4 @@
+@testable import DBus
 import Testing
 @testable import SpeakerCore
 

@@ -1,3 +1,4 @@
+import DBus
 import Clocks
 import SpeakerCore
 import TestSupport

@@ -1,3 +1,4 @@
+import DBus
 import SpeakerCore
 import TestSupport
 import Testing

@@ -1,3 +1,4 @@
+@testable import DBus
 import Clocks
 import TestSupport
 import Testing

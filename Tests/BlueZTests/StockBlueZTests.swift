@@ -1,3 +1,4 @@
+import DBus
 import Clocks
 import Synchronization
 import SpeakerCore

@@ -1,3 +1,5 @@
+import AsyncSignals
+import DBus
 import SpeakerCore
 import TestSupport
 import Testing

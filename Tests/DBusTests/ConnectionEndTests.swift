@@ -1,3 +1,4 @@
+import DBus
 import Glibc
 import SpeakerCore
 import Testing

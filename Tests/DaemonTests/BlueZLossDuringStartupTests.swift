@@ -1,3 +1,5 @@
+@testable import DBus
+import AsyncSignals
 import Logging
 import Testing
 import TestSupport

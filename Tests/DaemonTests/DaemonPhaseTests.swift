@@ -1,3 +1,4 @@
+import AsyncSignals
 import Testing
 @testable import SpeakerCore
 

@@ -1,7 +1,9 @@
+import AsyncSignals
 import Clocks
 import Synchronization
 import Testing
 import TestSupport
+@testable import AsyncSignals
 @testable import SpeakerCore
 
 @Suite("Reconnect controller carrying out the policy")

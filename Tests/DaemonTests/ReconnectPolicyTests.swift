@@ -1,3 +1,4 @@
+import AsyncSignals
 import Clocks
 import Testing
 import TestSupport

@@ -1,8 +1,10 @@
+import AsyncSignals
 import Foundation
 import Logging
 import SystemPackage
 import Testing
 import TestSupport
+@testable import AsyncSignals
 @testable import SpeakerCore
 
 /// The soundfont preload is a polite deferred task: it starts only once start-up has issued its

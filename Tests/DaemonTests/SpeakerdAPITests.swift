@@ -1,3 +1,4 @@
+@testable import DBus
 import Foundation
 import Synchronization
 import SystemPackage

@@ -1,3 +1,5 @@
+@testable import DBus
+import AsyncSignals
 import Foundation
 import Logging
 import Synchronization

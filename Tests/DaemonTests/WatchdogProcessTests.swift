@@ -1,3 +1,4 @@
+import AsyncSignals
 import Foundation
 import Testing
 import TestSupport

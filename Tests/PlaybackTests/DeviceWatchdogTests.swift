@@ -1,3 +1,4 @@
+import AsyncSignals
 import Clocks
 import Foundation
 @testable import SpeakerCore

@@ -1,3 +1,5 @@
+import DBus
+import AsyncSignals
 import Foundation
 import Testing
 import TestSupport

@@ -1,3 +1,4 @@
+import AsyncSignals
 import Foundation
 @testable import SpeakerCore
 import Testing

@@ -1,5 +1,7 @@
+import AsyncSignals
 import Clocks
 import Testing
+@testable import AsyncSignals
 @testable import SpeakerCore
 
 /// The failure of the adapter-powered signal in these scenarios.

@@ -1,5 +1,7 @@
+import AsyncSignals
 import Clocks
 import Testing
+@testable import AsyncSignals
 @testable import SpeakerCore
 
 private struct PairingError: Error, CustomStringConvertible {

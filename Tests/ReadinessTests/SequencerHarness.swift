@@ -1,6 +1,8 @@
+import AsyncSignals
 import Clocks
 import Synchronization
 import Testing
+@testable import AsyncSignals
 @testable import SpeakerCore
 
 /// Start-up operations whose ends the test decides: each body records that it started, then

@@ -1,4 +1,6 @@
+import AsyncSignals
 import Testing
+@testable import AsyncSignals
 @testable import SpeakerCore
 
 @Suite("Readiness gate: slow blocks are named in the log", .timeLimit(.minutes(1)))

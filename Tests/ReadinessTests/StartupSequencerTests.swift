@@ -1,3 +1,5 @@
+@testable import DBus
+import AsyncSignals
 import Clocks
 import Foundation
 import Testing

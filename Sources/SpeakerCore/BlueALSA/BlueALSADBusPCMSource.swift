@@ -1,3 +1,4 @@
+import DBus
 /// BlueALSA's PCMs read from D-Bus: `org.freedesktop.DBus.ObjectManager` at `/org/bluealsa` of
 /// the `org.bluealsa` service (bluez-alsa 4 and later).
 ///

@@ -1,3 +1,4 @@
+import DBus
 /// speakerd's address on D-Bus: one well-known name, one object, one versioned interface.
 ///
 /// The interface name carries its major version (`Daemon1`): an incompatible change gets a

@@ -1,3 +1,4 @@
+import DBus
 /// `composer-cli`'s side of the API: each `SpeakerdControl` call is one D-Bus method call.
 public final class SpeakerdDBusClient: SpeakerdControl {
     private let connection: DBusConnection

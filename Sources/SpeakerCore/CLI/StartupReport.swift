@@ -1,3 +1,4 @@
+import AsyncSignals
 /// What `composer-cli startup` shows: the last start-up's timeline.
 ///
 /// JSON keys are a public contract: `operations` [{`name`, `startMs`, `endMs`, `outcome`}],

@@ -1,3 +1,5 @@
+import AsyncSignals
+import DBus
 /// `composer-cli startup --svg FILE`: the last start-up as a picture, in the manner of
 /// `systemd-analyze plot`: a time grid, one labelled bar per operation (one `<rect class="bar">`
 /// each, with a `<title>` tooltip), critical-path bars in a stronger colour, the outcome in the

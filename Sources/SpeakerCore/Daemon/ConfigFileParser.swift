@@ -1,3 +1,4 @@
+import AsyncSignals
 /// Reads speakerd's config file: one `key = value` per line.
 ///
 /// The format is deliberately tiny so it can be documented in the file itself:

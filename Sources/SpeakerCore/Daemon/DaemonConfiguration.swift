@@ -1,3 +1,4 @@
+import AsyncSignals
 /// Everything speakerd is told by its operator: the config file, then environment, then flags;
 /// plus how it was started (by bus activation or not).
 ///

@@ -1,4 +1,5 @@
 #if canImport(FoundationEssentials)
+import DBus
 import FoundationEssentials
 #else
 import Foundation

@@ -1,3 +1,4 @@
+import AsyncSignals
 /// How long to wait before the next reconnect attempt: exponential backoff with jitter.
 ///
 /// Two schedules share one formula. `eager` is for links that died under us (timeout, or

@@ -1,3 +1,4 @@
+import DBus
 /// Our own bus connection going away: the one fault speakerd does not ride out in-process.
 ///
 /// When the bus daemon exits or restarts, the connection is gone for good (libdbus does not

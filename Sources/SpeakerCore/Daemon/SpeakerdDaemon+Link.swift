@@ -1,4 +1,5 @@
 #if canImport(FoundationEssentials)
+import AsyncSignals
 import FoundationEssentials
 #else
 import Foundation

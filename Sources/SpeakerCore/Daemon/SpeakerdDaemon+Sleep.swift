@@ -1,3 +1,4 @@
+import DBus
 /// logind's suspend and resume: the reconnect policy holds still while the machine sleeps and
 /// reconnects shortly after it wakes (`PrepareForSleep(false)`).
 extension SpeakerdDaemon {

@@ -1,3 +1,5 @@
+import AsyncSignals
+import DBus
 import Glibc
 
 /// Start-up: the sequencer runs one scenario's graph; each step's work is a method here.

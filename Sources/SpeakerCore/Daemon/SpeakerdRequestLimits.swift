@@ -1,3 +1,4 @@
+import DBus
 /// How many long requests (`Play`, `Scan`, `Connect`, `Disconnect`, `Forget`, and `Volume` and
 /// `SetVolume`, which wait on the sound server or BlueALSA) speakerd keeps
 /// pending at once: per client connection, and from everyone together.

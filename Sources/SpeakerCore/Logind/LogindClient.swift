@@ -1,3 +1,4 @@
+import DBus
 /// The small part of systemd-logind's `org.freedesktop.login1.Manager` that speakerd needs:
 /// suspend/resume notifications and sleep delay inhibitors.
 ///

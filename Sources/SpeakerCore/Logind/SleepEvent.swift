@@ -1,3 +1,4 @@
+import DBus
 /// What logind tells us about system suspend, from its `PrepareForSleep(b)` signal.
 ///
 /// logind sends `true` just before the system sleeps (delay inhibitors get their chance to

@@ -1,3 +1,4 @@
+import DBus
 import Synchronization
 
 /// A logind inhibitor lock: the file descriptor `Inhibit` returned.

@@ -1,3 +1,4 @@
+import AsyncSignals
 /// Handed to a queued operation's work: its identity, and the way to finish it explicitly.
 ///
 /// Callback-style work (a D-Bus call answered by a signal, a BlueZ pairing agent) cannot return

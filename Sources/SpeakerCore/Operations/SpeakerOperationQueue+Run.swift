@@ -1,3 +1,4 @@
+import AsyncSignals
 extension SpeakerOperationQueue {
     /// Starts one operation: its work, its timeout timer, and the observer that books its end.
     ///

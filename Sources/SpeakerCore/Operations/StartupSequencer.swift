@@ -1,3 +1,4 @@
+import AsyncSignals
 import HeapModule
 import Logging
 

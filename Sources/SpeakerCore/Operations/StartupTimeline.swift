@@ -1,3 +1,4 @@
+import AsyncSignals
 /// What happened during one start-up: every operation's start and end (milliseconds on the
 /// monotonic clock since the sequence began), its outcome, and the critical path.
 ///

@@ -1,3 +1,4 @@
+import AsyncSignals
 import Glibc
 
 /// A real-time sound device reached through one of FluidSynth's audio drivers: ALSA (any PCM name,

@@ -1,3 +1,4 @@
+import AsyncSignals
 /// Notices a real-time device that stopped asking for audio while its song still plays.
 ///
 /// A live driver asks for a period every few milliseconds, paused or not (it plays silence while

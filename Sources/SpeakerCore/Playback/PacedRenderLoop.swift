@@ -1,3 +1,4 @@
+import AsyncSignals
 /// The render loop shared by the outputs that push audio themselves (file and null): pull a block
 /// from the source, hand it to `consume`, and either go on at once (offline) or wait on the clock
 /// until the block's time has passed (real time).

@@ -1,3 +1,4 @@
+import AsyncSignals
 import MIDI
 /// Plays songs, one at a time, to one output, reusing one loaded SoundFont.
 ///

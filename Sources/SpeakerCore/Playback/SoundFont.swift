@@ -1,3 +1,4 @@
+import AsyncSignals
 import CFluidSynth
 import Glibc
 import Synchronization

@@ -1,3 +1,4 @@
+import AsyncSignals
 import Logging
 
 /// What a registration does once it has looked at the gate's state.

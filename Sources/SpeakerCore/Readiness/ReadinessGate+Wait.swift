@@ -1,3 +1,4 @@
+import AsyncSignals
 /// Where a new waiter ended up once it looked at the gate's state.
 private enum WaiterPlacement { case parked, reached, cancelled }
 

@@ -1,3 +1,4 @@
+import AsyncSignals
 import MIDI
 import Foundation
 import Testing

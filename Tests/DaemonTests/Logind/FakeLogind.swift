@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 import Glibc
 import SpeakerCore

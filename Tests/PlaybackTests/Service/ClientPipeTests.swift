@@ -1,3 +1,4 @@
+import DBus
 import MIDI
 import Clocks
 import Foundation

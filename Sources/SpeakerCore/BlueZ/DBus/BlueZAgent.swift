@@ -1,3 +1,4 @@
+import DBus
 import Synchronization
 
 /// speakerd's pairing agent (`org.bluez.Agent1`, capability NoInputNoOutput).

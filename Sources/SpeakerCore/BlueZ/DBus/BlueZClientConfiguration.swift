@@ -1,3 +1,5 @@
+import AsyncSignals
+import DBus
 /// Timeouts and names for `DBusBlueZClient`. Every duration is measured on the injected clock.
 public struct BlueZClientConfiguration: Sendable {
     /// Ordinary calls (properties, discovery, RemoveDevice).

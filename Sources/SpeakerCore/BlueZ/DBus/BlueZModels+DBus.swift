@@ -1,3 +1,4 @@
+import DBus
 /// How `Adapter` and `Device` are read off the bus: each property declared once, in one place.
 extension Adapter {
     static let properties = BlueZPropertyTable<Adapter>(interface: BlueZInterface.adapter, [

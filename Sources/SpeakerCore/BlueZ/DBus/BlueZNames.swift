@@ -1,3 +1,4 @@
+import DBus
 /// BlueZ's D-Bus names, in one place.
 enum BlueZInterface {
     static let service = "org.bluez"

@@ -1,3 +1,4 @@
+import DBus
 /// BlueZ's objects as we last heard of them: built from `GetManagedObjects`, then kept current by
 /// `InterfacesAdded`, `InterfacesRemoved` and `PropertiesChanged`.
 ///

@@ -1,3 +1,4 @@
+import DBus
 /// One BlueZ property declared once: its D-Bus name, its D-Bus type, and where it lands in a model.
 ///
 /// Why a table: the same declaration decodes `GetManagedObjects`, `InterfacesAdded` and every

@@ -1,3 +1,4 @@
+import DBus
 /// The signals from org.bluez the client acts on, decoded from raw `DBusSignal`s.
 ///
 /// Why decode in one place: a malformed signal (wrong types from a buggy or future bluetoothd)

@@ -1,3 +1,4 @@
+import DBus
 /// Whether the bluetoothd on the bus is one speakerd can work with.
 ///
 /// BlueZ publishes no version number on D-Bus, so the check reads what the bus shows instead:

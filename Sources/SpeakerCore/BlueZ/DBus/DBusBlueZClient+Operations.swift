@@ -1,3 +1,4 @@
+import DBus
 /// The `BlueZClient` operations: each resolves its target by address at call time, calls BlueZ
 /// with a timeout measured on the injected clock, and turns D-Bus errors into `BlueZClientError`.
 extension DBusBlueZClient {

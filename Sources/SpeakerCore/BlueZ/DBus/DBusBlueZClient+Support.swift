@@ -1,3 +1,4 @@
+import DBus
 /// The compatibility check (`BlueZSupport`) run against each bluetoothd the client meets: once
 /// when it appears, and again when its first adapter does if it had none to look at.
 extension DBusBlueZClient {

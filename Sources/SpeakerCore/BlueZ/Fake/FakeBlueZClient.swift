@@ -1,3 +1,4 @@
+import AsyncSignals
 /// An in-process `BlueZClient` for unit tests of domain code (the daemon's start-up, reconnect policy).
 ///
 /// Why: the daemon's logic must be tested in milliseconds with an injected clock, without a bus.

@@ -1,3 +1,4 @@
+import AsyncSignals
 import Logging
 
 /// The one owner of the speaker link, for the daemon's whole life.

@@ -1,3 +1,4 @@
+import AsyncSignals
 /// Why a playback request to the daemon failed, as the one line `composer-cli` prints.
 ///
 /// Each case says what happened to which song and, where there is one, what to do next. The D-Bus

@@ -109,7 +109,7 @@ public final class DBusConnection: Sendable {
     }
 
     /// A call to the bus daemon itself (`org.freedesktop.DBus`).
-    func callBus(_ method: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
+    public func callBus(_ method: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
         try await call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                        interface: "org.freedesktop.DBus", method: method, arguments: arguments)
     }

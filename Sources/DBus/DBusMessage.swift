@@ -88,7 +88,7 @@ final class DBusMessage: @unchecked Sendable {
 
 extension String {
     /// At most `limit` bytes of UTF-8, cut at a character boundary and marked with "…".
-    func truncatedUTF8(to limit: Int) -> String {
+    public func truncatedUTF8(to limit: Int) -> String {
         guard utf8.count > limit else { return self }
         var result = ""
         var used = 0

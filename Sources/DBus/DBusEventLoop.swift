@@ -1,3 +1,4 @@
+import AsyncSignals
 import CBlueZ
 import Glibc
 import Synchronization

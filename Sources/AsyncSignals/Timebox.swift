@@ -1,5 +1,5 @@
 /// The result of racing an operation against a timeout on an injected clock.
-enum Timeboxed<Value: Sendable>: Sendable {
+public enum Timeboxed<Value: Sendable>: Sendable {
     case finished(Value)
     case timedOut
 }
@@ -10,7 +10,7 @@ enum Timeboxed<Value: Sendable>: Sendable {
 /// nothing outlives the call: a cancelled sleep leaves no suspension on a test clock, and a
 /// cancelled operation removes its own waiter. Cancelling the caller cancels both and the
 /// operation's `CancellationError` (or its own error) is rethrown.
-func timeboxed<Value: Sendable>(
+public func timeboxed<Value: Sendable>(
     _ timeout: Duration,
     clock: any Clock<Duration>,
     _ operation: @escaping @Sendable () async throws -> Value

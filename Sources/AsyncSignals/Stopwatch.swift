@@ -8,11 +8,11 @@
 /// Deadlines are offsets from the same start, fixed when they are computed: a timer task that
 /// only gets to run later still wakes at the right instant (and at once if it is already past),
 /// which also makes timeouts deterministic under a test clock.
-struct Stopwatch: Sendable {
+public struct Stopwatch: Sendable {
     private let read: @Sendable () -> Duration
     private let sleeper: @Sendable (Duration) async throws -> Void
 
-    init(clock: any Clock<Duration>) {
+    public init(clock: any Clock<Duration>) {
         // The production clock gets a specialised reader: it is read once per readiness block,
         // and going through the existential's witness tables would double the cost.
         if let continuous = clock as? ContinuousClock {
@@ -33,14 +33,14 @@ struct Stopwatch: Sendable {
     }
 
     /// Time elapsed on the clock since this stopwatch was made.
-    func elapsed() -> Duration { read() }
+    public func elapsed() -> Duration { read() }
 
     /// Sleeps until `offset` after the start (returns at once if that is past); cancellable.
     ///
     /// A deadline that has just been reached counts as past. Clocks differ on sleeping until
     /// exactly "now" (a test clock parks such a sleeper until it is advanced again), and a timer
     /// task that only gets to run once its deadline has arrived must fire, not wait.
-    func sleep(untilElapsed offset: Duration) async throws {
+    public func sleep(untilElapsed offset: Duration) async throws {
         try Task.checkCancellation()
         if elapsed() >= offset { return }
         try await sleeper(offset)
@@ -49,7 +49,7 @@ struct Stopwatch: Sendable {
 
 extension Duration {
     /// Whole and fractional milliseconds, the unit of every human-facing figure we print.
-    var milliseconds: Double {
+    public var milliseconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) * 1_000 + Double(attoseconds) / 1e15
     }

@@ -1,6 +1,6 @@
 /// `text` with XML's five special characters escaped, for element text and attribute values
 /// alike: D-Bus introspection data and the start-up SVG both write XML.
-func xmlEscaped(_ text: String) -> String {
+public func xmlEscaped(_ text: String) -> String {
     var out = ""
     for character in text {
         switch character {
