@@ -52,7 +52,8 @@ let noFoundation: [SwiftSetting] = [.unsafeFlags([
 /// speakerd: a Bluetooth-speaker companion daemon (`speakerd`) and its CLI (`composer-cli`).
 ///
 /// Everything with logic lives in `SpeakerCore`; the executables only parse, wire and run.
-/// C libraries are reached through their own C modules (CBlueZ, CFluidSynth, CPulse) and never leak past them.
+/// C libraries are reached through their own C modules (CDBus, CBluetooth, CFluidSynth, CPulse), each imported
+/// by the one module that wraps it, and never leak past it.
 let package = Package(
     name: "speakerd",
     platforms: [.macOS(.v15)],
@@ -71,13 +72,18 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
     ],
     targets: [
-        // libdbus-1 and libbluetooth (BlueZ's libbluetooth: address parsing, HCI device listing),
-        // from Debian's libdbus-1-dev and libbluetooth-dev, found through pkg-config and linked
-        // shared, as Debian expects: a security update of either reaches speakerd at once.
+        // libdbus-1 and libbluetooth, from Debian's libdbus-1-dev and libbluetooth-dev, found
+        // through pkg-config and linked shared, as Debian expects: a security update of either
+        // reaches speakerd at once. Each C library has its own shim, imported by one module only.
         .systemLibrary(
-            name: "CBlueZ",
-            pkgConfig: "dbus-1 bluez",
-            providers: [.apt(["libdbus-1-dev", "libbluetooth-dev", "pkg-config"])]
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev", "pkg-config"])]
+        ),
+        .systemLibrary(
+            name: "CBluetooth",
+            pkgConfig: "bluez",
+            providers: [.apt(["libbluetooth-dev", "pkg-config"])]
         ),
         // libpulse, the PulseAudio protocol (which PipeWire's pipewire-pulse speaks too), for the
         // speaker's sink on the sound server: opened with dlopen on first use, as FluidSynth is
@@ -98,20 +104,45 @@ let package = Package(
             name: "MIDI",
             dependencies: [.product(name: "SystemPackage", package: "swift-system")]
         ),
-        // The D-Bus binding over libdbus-1: connections, messages, typed values, exported objects.
-        // One-shot async signals (a value or failure that many may wait for), used by every layer.
+        // The async primitives every layer uses: one-shot signals (a value or failure that many
+        // may wait for), timeboxes, the stopwatch, and the one fan-out type (Broadcaster).
         .target(name: "AsyncSignals"),
+        // The D-Bus binding over libdbus-1: connections, messages, typed values, exported objects.
         .target(
             name: "DBus",
-            dependencies: ["AsyncSignals", "CBlueZ"]
+            dependencies: ["AsyncSignals", "CDBus"]
+        ),
+        // The BlueZ client (org.bluez over the DBus module), Bluetooth addresses and the kernel's
+        // controller list (libbluetooth, through CBluetooth).
+        .target(
+            name: "BlueZ",
+            dependencies: [
+                "AsyncSignals",
+                "DBus",
+                "CBluetooth",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+            ]
+        ),
+        // Readiness and operations: the readiness gate (ordered levels that drop and rise), the
+        // speaker operation queue and the start-up sequencer over a graph of operations. Knows
+        // nothing of Bluetooth, D-Bus or audio.
+        .target(
+            name: "Readiness",
+            dependencies: [
+                "AsyncSignals",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Collections", package: "swift-collections"),
+            ]
         ),
         .target(
             name: "SpeakerCore",
             dependencies: [
                 "AsyncSignals",
                 "DBus",
+                "BlueZ",
+                "Readiness",
                 "MIDI",
-                "CBlueZ",
                 "CFluidSynth",
                 "CPulse",
                 .product(name: "Logging", package: "swift-log"),
@@ -143,37 +174,38 @@ let package = Package(
             linkerSettings: staticSwiftRuntime
         ),
 
-        // Shared by the test targets: the private dbus-daemon + fake BlueZ harness, WAV analysis, a seeded RNG.
+        // Shared by the test targets: the private dbus-daemon + fake BlueZ harness, the in-process
+        // fake BlueZ client, WAV analysis, a seeded RNG. Test doubles live here, never in a product.
         .target(
             name: "TestSupport",
-            dependencies: ["SpeakerCore"],
+            dependencies: ["AsyncSignals", "DBus", "BlueZ", "Readiness", "SpeakerCore"],
             path: "Sources/TestSupport"
         ),
 
         // Benchmarks: run in release builds (`scripts/bench`), figures in docs/BENCHMARKS.md.
-        .executableTarget(name: "bench-dbus", dependencies: ["SpeakerCore", "CBlueZ"], path: "Benchmarks/bench-dbus"),
-        .executableTarget(name: "bench-readiness", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-readiness"),
+        .executableTarget(name: "bench-dbus", dependencies: ["AsyncSignals", "DBus", "CDBus"], path: "Benchmarks/bench-dbus"),
+        .executableTarget(name: "bench-readiness", dependencies: ["AsyncSignals", "Readiness"], path: "Benchmarks/bench-readiness"),
         .executableTarget(name: "bench-playback", dependencies: ["MIDI", "SpeakerCore"], path: "Benchmarks/bench-playback"),
         .executableTarget(name: "bench-startup", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-startup",
                          swiftSettings: noFoundation, linkerSettings: speakerdImage),
 
-        .testTarget(name: "DBusTests", dependencies: ["SpeakerCore", "TestSupport"]),
+        .testTarget(name: "DBusTests", dependencies: ["AsyncSignals", "DBus", "TestSupport"]),
         .testTarget(
             name: "ReadinessTests",
-            dependencies: ["SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["AsyncSignals", "Readiness", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "BlueZTests",
-            dependencies: ["SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["AsyncSignals", "DBus", "BlueZ", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "SpeakerCore", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["MIDI", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["MIDI", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,5 @@
 import DBus
 import Foundation
-import SpeakerCore
 
 /// The same round trips through speakerd's async D-Bus layer.
 enum Ours {

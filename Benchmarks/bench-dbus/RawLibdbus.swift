@@ -1,5 +1,5 @@
 import DBus
-import CBlueZ
+import CDBus
 import Foundation
 
 /// The floor: the same echo round trips written directly against libdbus-1, plus the echo
@@ -8,7 +8,7 @@ import Foundation
 enum RawLibdbus {
     static func connect(_ address: String) throws -> OpaquePointer {
         dbus_threads_init_default()
-        var error = CBlueZ.DBusError()
+        var error = CDBus.DBusError()
         dbus_error_init(&error)
         guard let connection = dbus_connection_open_private(address, &error), dbus_bus_register(connection, &error) != 0 else {
             throw BenchError("raw connect to \(address) failed: \(error.message.map { String(cString: $0) } ?? "?")")
@@ -59,7 +59,7 @@ enum RawLibdbus {
     static func blocking(_ connection: OpaquePointer, destination: String, calls: Int) -> [Double] {
         var latencies: [Double] = []
         latencies.reserveCapacity(calls)
-        var error = CBlueZ.DBusError()
+        var error = CDBus.DBusError()
         dbus_error_init(&error)
         for i in 0..<calls {
             let start = DispatchTime.now().uptimeNanoseconds

@@ -1,6 +1,5 @@
 import DBus
 import Foundation
-import SpeakerCore
 
 // bench-dbus: round-trip calls/s and latency through speakerd's D-Bus layer, beside the same
 // loop written with raw libdbus-1 calls (the floor), against one private dbus-daemon and one
@@ -82,12 +81,12 @@ print("""
 | path | calls/s | p50 µs | p99 µs | vs floor (min–max over rounds) |
 |---|---|---|---|---|
 \(row("raw libdbus, 1 in flight (send_with_reply_and_block)", "floor-1", floorKey: "floor-1"))
-\(row("SpeakerCore DBusConnection.call, 1 in flight", "ours-1", floorKey: "floor-1"))
+\(row("DBusConnection (DBus module).call, 1 in flight", "ours-1", floorKey: "floor-1"))
 \(row("raw libdbus, \(window) in flight (pending calls)", "floor-64", floorKey: "floor-64"))
-\(row("SpeakerCore DBusConnection.call, \(window) tasks in flight", "ours-64", floorKey: "floor-64"))
+\(row("DBusConnection (DBus module).call, \(window) tasks in flight", "ours-64", floorKey: "floor-64"))
 
 Medians of \(rounds) alternating rounds (ratio: median of per-round ratios); \(sequentialCalls) calls per 1-in-flight run, \(pipelinedCalls) per \(window)-in-flight run.
-Idle: an open SpeakerCore connection used \(String(format: "%.1f", idleCPUms)) ms of CPU over 2 s idle (the whole process).
+Idle: an open DBus-module connection used \(String(format: "%.1f", idleCPUms)) ms of CPU over 2 s idle (the whole process).
 """)
 RawLibdbus.close(raw)
 ours.close()

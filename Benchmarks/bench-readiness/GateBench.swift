@@ -1,4 +1,4 @@
-import SpeakerCore
+import Readiness
 
 /// Registrations + release: `count` blocks registered before the level is reached, then one
 /// raise runs them all in order. Then `count` more registered after (the run-now path).

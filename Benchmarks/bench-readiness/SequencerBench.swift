@@ -1,4 +1,4 @@
-import SpeakerCore
+import Readiness
 
 /// Sequencer overhead per operation: graphs of no-op operations, so all time is the sequencer's
 /// (validation, scheduling, task start, booking, timeline).

@@ -1,5 +1,4 @@
 import AsyncSignals
-import SpeakerCore
 import Synchronization
 
 /// 100,000 tasks parked on one one-shot signal, released by a single `succeed`.

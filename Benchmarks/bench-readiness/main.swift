@@ -1,4 +1,3 @@
-import SpeakerCore
 
 // bench-readiness: the readiness gate beside the seeds' dispatch-queue pattern, one one-shot
 // signal releasing 100,000 waiters, and the start-up sequencer's overhead per operation.

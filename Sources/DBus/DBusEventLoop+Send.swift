@@ -1,4 +1,4 @@
-import CBlueZ
+import CDBus
 
 extension DBusEventLoop {
     /// Sends a message that expects no reply (a signal, a reply, a RemoveMatch). If the

@@ -1,5 +1,5 @@
 import AsyncSignals
-import CBlueZ
+import CDBus
 import Glibc
 import Synchronization
 
@@ -148,7 +148,7 @@ final class DBusEventLoop: @unchecked Sendable {
 
     private func threadMain(_ start: StartContext) {
         loopThread = pthread_self()
-        var error = CBlueZ.DBusError()
+        var error = CDBus.DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
         guard let connection = dbus_connection_open_private(start.address, &error) else {
@@ -182,7 +182,7 @@ final class DBusEventLoop: @unchecked Sendable {
         start.continuation.resume(throwing: DBusError.connectionFailed(address: start.address, reason: reason))
     }
 
-    private static func message(of error: CBlueZ.DBusError, or fallback: String) -> String {
+    private static func message(of error: CDBus.DBusError, or fallback: String) -> String {
         guard dbus_error_is_set([error]) != 0, let text = error.message else { return fallback }
         return String(cString: text)
     }

@@ -1,4 +1,4 @@
-import CBlueZ
+import CDBus
 import Glibc
 import Synchronization
 

@@ -1,4 +1,4 @@
-import CBlueZ
+import CDBus
 
 /// Writing `DBusValue`s into a libdbus message and reading them back out.
 ///

@@ -1,4 +1,4 @@
-import CBlueZ
+import CDBus
 
 /// A validated D-Bus type signature such as `a{sv}` or `sa(ii)`.
 ///

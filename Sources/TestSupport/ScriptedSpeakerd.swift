@@ -1,3 +1,4 @@
+import BlueZ
 import SpeakerCore
 
 /// A speakerd whose status follows a script, one step per `status` call (the last repeats), for

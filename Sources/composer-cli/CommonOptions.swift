@@ -1,4 +1,5 @@
 import ArgumentParser
+import BlueZ
 import SpeakerCore
 
 /// Options every subcommand that talks to speakerd shares.

@@ -1,5 +1,6 @@
-import Testing
+@testable import BlueZ
 @testable import SpeakerCore
+import Testing
 
 /// Real devices as BlueZ reports them (Class, Icon, UUIDs as seen in `bluetoothctl info`).
 struct ObservedDevice: CustomTestStringConvertible, Sendable {

@@ -1,5 +1,7 @@
-import Testing
+@testable import TestSupport
+@testable import BlueZ
 @testable import SpeakerCore
+import Testing
 
 @Suite("BlueZ errors")
 struct BlueZErrorTests {

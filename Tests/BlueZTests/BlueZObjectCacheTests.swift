@@ -1,6 +1,7 @@
+@testable import BlueZ
 @testable import DBus
-import Testing
 @testable import SpeakerCore
+import Testing
 
 /// The cache on its own: what BlueZ's signals mean, without a bus.
 @Suite("BlueZ object cache")

@@ -1,5 +1,6 @@
-import DBus
+@testable import BlueZ
 import Clocks
+import DBus
 import SpeakerCore
 import TestSupport
 import Testing

@@ -1,3 +1,4 @@
+@testable import BlueZ
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,8 +1,9 @@
-@testable import DBus
+@testable import BlueZ
 import Clocks
+@testable import DBus
+@testable import SpeakerCore
 import TestSupport
 import Testing
-@testable import SpeakerCore
 
 /// A bluetoothd too old for speakerd: the client names what it found and what is needed, and
 /// takes a newer bluetoothd that replaces it without being restarted.

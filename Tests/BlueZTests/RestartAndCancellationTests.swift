@@ -1,3 +1,4 @@
+@testable import BlueZ
 import DBus
 import SpeakerCore
 import TestSupport

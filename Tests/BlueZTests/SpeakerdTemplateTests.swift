@@ -1,6 +1,7 @@
 import AsyncSignals
-import DBus
+@testable import BlueZ
 import Clocks
+import DBus
 import SpeakerCore
 import TestSupport
 import Testing

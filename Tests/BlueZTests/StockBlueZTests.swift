@@ -1,7 +1,8 @@
-import DBus
+@testable import BlueZ
 import Clocks
-import Synchronization
+import DBus
 import SpeakerCore
+import Synchronization
 import TestSupport
 import Testing
 

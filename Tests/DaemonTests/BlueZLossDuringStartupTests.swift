@@ -1,9 +1,10 @@
-@testable import DBus
 import AsyncSignals
+@testable import BlueZ
+@testable import DBus
 import Logging
-import Testing
-import TestSupport
 @testable import SpeakerCore
+import TestSupport
+import Testing
 
 /// A playback side whose audio path is only "there" once the test says so, so a test can make
 /// something happen while start-up's last step (`playbackReady`) is still waiting on it.

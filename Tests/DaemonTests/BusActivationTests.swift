@@ -1,5 +1,6 @@
-import Testing
+@testable import BlueZ
 @testable import SpeakerCore
+import Testing
 
 /// How speakerd tells a start by D-Bus activation from any other, and which bus it then serves on.
 @Suite("Bus activation and the choice of bus")

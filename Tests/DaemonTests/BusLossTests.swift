@@ -1,11 +1,12 @@
-@testable import DBus
 import AsyncSignals
+@testable import BlueZ
+@testable import DBus
 import Foundation
 import Logging
-import Synchronization
-import Testing
-import TestSupport
 @testable import SpeakerCore
+import Synchronization
+import TestSupport
+import Testing
 
 /// speakerd's own bus dying is the one fault it does not ride out: with the connection gone it
 /// has no API left, so it winds down and exits non-zero for systemd's `Restart=on-failure` to

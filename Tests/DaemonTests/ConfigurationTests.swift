@@ -1,6 +1,7 @@
 import AsyncSignals
-import Testing
+@testable import BlueZ
 @testable import SpeakerCore
+import Testing
 
 @Suite("Configuration file and overrides")
 struct ConfigurationTests {

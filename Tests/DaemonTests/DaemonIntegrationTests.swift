@@ -1,9 +1,10 @@
 import AsyncSignals
+@testable import BlueZ
 import Foundation
 import Logging
-import Testing
-import TestSupport
 @testable import SpeakerCore
+import TestSupport
+import Testing
 
 /// The coordinator in-process against python-dbusmock's stock bluez5 template on a private bus.
 ///

@@ -1,12 +1,13 @@
-@testable import DBus
 import AsyncSignals
+@testable import BlueZ
 import Clocks
+@testable import DBus
 import Foundation
 import Logging
-import Synchronization
-import Testing
-import TestSupport
 @testable import SpeakerCore
+import Synchronization
+import TestSupport
+import Testing
 
 /// The fake world every daemon integration test starts from: a private bus with the fake BlueZ
 /// (python-dbusmock's stock `bluez5`, or our template Tests/FakeBlueZ/speakerd_bluez.py), a

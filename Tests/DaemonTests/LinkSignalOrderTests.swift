@@ -1,10 +1,11 @@
 import AsyncSignals
+@testable import BlueZ
 import Clocks
 import Foundation
 import Logging
-import Testing
-import TestSupport
 @testable import SpeakerCore
+import TestSupport
+import Testing
 
 /// BlueZ signals a link change before it answers the call that made it, but a client reads the
 /// two by different paths: an answer can arrive while signals BlueZ sent before it are still on

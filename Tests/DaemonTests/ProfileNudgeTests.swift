@@ -1,11 +1,12 @@
 import AsyncSignals
+@testable import BlueZ
 import Clocks
 import Foundation
 import Logging
-import Synchronization
-import Testing
-import TestSupport
 @testable import SpeakerCore
+import Synchronization
+import TestSupport
+import Testing
 
 /// "Connected, but no sound device": after a grace period speakerd asks BlueZ once per link for
 /// the speaker's A2DP profile, and says so; it never disconnects and never loops.

@@ -1,5 +1,6 @@
-import Testing
+@testable import BlueZ
 @testable import SpeakerCore
+import Testing
 
 /// The "not ready to play" log line: a condition that repeats is said once until it changes.
 @Suite("Readiness log: repeated conditions said once")

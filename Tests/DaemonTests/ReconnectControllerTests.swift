@@ -1,10 +1,11 @@
-import AsyncSignals
-import Clocks
-import Synchronization
-import Testing
-import TestSupport
 @testable import AsyncSignals
+import AsyncSignals
+@testable import BlueZ
+import Clocks
 @testable import SpeakerCore
+import Synchronization
+import TestSupport
+import Testing
 
 @Suite("Reconnect controller carrying out the policy")
 struct ReconnectControllerTests {

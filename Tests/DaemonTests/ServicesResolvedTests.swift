@@ -1,9 +1,10 @@
 import AsyncSignals
+@testable import BlueZ
 import Foundation
 import Logging
-import Testing
-import TestSupport
 @testable import SpeakerCore
+import TestSupport
+import Testing
 
 /// BlueZ says `Connected` when the baseband link is up and `ServicesResolved` once the profiles
 /// are there: a speaker whose services are still being resolved cannot carry audio yet. Where

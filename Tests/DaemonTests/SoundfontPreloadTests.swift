@@ -1,11 +1,12 @@
+@testable import AsyncSignals
 import AsyncSignals
+@testable import BlueZ
 import Foundation
 import Logging
-import SystemPackage
-import Testing
-import TestSupport
-@testable import AsyncSignals
 @testable import SpeakerCore
+import SystemPackage
+import TestSupport
+import Testing
 
 /// The soundfont preload is a polite deferred task: it starts only once start-up has issued its
 /// `Connect`, and `playbackReady` waits for it (see `StartupScenarios`).

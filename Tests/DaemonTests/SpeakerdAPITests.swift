@@ -1,10 +1,12 @@
+@testable import BlueZ
 @testable import DBus
 import Foundation
+@testable import Readiness
+@testable import SpeakerCore
 import Synchronization
 import SystemPackage
-import Testing
 import TestSupport
-@testable import SpeakerCore
+import Testing
 
 /// A stand-in daemon: answers from fixed reports and records what it was asked.
 actor RecordingControl: SpeakerdControl {

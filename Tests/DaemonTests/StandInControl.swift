@@ -1,3 +1,4 @@
+@testable import BlueZ
 @testable import SpeakerCore
 
 /// A `SpeakerdControl` for tests of the API edge (the exported object, the client): every

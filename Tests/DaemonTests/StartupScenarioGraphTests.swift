@@ -1,5 +1,6 @@
-import Testing
+@testable import Readiness
 @testable import SpeakerCore
+import Testing
 
 @Suite("Start-up graphs per scenario")
 struct StartupScenarioGraphTests {

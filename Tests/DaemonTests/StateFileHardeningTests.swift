@@ -1,8 +1,9 @@
+@testable import BlueZ
 import Foundation
 import Glibc
-import Testing
-import TestSupport
 @testable import SpeakerCore
+import TestSupport
+import Testing
 
 /// `state.json` replaced by something that is not a plain file, or listing a speaker twice:
 /// speakerd must start anyway, promptly, and know each speaker once.

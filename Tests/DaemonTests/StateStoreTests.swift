@@ -1,6 +1,7 @@
+@testable import BlueZ
 import Foundation
-import Testing
 @testable import SpeakerCore
+import Testing
 
 @Suite("Known-speaker state on disk")
 struct StateStoreTests {

@@ -1,11 +1,12 @@
-@testable import DBus
 import AsyncSignals
+@testable import BlueZ
+@testable import DBus
 import Foundation
 import Logging
-import Synchronization
-import Testing
-import TestSupport
 @testable import SpeakerCore
+import Synchronization
+import TestSupport
+import Testing
 
 /// Each speaker's volume: a safe first volume for one never seen before, the level set with
 /// `composer-cli volume` remembered in the state file, and given back when the speaker's audio

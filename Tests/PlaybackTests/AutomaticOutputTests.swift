@@ -1,8 +1,9 @@
+@testable import BlueZ
 import Foundation
 @testable import SpeakerCore
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// BlueALSA's presence on the bus as the test sets it: nil is "org.bluealsa is not on the bus".
 final class ScriptedBlueALSAService: BlueALSAPCMSource {

@@ -1,4 +1,5 @@
 import AsyncSignals
+@testable import BlueZ
 import Clocks
 import Foundation
 @testable import SpeakerCore

@@ -1,8 +1,9 @@
+@testable import BlueZ
 import Foundation
 @testable import SpeakerCore
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// A speaker that came back as a headset (HSP/HFP) instead of A2DP, the second complaint users
 /// file most: its card on the sound server is switched to its A2DP profile, once per card, and

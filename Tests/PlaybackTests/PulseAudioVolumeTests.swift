@@ -1,7 +1,8 @@
+@testable import BlueZ
 import Foundation
 @testable import SpeakerCore
-import Testing
 import TestSupport
+import Testing
 
 /// The speaker's volume on a real sound server, PulseAudio or PipeWire (through pipewire-pulse):
 /// speakerd sets it on the speaker's own sink (found by its Bluetooth properties) through

@@ -1,8 +1,9 @@
 import AsyncSignals
+@testable import BlueZ
 import Foundation
 @testable import SpeakerCore
-import Testing
 import TestSupport
+import Testing
 
 /// Finding the speaker's own sink on a sound server: which sinks count (by their properties,
 /// never their name), libpulse's view of a real server as sinks come and go, and the audio

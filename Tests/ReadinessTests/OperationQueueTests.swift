@@ -1,8 +1,9 @@
+@testable import AsyncSignals
 import AsyncSignals
 import Clocks
-import Testing
-@testable import AsyncSignals
+@testable import Readiness
 @testable import SpeakerCore
+import Testing
 
 private struct PairingError: Error, CustomStringConvertible {
     var description: String { "the speaker refused pairing" }

@@ -1,7 +1,8 @@
 import AsyncSignals
 import Clocks
-import Testing
+@testable import Readiness
 @testable import SpeakerCore
+import Testing
 
 @Suite("Readiness gate: polite deferred work is spaced out, not stampeded", .timeLimit(.minutes(1)))
 struct PoliteBlockTests {

@@ -1,6 +1,7 @@
 import Clocks
-import Testing
+@testable import Readiness
 @testable import SpeakerCore
+import Testing
 
 @Suite("Readiness gate: run now or when ready", .timeLimit(.minutes(1)))
 struct ReadinessGateTests {

@@ -1,6 +1,7 @@
-import Testing
-import TestSupport
+@testable import Readiness
 @testable import SpeakerCore
+import TestSupport
+import Testing
 
 /// The gate's documented semantics, written as plainly as possible: what should have run, in
 /// which order, after each step.

@@ -1,7 +1,8 @@
 import Foundation
+@testable import Readiness
+@testable import SpeakerCore
 import Synchronization
 import Testing
-@testable import SpeakerCore
 
 @Suite("Readiness gate: registrations racing level changes", .timeLimit(.minutes(1)))
 struct ReadinessStressTests {

@@ -1,6 +1,7 @@
 import Clocks
-import Testing
+@testable import Readiness
 @testable import SpeakerCore
+import Testing
 
 @Suite("Readiness gate: async callers wait for a level", .timeLimit(.minutes(1)))
 struct ReadinessWaitTests {

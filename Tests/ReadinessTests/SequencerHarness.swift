@@ -1,9 +1,10 @@
+@testable import AsyncSignals
 import AsyncSignals
 import Clocks
+@testable import Readiness
+@testable import SpeakerCore
 import Synchronization
 import Testing
-@testable import AsyncSignals
-@testable import SpeakerCore
 
 /// Start-up operations whose ends the test decides: each body records that it started, then
 /// waits until the test finishes, fails or aborts it (or it is cancelled).

@@ -1,7 +1,8 @@
-import AsyncSignals
-import Testing
 @testable import AsyncSignals
+import AsyncSignals
+@testable import Readiness
 @testable import SpeakerCore
+import Testing
 
 @Suite("Readiness gate: slow blocks are named in the log", .timeLimit(.minutes(1)))
 struct SlowBlockTests {

@@ -1,7 +1,8 @@
 import AsyncSignals
 import Clocks
-import Testing
+@testable import Readiness
 @testable import SpeakerCore
+import Testing
 
 /// A running start-up switching scenarios: what has begun stays, what has not is replaced.
 @Suite("Start-up sequencer: switching scenarios mid-run", .timeLimit(.minutes(1)))

@@ -1,5 +1,6 @@
-import Testing
+@testable import Readiness
 @testable import SpeakerCore
+import Testing
 
 /// The daemon's three start-up shapes, as the sequencer sees them.
 enum Scenarios {

@@ -1,9 +1,10 @@
-@testable import DBus
 import AsyncSignals
 import Clocks
+@testable import DBus
 import Foundation
-import Testing
+@testable import Readiness
 @testable import SpeakerCore
+import Testing
 
 @Suite("Start-up sequencer: running the graph", .timeLimit(.minutes(1)))
 struct StartupSequencerTests {

@@ -1,4 +1,5 @@
 import AsyncSignals
+import BlueZ
 /// Audio-path readiness for a speaker played through BlueALSA.
 ///
 /// BlueZ says `Connected` as soon as the baseband link is up, but audio can flow only once the

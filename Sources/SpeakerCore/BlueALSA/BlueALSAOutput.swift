@@ -1,3 +1,4 @@
+import BlueZ
 /// The speaker as an audio output: BlueALSA's ALSA PCM for one address, ready only once
 /// BlueALSA has the speaker's A2DP PCM.
 ///

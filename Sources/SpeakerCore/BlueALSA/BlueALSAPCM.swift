@@ -1,3 +1,4 @@
+import BlueZ
 /// One of BlueALSA's PCMs, as its `org.bluealsa.PCM1` object describes it.
 ///
 /// BlueALSA (bluez-alsa) publishes a PCM object per Bluetooth audio stream it can carry, under

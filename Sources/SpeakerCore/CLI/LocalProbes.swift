@@ -1,4 +1,3 @@
-import CBlueZ
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

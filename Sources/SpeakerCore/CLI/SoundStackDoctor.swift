@@ -1,3 +1,4 @@
+import BlueZ
 import DBus
 /// `composer-cli doctor`'s checks of the sound stack: whether a song could reach a speaker on this
 /// box, and if not which part is missing — the sound server, BlueALSA, a Bluetooth audio

@@ -1,3 +1,4 @@
+import BlueZ
 import SystemPackage
 
 /// speakerd's API as one Swift protocol: implemented by the daemon itself (served on D-Bus)

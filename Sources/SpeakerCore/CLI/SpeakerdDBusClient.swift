@@ -1,4 +1,6 @@
+import BlueZ
 import DBus
+import Readiness
 /// `composer-cli`'s side of the API: each `SpeakerdControl` call is one D-Bus method call.
 public final class SpeakerdDBusClient: SpeakerdControl {
     private let connection: DBusConnection

@@ -1,4 +1,6 @@
+import BlueZ
 import DBus
+import Readiness
 import Synchronization
 import SystemPackage
 

@@ -1,3 +1,4 @@
+import BlueZ
 import DBus
 /// The reports as D-Bus property bags (`a{sv}`), the idiomatic record shape on the bus:
 /// extensible (new keys do not break old clients) and readable in `busctl introspect`.

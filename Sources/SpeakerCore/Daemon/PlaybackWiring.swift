@@ -1,4 +1,5 @@
 import DBus
+import Readiness
 import Synchronization
 
 /// What a playback side needs from the daemon that builds it: the daemon's readiness gate and

@@ -1,3 +1,4 @@
+import BlueZ
 /// What the log last said about playback not being ready, so a condition that repeats is said
 /// once until it changes.
 ///

@@ -1,3 +1,4 @@
+import BlueZ
 /// BlueZ events: the link's are the link owner's to judge; adapters and bluetoothd close and
 /// reopen the compatibility gate.
 extension SpeakerdDaemon {

@@ -1,4 +1,5 @@
 import DBus
+import Readiness
 /// A logind sleep delay lock while a speaker operation (connect, scan) is under way, so a
 /// suspend does not cut one in half (pairing half-done, discovery left on). The operation
 /// queue's `busy` and `drained` events take and release it. Where there is no logind the

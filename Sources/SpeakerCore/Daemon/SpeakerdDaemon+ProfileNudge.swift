@@ -1,3 +1,4 @@
+import BlueZ
 /// A connected speaker with no audio device: ask BlueZ, once, for its A2DP profile.
 ///
 /// The most common "connected but no sound" on real boxes: the link is up but the audio profile

@@ -1,6 +1,8 @@
 import AsyncSignals
+import BlueZ
 import DBus
 import Glibc
+import Readiness
 
 /// Start-up: the sequencer runs one scenario's graph; each step's work is a method here.
 extension SpeakerdDaemon {

@@ -1,7 +1,9 @@
 import AsyncSignals
+import BlueZ
 import DBus
 import Glibc
 import Logging
+import Readiness
 
 /// speakerd's facade: runs start-up, serves `SpeakerdControl`, and keeps readiness derived.
 ///

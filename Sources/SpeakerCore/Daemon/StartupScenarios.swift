@@ -1,4 +1,5 @@
 import AsyncSignals
+import Readiness
 /// speakerd's start-up graphs, one per situation, as data the sequencer runs and tests assert.
 ///
 /// The state file is read before the sequence starts, because it decides the scenario (known

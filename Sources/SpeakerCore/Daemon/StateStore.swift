@@ -1,4 +1,5 @@
 #if canImport(FoundationEssentials)
+import BlueZ
 import FoundationEssentials
 #else
 import Foundation

@@ -1,4 +1,5 @@
 import Logging
+import Readiness
 
 /// Holds a logind sleep *delay* inhibitor while speakerd's operation queue has work, so that
 /// a suspend does not cut a connect or a state write in half.

@@ -38,8 +38,7 @@ public actor PlaybackEngine {
     private var lastFailure: (any Error)?
     /// The output's device died while the song was paused: `resume` opens the output again.
     private(set) var outputLost = false
-    private var observers: [Int: AsyncStream<PlaybackEvent>.Continuation] = [:]
-    private var nextObserver = 0
+    private let observers = Broadcaster<PlaybackEvent>(bufferingNewest: 256)
 
     /// - Parameters:
     ///   - soundFont: returns the loaded SoundFont; called on every play, so pass something that
@@ -75,20 +74,11 @@ public actor PlaybackEngine {
 
     /// A new stream of every event from now on; it ends when the consumer stops iterating.
     public func events() -> AsyncStream<PlaybackEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: PlaybackEvent.self, bufferingPolicy: .bufferingNewest(256))
-        let id = nextObserver
-        nextObserver += 1
-        observers[id] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.removeObserver(id) }
-        }
-        return stream
+        observers.subscribe()
     }
 
-    private func removeObserver(_ id: Int) { observers[id] = nil }
-
     private func emit(_ event: PlaybackEvent) {
-        for continuation in observers.values { continuation.yield(event) }
+        observers.publish(event)
     }
 
     /// Seconds played of the current song (capped at its duration); 0 when nothing was played.

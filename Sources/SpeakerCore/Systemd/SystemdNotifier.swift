@@ -1,6 +1,4 @@
-import CBlueZ
 import Glibc
-import CBlueZ  // the socket constants come in through it (as in LocalProbes); Glibc alone does not show them in release builds
 
 /// Tells systemd how the service is doing, over the `NOTIFY_SOCKET` datagram socket.
 ///

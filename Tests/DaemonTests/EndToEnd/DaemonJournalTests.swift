@@ -1,9 +1,10 @@
 import AsyncSignals
+@testable import BlueZ
 import Foundation
 import Logging
-import Testing
-import TestSupport
 @testable import SpeakerCore
+import TestSupport
+import Testing
 
 /// What `journalctl -u speakerd` shows after a person's session with the real speakerd: one line
 /// at info for each thing that happened to the speaker or a song, naming the speaker by name and

@@ -1,8 +1,9 @@
 import Logging
-import Synchronization
-import Testing
-import TestSupport
+@testable import Readiness
 @testable import SpeakerCore
+import Synchronization
+import TestSupport
+import Testing
 
 /// A machine without logind: every connect makes the queue busy, and each busy retries logind.
 /// The log says so once, not once per connect (the probe saw 2,003 lines over 2,000 cycles).

@@ -1,8 +1,9 @@
 import DBus
 import Glibc
+@testable import Readiness
+import SpeakerCore
 import Synchronization
 import Testing
-import SpeakerCore
 
 /// A lock provider that answers only when the test says so, and remembers the lock it handed
 /// out so the test can see whether the inhibitor released it. (Whether a released lock really

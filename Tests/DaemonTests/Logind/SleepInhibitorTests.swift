@@ -1,6 +1,7 @@
-import Testing
+@testable import Readiness
 import SpeakerCore
 import TestSupport
+import Testing
 
 @Suite("sleep inhibitor")
 struct SleepInhibitorTests {

@@ -1,12 +1,14 @@
 import AsyncSignals
+@testable import BlueZ
 import Clocks
 import Foundation
 import Logging
+@testable import Readiness
+@testable import SpeakerCore
 import Synchronization
 import SystemPackage
-import Testing
 import TestSupport
-@testable import SpeakerCore
+import Testing
 
 /// Model-based check of derived readiness: hundreds of random timelines, each a seeded mix of
 /// what happens to a speaker box (the speaker switched off and on, a `Connect` that fails with

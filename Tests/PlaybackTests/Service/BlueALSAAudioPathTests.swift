@@ -1,3 +1,4 @@
+@testable import BlueZ
 import Clocks
 import SpeakerCore
 import Synchronization

@@ -1,7 +1,8 @@
+@testable import BlueZ
 import Foundation
 import SpeakerCore
-import Testing
 import TestSupport
+import Testing
 
 /// BlueALSA on a real private bus: python-dbusmock with our `org.bluealsa` template
 /// (Tests/FakeBlueZ/bluealsa_mock.py, started by TestSupport's `MockBlueALSA`), read through

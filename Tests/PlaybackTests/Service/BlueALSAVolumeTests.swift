@@ -1,7 +1,8 @@
+@testable import BlueZ
 import Foundation
 @testable import SpeakerCore
-import Testing
 import TestSupport
+import Testing
 
 /// The speaker's volume through BlueALSA's `org.bluealsa.PCM1.Volume`: both shapes BlueALSA has
 /// published (`q` in 4.0/4.1, `ay` since 4.2), mute bits left alone, and a round trip through the

@@ -1,4 +1,3 @@
-import CBlueZ
 import Clocks
 import Foundation
 import Glibc
@@ -19,9 +18,14 @@ struct ClientFileKindTests {
             case .devNull: try FileDescriptor.open("/dev/null", .readOnly, options: [.closeOnExec])
             case .devZero: try FileDescriptor.open("/dev/zero", .readOnly, options: [.closeOnExec])
             case .devURandom: try FileDescriptor.open("/dev/urandom", .readOnly, options: [.closeOnExec])
-            case .eventfd: FileDescriptor(rawValue: CBlueZ.eventfd(0, Int32(EFD_CLOEXEC)))
+            case .eventfd: FileDescriptor(rawValue: Self.makeEventfd(0, O_CLOEXEC))
             }
         }
+
+        /// glibc's `eventfd(2)`, looked up at run time: Swift's Glibc module has no `sys/eventfd.h`
+        /// (`EFD_CLOEXEC` is `O_CLOEXEC`), and the C shims that do are the D-Bus module's own.
+        static let makeEventfd = unsafeBitCast(
+            dlsym(UnsafeMutableRawPointer(bitPattern: 0), "eventfd"), to: (@convention(c) (UInt32, Int32) -> Int32).self)
 
         var kind: String {
             switch self {

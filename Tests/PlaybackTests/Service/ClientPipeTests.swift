@@ -1,7 +1,8 @@
-import DBus
-import MIDI
 import Clocks
+import DBus
 import Foundation
+import MIDI
+@testable import Readiness
 import SpeakerCore
 import Synchronization
 import SystemPackage

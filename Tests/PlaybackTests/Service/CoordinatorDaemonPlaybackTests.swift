@@ -1,9 +1,10 @@
 import AsyncSignals
 import Clocks
 import Foundation
+@testable import Readiness
 import SpeakerCore
-import Testing
 import TestSupport
+import Testing
 
 /// The adapter the daemon plugs into `DaemonDependencies.playback`, wired from a configuration.
 @Suite("Daemon playback adapter")

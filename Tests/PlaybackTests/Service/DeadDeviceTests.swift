@@ -2,9 +2,10 @@ import AsyncSignals
 import Clocks
 import Foundation
 import Logging
+@testable import Readiness
 @testable import SpeakerCore
-import Testing
 import TestSupport
+import Testing
 
 /// The playback service when the speaker's device dies mid-song: the status must say so, with the
 /// reason, instead of "playing" in silence or an unexplained "idle".

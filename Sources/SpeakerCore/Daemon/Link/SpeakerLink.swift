@@ -1,5 +1,7 @@
 import AsyncSignals
+import BlueZ
 import Logging
+import Readiness
 
 /// The one owner of the speaker link, for the daemon's whole life.
 ///

@@ -1,3 +1,4 @@
+import BlueZ
 /// What the speaker link's owner (``SpeakerLink``) knows at one moment: which speaker it keeps
 /// connected and why, whether BlueZ says that speaker is connected, and what the owner is doing
 /// about it. Readiness and the status line are computed from it.

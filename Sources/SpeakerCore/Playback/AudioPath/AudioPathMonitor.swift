@@ -1,3 +1,4 @@
+import BlueZ
 import Glibc
 import Synchronization
 import SystemPackage

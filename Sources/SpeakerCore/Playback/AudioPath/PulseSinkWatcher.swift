@@ -1,3 +1,4 @@
+import BlueZ
 import CPulse
 
 /// One sink on a PulseAudio server (or PipeWire's pipewire-pulse), as the rest of speakerd sees

@@ -1,4 +1,6 @@
+import BlueZ
 import Glibc
+import Readiness
 import ServiceLifecycle
 import Synchronization
 import SystemPackage

@@ -1,6 +1,8 @@
-import MIDI
+import AsyncSignals
 import DequeModule
 import Logging
+import MIDI
+import Readiness
 
 /// The daemon's playback service: what the D-Bus API calls for play, stop, pause, resume and
 /// status.

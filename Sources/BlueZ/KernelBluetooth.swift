@@ -1,4 +1,4 @@
-import CBlueZ
+import CBluetooth
 #if canImport(Glibc)
 import Glibc
 #endif

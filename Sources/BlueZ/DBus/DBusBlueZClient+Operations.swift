@@ -19,7 +19,7 @@ extension DBusBlueZClient {
         do {
             try await setProperty("Powered", .bool(true), on: path, interface: BlueZInterface.adapter,
                                   operation: "Power on \(adapter.name)")
-        } catch BlueZClientError.bluez(let error, _) where error.message.lowercased().containsText("rfkill") {
+        } catch BlueZClientError.bluez(let error, _) where error.message.lowercased().contains("rfkill") {
             throw BlueZClientError.adapterBlocked(name: adapter.name)
         }
     }
@@ -47,7 +47,7 @@ extension DBusBlueZClient {
         do {
             _ = try await bluezCall(path: path, interface: BlueZInterface.adapter, method: "StopDiscovery",
                                     operation: "Stop discovery on \(adapter.name)")
-        } catch BlueZClientError.bluez(let error, _) where error.kind == .failed && error.message.containsText("No discovery started") {
+        } catch BlueZClientError.bluez(let error, _) where error.kind == .failed && error.message.contains("No discovery started") {
             // Nothing of ours to stop: stopping is idempotent.
         }
     }

@@ -1,5 +1,6 @@
-import DBus
 import AsyncAlgorithms
+import AsyncSignals
+import DBus
 import Logging
 
 /// The real `BlueZClient`: org.bluez over the system bus (or any bus, for tests).
@@ -35,7 +36,7 @@ public actor DBusBlueZClient: BlueZClient {
     let cache = BlueZObjectCache()
     let agent: BlueZAgent
     let logger: Logger
-    private let broadcaster = EventBroadcaster<BlueZEvent>()
+    private let broadcaster = Broadcaster<BlueZEvent>(bufferingNewest: 1024)
     private var state = State.created
     private var bluetoothd = Bluetoothd.unknown
     private var hasSeenBluetoothd = false
@@ -158,7 +159,7 @@ public actor DBusBlueZClient: BlueZClient {
     }
 
     private func publish(_ update: BlueZObjectCache.Update) {
-        for event in update.events { broadcaster.yield(event) }
+        for event in update.events { broadcaster.publish(event) }
         guard !update.noisyDevices.isEmpty else { return }
         noisyPending.formUnion(update.noisyDevices)
         throttleTrigger.continuation.yield()
@@ -171,7 +172,7 @@ public actor DBusBlueZClient: BlueZClient {
         noisyPending.removeAll()
         for address in addresses.sorted() {
             guard let path = await cache.path(ofDevice: address), let device = await cache.device(at: path) else { continue }
-            broadcaster.yield(.deviceChanged(device))
+            broadcaster.publish(.deviceChanged(device))
         }
     }
 
@@ -205,12 +206,12 @@ public actor DBusBlueZClient: BlueZClient {
             agentRegistered = false
             support = .undetermined
             publish(await cache.clear())
-            broadcaster.yield(.bluetoothdVanished)
+            broadcaster.publish(.bluetoothdVanished)
         case (let previous, let new?):
             if case .present = previous {
                 // A new owner without a gap: bluetoothd restarted between two of our reads.
                 publish(await cache.clear())
-                broadcaster.yield(.bluetoothdVanished)
+                broadcaster.publish(.bluetoothdVanished)
             }
             logger.info("bluetoothd is on the bus as \(new); reading its objects")
             bluetoothd = .present(owner: new)
@@ -227,8 +228,8 @@ public actor DBusBlueZClient: BlueZClient {
                 await registerAgent()
             }
             // Announced once usable: the cache is rebuilt and the agent is in place.
-            if previous != .unknown { broadcaster.yield(.bluetoothdAppeared) }
-            if restarted { broadcaster.yield(.bluetoothdRestarted) }
+            if previous != .unknown { broadcaster.publish(.bluetoothdAppeared) }
+            if restarted { broadcaster.publish(.bluetoothdRestarted) }
         }
     }
 

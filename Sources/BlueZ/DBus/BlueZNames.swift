@@ -1,23 +1,23 @@
 import DBus
 /// BlueZ's D-Bus names, in one place.
-enum BlueZInterface {
-    static let service = "org.bluez"
-    static let adapter = "org.bluez.Adapter1"
+public enum BlueZInterface {
+    public static let service = "org.bluez"
+    public static let adapter = "org.bluez.Adapter1"
     static let device = "org.bluez.Device1"
     static let agent = "org.bluez.Agent1"
     static let agentManager = "org.bluez.AgentManager1"
-    static let objectManager = "org.freedesktop.DBus.ObjectManager"
+    public static let objectManager = "org.freedesktop.DBus.ObjectManager"
     static let properties = "org.freedesktop.DBus.Properties"
 }
 
 /// Object-path helpers. Paths are only ever derived from what BlueZ reports right now, never kept
 /// across an adapter re-plug or a bluetoothd restart.
-enum BlueZPaths {
+public enum BlueZPaths {
     /// `/org/bluez`: the AgentManager1 object.
     static let manager: DBusObjectPath = "/org/bluez"
 
     /// `hci0` from `/org/bluez/hci0`.
-    static func lastElement(of path: DBusObjectPath) -> String {
+    public static func lastElement(of path: DBusObjectPath) -> String {
         String(path.rawValue.split(separator: "/").last ?? "")
     }
 

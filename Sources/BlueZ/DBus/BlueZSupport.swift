@@ -76,8 +76,8 @@ enum IntrospectionScan {
     /// The value of `name="…"` (or `name='…'`) in a tag's text.
     private static func attribute(_ name: String, of tag: Substring) -> String? {
         for quote in ["\"", "'"] {
-            guard let start = tag.firstRange(ofText: " \(name)=\(quote)") ?? tag.firstRange(ofText: "\t\(name)=\(quote)")
-                ?? tag.firstRange(ofText: "\n\(name)=\(quote)") else { continue }
+            guard let start = tag.firstRange(of: " \(name)=\(quote)") ?? tag.firstRange(of: "\t\(name)=\(quote)")
+                ?? tag.firstRange(of: "\n\(name)=\(quote)") else { continue }
             let value = tag[start.upperBound...]
             guard let end = value.firstIndex(of: Character(quote)) else { return nil }
             return String(value[..<end])

@@ -1,4 +1,5 @@
 import AsyncSignals
+import BlueZ
 /// An in-process `BlueZClient` for unit tests of domain code (the daemon's start-up, reconnect policy).
 ///
 /// Why: the daemon's logic must be tested in milliseconds with an injected clock, without a bus.
@@ -39,7 +40,7 @@ public actor FakeBlueZClient: BlueZClient {
     private var behaviours: [BluetoothAddress: Behaviour] = [:]
     private var blocked: Set<String> = []
     public private(set) var calls: [Call] = []
-    private let broadcaster = EventBroadcaster<BlueZEvent>()
+    private let broadcaster = Broadcaster<BlueZEvent>(bufferingNewest: 1024)
     /// Events emitted while held, in order: a slow signal path (see `holdEvents`).
     private var heldEvents: [BlueZEvent]?
 
@@ -228,13 +229,13 @@ public actor FakeBlueZClient: BlueZClient {
     public func releaseEvents() {
         let events = heldEvents ?? []
         heldEvents = nil
-        for event in events { broadcaster.yield(event) }
+        for event in events { broadcaster.publish(event) }
     }
 
     // MARK: - Helpers
 
     private func emit(_ event: BlueZEvent) {
-        if heldEvents != nil { heldEvents?.append(event) } else { broadcaster.yield(event) }
+        if heldEvents != nil { heldEvents?.append(event) } else { broadcaster.publish(event) }
     }
 
     private func connectLike(_ address: BluetoothAddress, operation: String) async throws {
