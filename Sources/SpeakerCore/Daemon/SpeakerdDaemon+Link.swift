@@ -40,7 +40,7 @@ extension SpeakerdDaemon {
         audioPathFollower?.cancel()
         audioPathTarget = target
         audioPathGeneration += 1
-        guard let playback else { return }
+        guard let playback, !isWindingDown else { return }
         let generation = audioPathGeneration
         let states = playback.audioPath(to: target)
         let first = OneShotSignal<Void, Never>()
@@ -90,7 +90,9 @@ extension SpeakerdDaemon {
         let problem = "speakers will not be remembered: \(error)"
         if problem != stateProblem { logger.error("\(problem)") }
         stateProblem = problem
-        guard stateRetry == nil else { return }
+        // A write that fails while shutting down (a link change handled during the shutdown's
+        // awaits) arms no retry: it would sleep on behind the stopped daemon.
+        guard stateRetry == nil, !isWindingDown else { return }
         let clock = dependencies.clock
         stateRetry = Task { [weak self] in
             var delay = Duration.seconds(5)

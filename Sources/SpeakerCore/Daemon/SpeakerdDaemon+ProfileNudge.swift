@@ -24,7 +24,7 @@ extension SpeakerdDaemon {
             profileNudge = nil
             return
         }
-        guard profileNudge == nil else { return }
+        guard profileNudge == nil, !isWindingDown else { return }
         let link = linkUps, grace = configuration.audioDeviceGrace, clock = dependencies.clock
         profileNudge = Task { [weak self] in
             do { try await clock.sleep(for: grace) } catch { return }

@@ -74,7 +74,7 @@ extension SpeakerdDaemon {
     /// remembered volume, or `first_volume` for a new speaker.
     func considerRestoringVolume() {
         guard inputs.link.connected, let target = inputs.link.target, case .ready = inputs.audioPath,
-              rememberedOnLink == linkUps, volumeRestoredOnLink != linkUps else { return }
+              rememberedOnLink == linkUps, volumeRestoredOnLink != linkUps, !isWindingDown else { return }
         volumeRestoredOnLink = linkUps
         let link = linkUps
         volumeRestore?.cancel()

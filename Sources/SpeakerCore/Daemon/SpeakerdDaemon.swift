@@ -152,6 +152,10 @@ public actor SpeakerdDaemon {
         await runStartup(requestWaiting: configuration.launchedByRequest)
     }
 
+    /// Shutting down or shut down: nothing new (a timer, a retry, a follower) may start then, since
+    /// `shutdown()` has already cancelled what it found and would never see it.
+    var isWindingDown: Bool { lifecycle == .stopping || lifecycle == .stopped }
+
     /// Winds down: stops discovery and playback, cancels timers, says STOPPING=1.
     public func shutdown() async {
         guard lifecycle != .stopped else { return }
