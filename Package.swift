@@ -135,6 +135,15 @@ let package = Package(
                 .product(name: "Collections", package: "swift-collections"),
             ]
         ),
+        // systemd's side of the service: sd_notify (READY=1, STATUS=, WATCHDOG=1) over
+        // NOTIFY_SOCKET, the watchdog's pacing, and the journal's log handler.
+        .target(
+            name: "Systemd",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(
             name: "SpeakerCore",
             dependencies: [
@@ -142,6 +151,7 @@ let package = Package(
                 "DBus",
                 "BlueZ",
                 "Readiness",
+                "Systemd",
                 "MIDI",
                 "CFluidSynth",
                 "CPulse",
@@ -157,6 +167,7 @@ let package = Package(
             name: "speakerd",
             dependencies: [
                 "SpeakerCore",
+                "Systemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -201,11 +212,11 @@ let package = Package(
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "SpeakerCore", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,4 @@
+import Systemd
 import ArgumentParser
 import Logging
 import SpeakerCore

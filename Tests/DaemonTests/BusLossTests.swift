@@ -5,6 +5,7 @@ import Foundation
 import Logging
 @testable import SpeakerCore
 import Synchronization
+@testable import Systemd
 import TestSupport
 import Testing
 

@@ -6,6 +6,7 @@ import Foundation
 import Logging
 @testable import SpeakerCore
 import Synchronization
+@testable import Systemd
 import TestSupport
 import Testing
 

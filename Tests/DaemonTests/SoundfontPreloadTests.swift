@@ -1,10 +1,11 @@
-@testable import AsyncSignals
 import AsyncSignals
+@testable import AsyncSignals
 @testable import BlueZ
 import Foundation
 import Logging
 @testable import SpeakerCore
 import SystemPackage
+@testable import Systemd
 import TestSupport
 import Testing
 

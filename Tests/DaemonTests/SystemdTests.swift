@@ -1,9 +1,10 @@
 import Clocks
 import Foundation
 import Logging
-import Synchronization
-import Testing
 @testable import SpeakerCore
+import Synchronization
+@testable import Systemd
+import Testing
 
 @Suite("systemd notification, watchdog and journal logging")
 struct SystemdTests {

@@ -1,6 +1,7 @@
 import Glibc
 import Logging
 import ServiceLifecycle
+import Systemd
 import UnixSignals
 
 /// Builds and runs speakerd: configuration, systemd notification, the service group.

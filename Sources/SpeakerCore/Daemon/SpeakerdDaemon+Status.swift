@@ -1,3 +1,4 @@
+import Systemd
 /// Publishing: the phase (computed), `STATUS=` for systemd, and the API's properties and signals.
 extension SpeakerdDaemon {
     /// The status line's value, from the verdict and what playback is doing.

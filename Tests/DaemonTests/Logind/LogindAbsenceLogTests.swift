@@ -2,6 +2,7 @@ import Logging
 @testable import Readiness
 @testable import SpeakerCore
 import Synchronization
+@testable import Systemd
 import TestSupport
 import Testing
 

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 @testable import Readiness
 @testable import SpeakerCore
+@testable import Systemd
 import TestSupport
 import Testing
 
