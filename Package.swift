@@ -144,6 +144,18 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // One song's sound: the FluidSynth engine (CFluidSynth), the paced render loop, the audio
+        // outputs (ALSA, PulseAudio, WAV file, null) and the playback engine that drives them.
+        // Knows nothing of speakers, readiness or the daemon.
+        .target(
+            name: "Playback",
+            dependencies: [
+                "AsyncSignals",
+                "MIDI",
+                "CFluidSynth",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         .target(
             name: "SpeakerCore",
             dependencies: [
@@ -153,7 +165,7 @@ let package = Package(
                 "Readiness",
                 "Systemd",
                 "MIDI",
-                "CFluidSynth",
+                "Playback",
                 "CPulse",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -179,6 +191,7 @@ let package = Package(
             name: "composer-cli",
             dependencies: [
                 "MIDI",
+                "Playback",
                 "SpeakerCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -189,14 +202,14 @@ let package = Package(
         // fake BlueZ client, WAV analysis, a seeded RNG. Test doubles live here, never in a product.
         .target(
             name: "TestSupport",
-            dependencies: ["AsyncSignals", "DBus", "BlueZ", "Readiness", "SpeakerCore"],
+            dependencies: ["AsyncSignals", "DBus", "BlueZ", "Readiness", "Playback", "SpeakerCore"],
             path: "Sources/TestSupport"
         ),
 
         // Benchmarks: run in release builds (`scripts/bench`), figures in docs/BENCHMARKS.md.
         .executableTarget(name: "bench-dbus", dependencies: ["AsyncSignals", "DBus", "CDBus"], path: "Benchmarks/bench-dbus"),
         .executableTarget(name: "bench-readiness", dependencies: ["AsyncSignals", "Readiness"], path: "Benchmarks/bench-readiness"),
-        .executableTarget(name: "bench-playback", dependencies: ["MIDI", "SpeakerCore"], path: "Benchmarks/bench-playback"),
+        .executableTarget(name: "bench-playback", dependencies: ["MIDI", "Playback", "SpeakerCore"], path: "Benchmarks/bench-playback"),
         .executableTarget(name: "bench-startup", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-startup",
                          swiftSettings: noFoundation, linkerSettings: speakerdImage),
 
@@ -209,14 +222,14 @@ let package = Package(
             name: "BlueZTests",
             dependencies: ["AsyncSignals", "DBus", "BlueZ", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
-        .testTarget(name: "MIDITests", dependencies: ["MIDI", "SpeakerCore", "TestSupport"]),
+        .testTarget(name: "MIDITests", dependencies: ["MIDI", "Playback", "SpeakerCore", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "Playback", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Playback", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import AsyncSignals
+import Playback
 import SpeakerCore
 
 /// An output that records the instant the first block of audio exists, then ends the song: the

@@ -1,5 +1,6 @@
-import MIDI
 import Foundation
+import MIDI
+import Playback
 import SpeakerCore
 
 // bench-playback: the Playback figures of docs/BENCHMARKS.md, side by side in one run.

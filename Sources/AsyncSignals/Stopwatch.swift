@@ -53,4 +53,13 @@ extension Duration {
         let (seconds, attoseconds) = components
         return Double(seconds) * 1_000 + Double(attoseconds) / 1e15
     }
+
+    /// "30 s", "1.5 s", "250 ms": how a person reads a timeout.
+    public var spokenSeconds: String {
+        let (seconds, attoseconds) = components
+        if attoseconds == 0 { return "\(seconds) s" }
+        if milliseconds < 1000 { return "\(Int(milliseconds.rounded())) ms" }
+        let tenths = (milliseconds / 100).rounded() / 10
+        return "\(tenths) s"
+    }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import Playback
 import SpeakerCore
 import Synchronization
 

@@ -1,8 +1,9 @@
-import MIDI
 import ArgumentParser
 import Dispatch
 import Foundation
 import Glibc
+import MIDI
+import Playback
 import SpeakerCore
 
 /// `composer-cli render FILE -o OUT.wav`: offline rendering, no daemon involved.

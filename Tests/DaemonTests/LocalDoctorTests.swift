@@ -1,7 +1,8 @@
 @testable import DBus
 import Foundation
-import Testing
+@testable import Playback
 @testable import SpeakerCore
+import Testing
 
 @Suite("composer-cli doctor's local checks")
 struct LocalDoctorTests {

@@ -1,3 +1,4 @@
+@testable import Playback
 import SpeakerCore
 import Testing
 

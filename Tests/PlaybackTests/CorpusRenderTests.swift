@@ -1,5 +1,6 @@
-import MIDI
 import Foundation
+import MIDI
+@testable import Playback
 import SpeakerCore
 import Testing
 

@@ -1,7 +1,8 @@
 import Foundation
+@testable import Playback
+@testable import SpeakerCore
 import Synchronization
 import Testing
-@testable import SpeakerCore
 
 /// The plain threads speakerd's blocking playback work runs on (soundfont loads, driver deletion).
 @Suite("Detached threads for blocking work")

@@ -2,6 +2,7 @@ import AsyncSignals
 @testable import BlueZ
 import Clocks
 import Foundation
+@testable import Playback
 @testable import SpeakerCore
 import Synchronization
 import Testing

@@ -1,5 +1,6 @@
-import MIDI
 import Foundation
+import MIDI
+@testable import Playback
 import SpeakerCore
 
 /// Hand-built songs and per-test scratch space: the engine is tested on songs whose every event

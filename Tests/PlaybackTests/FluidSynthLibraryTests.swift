@@ -1,4 +1,5 @@
 import Foundation
+@testable import Playback
 @testable import SpeakerCore
 import Testing
 

@@ -1,10 +1,11 @@
 import AsyncSignals
 import Clocks
 import Foundation
-import Synchronization
+@testable import Playback
 import SpeakerCore
-import Testing
+import Synchronization
 import TestSupport
+import Testing
 
 /// The engine's lifecycle as a user drives it, on a null or file output paced by a test clock:
 /// time only moves when the test moves it.

@@ -1,4 +1,5 @@
 import Foundation
+@testable import Playback
 import SpeakerCore
 import Testing
 

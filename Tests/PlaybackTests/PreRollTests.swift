@@ -1,10 +1,11 @@
 import AsyncSignals
-import MIDI
 import Clocks
 import Foundation
+import MIDI
+@testable import Playback
 @testable import SpeakerCore
-import Testing
 import TestSupport
+import Testing
 
 /// The pre-roll (`pre_roll_ms`), judged in the written audio: a new stream starts with exactly
 /// that much digital silence, then exactly the song; a re-opened stream gets it again, a plain

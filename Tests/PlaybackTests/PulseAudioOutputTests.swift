@@ -1,8 +1,9 @@
 import AsyncSignals
 import Foundation
+@testable import Playback
 import SpeakerCore
-import Testing
 import TestSupport
+import Testing
 
 /// The PulseAudio output against a real server: each test starts its own `pulseaudio` with a null
 /// sink and records that sink's monitor with `parec`, so what a listener would hear is analysed.

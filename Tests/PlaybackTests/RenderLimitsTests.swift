@@ -1,8 +1,9 @@
 import AsyncSignals
 import Foundation
+@testable import Playback
 @testable import SpeakerCore
-import Testing
 import TestSupport
+import Testing
 
 /// A tiny valid file can hold hours of rest: `render` must say so before it writes gigabytes of
 /// silence, and never write a WAV whose 32-bit sizes cannot describe its audio.

@@ -1,8 +1,9 @@
-import MIDI
 import Foundation
+import MIDI
+@testable import Playback
 import SpeakerCore
-import Testing
 import TestSupport
+import Testing
 
 /// `composer-cli render` as the user meets it: a WAV on success, one clear line on every failure.
 @Suite("Render requests")

@@ -1,8 +1,9 @@
-import MIDI
 import Foundation
+import MIDI
+@testable import Playback
 import SpeakerCore
-import Testing
 import TestSupport
+import Testing
 
 /// Songs rendered to WAV and judged by their samples, as a listener would judge them.
 @Suite("Rendered audio")

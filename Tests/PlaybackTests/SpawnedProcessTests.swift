@@ -1,7 +1,8 @@
 import Foundation
+@testable import Playback
 import SpeakerCore
-import Testing
 import TestSupport
+import Testing
 
 /// The one spawner every test's helper program (pulseaudio, parec, speakerd, the fake bus) starts through.
 @Suite("Spawned helper processes")

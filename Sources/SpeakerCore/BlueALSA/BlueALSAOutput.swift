@@ -1,4 +1,5 @@
 import BlueZ
+import Playback
 /// The speaker as an audio output: BlueALSA's ALSA PCM for one address, ready only once
 /// BlueALSA has the speaker's A2DP PCM.
 ///

@@ -1,4 +1,5 @@
 import Glibc
+import Playback
 
 /// The checks `composer-cli doctor` can make on this machine without the daemon.
 ///

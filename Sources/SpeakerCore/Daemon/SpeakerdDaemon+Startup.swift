@@ -2,6 +2,7 @@ import AsyncSignals
 import BlueZ
 import DBus
 import Glibc
+import Playback
 import Readiness
 
 /// Start-up: the sequencer runs one scenario's graph; each step's work is a method here.

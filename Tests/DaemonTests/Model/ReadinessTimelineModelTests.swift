@@ -3,6 +3,7 @@ import AsyncSignals
 import Clocks
 import Foundation
 import Logging
+@testable import Playback
 @testable import Readiness
 @testable import SpeakerCore
 import Synchronization

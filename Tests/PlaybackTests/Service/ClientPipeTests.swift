@@ -2,6 +2,7 @@ import Clocks
 import DBus
 import Foundation
 import MIDI
+@testable import Playback
 @testable import Readiness
 import SpeakerCore
 import Synchronization

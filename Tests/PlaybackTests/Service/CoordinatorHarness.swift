@@ -1,6 +1,7 @@
 import AsyncSignals
 import Clocks
 import Foundation
+@testable import Playback
 @testable import Readiness
 import SpeakerCore
 import Synchronization

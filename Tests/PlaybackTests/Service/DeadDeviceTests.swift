@@ -2,6 +2,7 @@ import AsyncSignals
 import Clocks
 import Foundation
 import Logging
+@testable import Playback
 @testable import Readiness
 @testable import SpeakerCore
 @testable import Systemd

@@ -1,7 +1,8 @@
 import Foundation
+@testable import Playback
 @testable import SpeakerCore
-import Testing
 import TestSupport
+import Testing
 
 /// `keep_alive`: an idle, ready speaker hears the inaudible signal (not digital zeros); a song,
 /// or the speaker's audio path going away, stops it; with the setting off nothing is played.

@@ -1,4 +1,5 @@
 import CPulse
+import Playback
 
 /// One short request to a PulseAudio server (or pipewire-pulse) on its own `pa_context` and
 /// `pa_threaded_mainloop`: connect, run the subclass's request once the context is ready, and

@@ -1,5 +1,6 @@
 import BlueZ
 import CPulse
+import Playback
 
 /// One sink on a PulseAudio server (or PipeWire's pipewire-pulse), as the rest of speakerd sees
 /// it: plain values, no libpulse types.

@@ -1,5 +1,6 @@
 import BlueZ
 import Glibc
+import Playback
 import Readiness
 import ServiceLifecycle
 import Synchronization

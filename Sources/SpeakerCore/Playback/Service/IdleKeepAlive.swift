@@ -1,4 +1,5 @@
 import Logging
+import Playback
 
 /// `keep_alive`: the inaudible `KeepAliveSignal` played to the ready speaker while no song plays,
 /// so that it does not power itself off.

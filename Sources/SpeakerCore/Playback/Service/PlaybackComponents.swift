@@ -1,4 +1,5 @@
 import MIDI
+import Playback
 /// Where the playback service gets its output and engine from.
 ///
 /// Injected so that the daemon wires BlueALSA (or the `--audio-output` it was given) and tests

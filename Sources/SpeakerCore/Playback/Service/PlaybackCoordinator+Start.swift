@@ -1,3 +1,4 @@
+import Playback
 import Readiness
 /// Starting, ending and chaining songs: the parts of the coordinator that suspend while the
 /// state may change under them, so each step re-checks that its song is still the current one.

@@ -2,6 +2,7 @@ import AsyncSignals
 import DequeModule
 import Logging
 import MIDI
+import Playback
 import Readiness
 
 /// The daemon's playback service: what the D-Bus API calls for play, stop, pause, resume and

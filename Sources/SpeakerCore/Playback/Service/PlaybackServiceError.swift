@@ -67,15 +67,3 @@ public enum PlaybackServiceError: Error, Equatable, Sendable, CustomStringConver
         }
     }
 }
-
-extension Duration {
-    /// "30 s", "1.5 s", "250 ms": how a person reads a timeout.
-    var spokenSeconds: String {
-        let (seconds, attoseconds) = components
-        if attoseconds == 0 { return "\(seconds) s" }
-        let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
-        if milliseconds < 1000 { return "\(Int(milliseconds.rounded())) ms" }
-        let tenths = (milliseconds / 100).rounded() / 10
-        return "\(tenths) s"
-    }
-}

@@ -1,3 +1,4 @@
+import Playback
 import Synchronization
 
 /// Loads the daemon's SoundFont once and hands the same one to every song.

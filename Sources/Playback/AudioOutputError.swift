@@ -1,3 +1,4 @@
+import AsyncSignals
 /// Why an output could not take the song's audio.
 public enum AudioOutputError: Error, Equatable, Sendable {
     /// The WAV file (or its temporary sibling) could not be created, written or renamed.

@@ -99,7 +99,7 @@ public final class PlaybackSource: Sendable {
 
     /// The keep-alive signal (`KeepAliveSignal`) for an idle speaker: it never ends by itself, only
     /// when stopped, and needs no SoundFont.
-    init(keepAliveAt sampleRate: Int) {
+    public init(keepAliveAt sampleRate: Int) {
         self.soundFont = nil
         self.sampleRate = sampleRate
         self.durationSeconds = 0
