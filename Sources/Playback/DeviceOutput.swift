@@ -15,9 +15,19 @@ public struct DeviceOutput: AudioOutput {
         case alsa(device: String)
         /// `server` is a PulseAudio server string (`unix:/run/user/1000/pulse/native`); nil lets
         /// libpulse find the server as every client does (`PULSE_SERVER`, client.conf, the user's
-        /// runtime directory). `sink` names the sink the stream goes to (the speaker's own, found
-        /// by the audio path); nil leaves it to the server (its default sink).
-        case pulseAudio(server: String?, sink: String? = nil)
+        /// runtime directory). `sink` is where the stream goes.
+        case pulseAudio(server: String?, sink: PulseSink = .serverDefault)
+    }
+
+    /// The sink a PulseAudio/PipeWire stream goes to.
+    public enum PulseSink: Sendable, Equatable {
+        /// The server's default sink, for an output a user named without a sink
+        /// (`AudioOutputSpec.pulseAudio`).
+        case serverDefault
+        /// The speaker's own sink, as the audio path found it; nil while it is gone. A speaker's
+        /// song is then refused rather than opened on the default sink, which is the box's own
+        /// output (issue 13).
+        case speaker(String?)
     }
 
     /// How long a device that asks for audio every few milliseconds may ask for nothing before
@@ -88,7 +98,13 @@ public struct DeviceOutput: AudioOutput {
             settings.set("audio.alsa.device", device)
         case let .pulseAudio(server, sink):
             settings.set("audio.driver", "pulseaudio")
-            if let sink { settings.set("audio.pulseaudio.device", sink) }
+            switch sink {
+            case .serverDefault: break
+            case .speaker(let name?): settings.set("audio.pulseaudio.device", name)
+            case .speaker(nil):
+                throw .deviceUnavailable(output: backend.description, reason:
+                    "the speaker's sink is gone from the sound server; speakerd does not play a speaker's song to the default sink (the box's own output)")
+            }
             settings.set("audio.pulseaudio.media-role", "music")
             // FluidSynth's default (16 periods of 64 frames, 23 ms) underruns as soon as the machine
             // is busy: a sound server adds its own scheduling, so give it ~93 ms to ride that out.
@@ -113,7 +129,18 @@ extension DeviceOutput.Backend: CustomStringConvertible {
         switch self {
         case let .alsa(device): "alsa:\(device)"
         case let .pulseAudio(server, sink):
-            "pulseaudio" + (server.map { ":\($0)" } ?? "") + (sink.map { " sink \($0)" } ?? "")
+            "pulseaudio" + (server.map { ":\($0)" } ?? "") + sink.description
+        }
+    }
+}
+
+extension DeviceOutput.PulseSink: CustomStringConvertible {
+    /// What follows the server in an output's description: " sink NAME", or nothing for the default.
+    public var description: String {
+        switch self {
+        case .serverDefault: ""
+        case .speaker(let name?): " sink \(name)"
+        case .speaker(nil): " sink (the speaker's, gone)"
         }
     }
 }

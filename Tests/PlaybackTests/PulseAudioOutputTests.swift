@@ -29,6 +29,23 @@ struct PulseAudioOutputTests {
         #expect(tone.clean > 0, "no stretch of what the sink heard is a clean A4 (\(tone.loud) loud windows)")
     }
 
+    @Test("a speaker's song whose sink is gone is refused, never opened on the server's default sink (the box's own output)",
+          .timeLimit(.minutes(1)))
+    func goneSpeakerSinkIsRefused() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory)
+        let engine = PlaybackEngine(output: DeviceOutput(.pulseAudio(server: server.address, sink: .speaker(nil))),
+                                    soundFont: try await Fixtures.soundFont())
+        let song = Fixtures.song(program: Fixtures.piano, notes: [(69, 0, 1)], duration: 1.2)
+
+        let error = await #expect(throws: AudioOutputError.self) { try await engine.play(song, title: "Nowhere") }
+        let message = error?.description ?? ""
+        #expect(message.contains("the speaker's sink is gone"), "\(message)")
+        #expect(message.contains("does not play a speaker's song to the default sink"), "\(message)")
+        #expect(try await server.sinkInputSinks().isEmpty, "a stream was opened although the speaker's sink is gone")
+    }
+
     @Test("PulseAudio without a running server fails the song at once with one clear line", .timeLimit(.minutes(1)))
     func missingServerFailsClearly() async throws {
         let directory = try Fixtures.temporaryDirectory()

@@ -77,13 +77,13 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
                     throw .startFailed(file: "the song", reason: "BlueALSA was chosen but speakerd has no system bus to reach it")
                 }
                 return BlueALSAOutput(address: speaker, audioPath: audioPath)
-            case .soundServer(let server): return DeviceOutput(.pulseAudio(server: server, sink: monitor.speakerSink.name))
+            case .soundServer(let server): return DeviceOutput(.pulseAudio(server: server, sink: .speaker(monitor.speakerSink.name)))
             case .alsa(let device): return DeviceOutput(.alsa(device: device))
             }
         case let .alsa(device): return DeviceOutput(.alsa(device: device))
         case .pulseAudio:
             return DeviceOutput(.pulseAudio(server: monitor.pulseServer(environment: ProcessEnvironment.current),
-                                            sink: monitor.speakerSink.name))
+                                            sink: .speaker(monitor.speakerSink.name)))
         case let .file(path): return WAVFileOutput(path: path, pacing: .realTime(clock))
         case .null: return NullOutput(pacing: .realTime(clock))
         }
