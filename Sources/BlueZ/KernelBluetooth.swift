@@ -1,4 +1,4 @@
-import CBluetooth
+internal import CBluetooth
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,4 @@
-import CDBus
+internal import CDBus
 import Synchronization
 
 /// A private connection to a message bus: async method calls, signal streams, bus-name

@@ -1,4 +1,4 @@
-import CDBus
+internal import CDBus
 
 extension DBusEventLoop {
     /// Sends a message that expects no reply (a signal, a reply, a RemoveMatch). If the

@@ -1,5 +1,5 @@
 import AsyncSignals
-import CDBus
+internal import CDBus
 import Glibc
 import Synchronization
 

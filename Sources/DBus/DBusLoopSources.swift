@@ -1,4 +1,4 @@
-import CDBus
+internal import CDBus
 import Glibc
 import Synchronization
 

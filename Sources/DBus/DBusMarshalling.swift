@@ -1,4 +1,4 @@
-import CDBus
+internal import CDBus
 
 /// Writing `DBusValue`s into a libdbus message and reading them back out.
 ///

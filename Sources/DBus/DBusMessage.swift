@@ -1,4 +1,4 @@
-import CDBus
+internal import CDBus
 
 /// Owns one libdbus `DBusMessage*` and unrefs it when released.
 ///

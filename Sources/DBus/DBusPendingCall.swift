@@ -1,4 +1,4 @@
-import CDBus
+internal import CDBus
 import Synchronization
 
 /// One method call waiting for its reply: the bridge between libdbus's pending-call

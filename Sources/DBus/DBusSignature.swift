@@ -1,4 +1,4 @@
-import CDBus
+internal import CDBus
 
 /// A validated D-Bus type signature such as `a{sv}` or `sa(ii)`.
 ///

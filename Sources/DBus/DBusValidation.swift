@@ -1,4 +1,4 @@
-import CDBus
+internal import CDBus
 
 /// Checks run in Swift before anything reaches libdbus, which aborts the whole process on
 /// invalid input instead of reporting an error. Every public entry point goes through these.

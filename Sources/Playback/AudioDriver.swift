@@ -1,4 +1,4 @@
-import CFluidSynth
+internal import CFluidSynth
 
 /// Owns one `fluid_audio_driver_t`: FluidSynth's real-time audio thread for ALSA or PulseAudio,
 /// which calls back into a `PlaybackSource` for every period of audio.

@@ -1,4 +1,4 @@
-import CFluidSynth
+internal import CFluidSynth
 
 /// libfluidsynth, opened on first use instead of linked (see `CFluidSynth.h` for why).
 ///

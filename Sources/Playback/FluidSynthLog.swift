@@ -1,4 +1,4 @@
-import CFluidSynth
+internal import CFluidSynth
 import Synchronization
 
 /// Routes FluidSynth's own log lines: by default it prints warnings such as "Instrument not found

@@ -1,5 +1,5 @@
 import AsyncSignals
-import CFluidSynth
+internal import CFluidSynth
 import Glibc
 import Synchronization
 

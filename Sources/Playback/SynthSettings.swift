@@ -1,4 +1,4 @@
-import CFluidSynth
+internal import CFluidSynth
 
 /// Owns one `fluid_settings_t`: the key/value store FluidSynth reads when it creates a synthesiser
 /// or an audio driver.

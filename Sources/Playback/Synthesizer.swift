@@ -1,6 +1,6 @@
 import AsyncSignals
 import MIDI
-import CFluidSynth
+internal import CFluidSynth
 
 /// Owns one `fluid_synth_t`: the voice engine that turns MIDI messages into samples.
 ///

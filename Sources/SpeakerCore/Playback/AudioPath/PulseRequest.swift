@@ -1,4 +1,4 @@
-import CPulse
+internal import CPulse
 import Playback
 
 /// One short request to a PulseAudio server (or pipewire-pulse) on its own `pa_context` and

@@ -1,5 +1,5 @@
 import BlueZ
-import CPulse
+internal import CPulse
 import Playback
 
 /// One sink on a PulseAudio server (or PipeWire's pipewire-pulse), as the rest of speakerd sees
