@@ -144,6 +144,13 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The sound server's side over libpulse (CPulse, opened with dlopen): the sink and card
+        // watcher behind sink-level readiness, and short requests (a sink's volume, a card's
+        // profile). PulseAudio and PipeWire's pipewire-pulse both speak it.
+        .target(
+            name: "PulseAudio",
+            dependencies: ["AsyncSignals", "BlueZ", "CPulse"]
+        ),
         // One song's sound: the FluidSynth engine (CFluidSynth), the paced render loop, the audio
         // outputs (ALSA, PulseAudio, WAV file, null) and the playback engine that drives them.
         // Knows nothing of speakers, readiness or the daemon.
@@ -166,7 +173,7 @@ let package = Package(
                 "Systemd",
                 "MIDI",
                 "Playback",
-                "CPulse",
+                "PulseAudio",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -202,7 +209,7 @@ let package = Package(
         // fake BlueZ client, WAV analysis, a seeded RNG. Test doubles live here, never in a product.
         .target(
             name: "TestSupport",
-            dependencies: ["AsyncSignals", "DBus", "BlueZ", "Readiness", "Playback", "SpeakerCore"],
+            dependencies: ["AsyncSignals", "DBus", "BlueZ", "Readiness", "Playback", "PulseAudio", "SpeakerCore"],
             path: "Sources/TestSupport"
         ),
 
@@ -225,11 +232,11 @@ let package = Package(
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "Playback", "SpeakerCore", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "Playback", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Playback", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
     ],
     swiftLanguageModes: [.v6]

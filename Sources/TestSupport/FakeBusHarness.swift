@@ -1,3 +1,4 @@
+import AsyncSignals
 import Glibc
 import Playback
 import SpeakerCore

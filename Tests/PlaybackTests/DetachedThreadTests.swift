@@ -1,3 +1,4 @@
+@testable import AsyncSignals
 import Foundation
 @testable import Playback
 @testable import SpeakerCore

@@ -1,5 +1,6 @@
 @testable import BlueZ
 import Foundation
+@testable import PulseAudio
 @testable import SpeakerCore
 import Synchronization
 import TestSupport
@@ -105,9 +106,9 @@ struct HeadsetCardTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory, kind: kind)
-        let problem = await PulseCardProfileRequest.switchProfile(server: server.address, card: 4242, to: "a2dp_sink")
+        let problem = await PulseRequests.switchCardProfile(server: server.address, card: 4242, to: "a2dp_sink")
         #expect(problem == "No such entity", "\(String(describing: problem))")
-        let noServer = await PulseCardProfileRequest.switchProfile(server: "unix:\(directory.path)/none", card: 1, to: "a2dp_sink")
+        let noServer = await PulseRequests.switchCardProfile(server: "unix:\(directory.path)/none", card: 1, to: "a2dp_sink")
         #expect(noServer == "Connection refused", "\(String(describing: noServer))")
     }
 }

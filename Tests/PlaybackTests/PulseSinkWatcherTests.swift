@@ -1,6 +1,7 @@
 import AsyncSignals
 @testable import BlueZ
 import Foundation
+@testable import PulseAudio
 @testable import SpeakerCore
 import TestSupport
 import Testing

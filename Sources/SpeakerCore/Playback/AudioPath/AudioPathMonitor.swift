@@ -1,5 +1,6 @@
 import BlueZ
 import Glibc
+import PulseAudio
 import Synchronization
 import SystemPackage
 
@@ -68,7 +69,7 @@ public struct AudioPathMonitor: Sendable {
             guard let speaker else { return Self.just(Self.soundServerState(soundServers, environment: environment)) }
             let server = pulseServer(environment: environment)
             return Self.follow(soundServer(server), speaker, sink: speakerSink, location: soundServers,
-                               switchCard: { await PulseCardProfileRequest.switchProfile(server: server, card: $0, to: $1) })
+                               switchCard: { await PulseRequests.switchCardProfile(server: server, card: $0, to: $1) })
         }
     }
 
@@ -105,7 +106,7 @@ public struct AudioPathMonitor: Sendable {
                         slot.choice = AutomaticOutput(backend: .soundServer(candidate.server),
                                                       why: "BlueALSA is not on the system bus; a sound server answers at \(candidate.server) (\(candidate.origin))")
                         let states = Self.follow(soundServer(candidate.server), speaker, sink: sink, location: location,
-                                                 switchCard: { await PulseCardProfileRequest.switchProfile(server: candidate.server, card: $0, to: $1) })
+                                                 switchCard: { await PulseRequests.switchCardProfile(server: candidate.server, card: $0, to: $1) })
                         fallback = Task { for await state in states { continuation.yield(state) } }
                     case .unreachable(let problem):
                         slot.choice = AutomaticOutput(backend: .alsa("default"), why: "BlueALSA is not on the system bus and \(problem)")

@@ -1,5 +1,5 @@
 internal import CPulse
-import Playback
+import AsyncSignals
 
 /// One short request to a PulseAudio server (or pipewire-pulse) on its own `pa_context` and
 /// `pa_threaded_mainloop`: connect, run the subclass's request once the context is ready, and
@@ -127,5 +127,22 @@ final class PulseCardProfileRequest: PulseRequest, @unchecked Sendable {
             request.finish(success != 0 ? nil : request.errorText())
         }, me)
         if let operation { pulse.pa_operation_unref(operation) } else { failed(errorText()) }
+    }
+}
+
+/// What the rest of speakerd may ask a sound server in one short request, each on its own
+/// connection (``PulseRequest``).
+public enum PulseRequests {
+    /// Switches `card` to `profile` (a speaker's card left in a headset profile, to A2DP): nil
+    /// once the server has switched it, else the server's reason.
+    public static func switchCardProfile(server: String?, card: UInt32, to profile: String) async -> String? {
+        await PulseCardProfileRequest.switchProfile(server: server, card: card, to: profile)
+    }
+
+    /// Reads the sink's volume in percent, after setting every channel to `target` when given.
+    public static func sinkVolume(server: String?, sink: String, setting target: Int?) async -> Result<Int, PulseVolumeFailure> {
+        await withCheckedContinuation { continuation in
+            PulseVolumeRequest.start(server: server, sink: sink, target: target) { continuation.resume(returning: $0) }
+        }
     }
 }

@@ -1,6 +1,6 @@
 import BlueZ
 internal import CPulse
-import Playback
+import AsyncSignals
 
 /// One sink on a PulseAudio server (or PipeWire's pipewire-pulse), as the rest of speakerd sees
 /// it: plain values, no libpulse types.
@@ -123,11 +123,11 @@ public enum SoundServerState: Sendable, Equatable {
 /// thread ever waits on the server). When the server cannot be reached or goes away, the stream
 /// says so and connects again every `retryEvery`, so a server started later is found. Ending the
 /// stream (its consumer cancelled) closes the connection and ends the main loop's thread.
-enum PulseSinkWatcher {
+public enum PulseSinkWatcher {
     /// - Parameter server: a PulseAudio server string (`unix:/run/user/1000/pulse/native`); nil
     ///   lets libpulse find the server as every client does (`PULSE_SERVER`, client.conf, the
     ///   user's runtime directory, the system-wide socket).
-    static func states(server: String?, retryEvery: Duration = .seconds(1)) -> AsyncStream<SoundServerState> {
+    public static func states(server: String?, retryEvery: Duration = .seconds(1)) -> AsyncStream<SoundServerState> {
         AsyncStream { continuation in
             let task = Task {
                 while !Task.isCancelled {
