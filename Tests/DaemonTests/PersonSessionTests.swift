@@ -90,8 +90,44 @@ struct PersonSessionTests {
             #expect(piped.standardError.isEmpty)
             let lines = piped.standardOutput.split(separator: "\n")
             #expect(lines.first?.hasPrefix("Address            Name") == true)
-            #expect(lines.count == 3 && !piped.standardOutput.contains("Scanning"), "\(piped.standardOutput)")
+            #expect(lines.count == 4 && !piped.standardOutput.contains("Scanning"), "\(piped.standardOutput)")
+            #expect(lines.last == "(1 not shown: --all)", "the phone is counted, not listed: \(piped.standardOutput)")
         }
+    }
+
+    @Test("scan leaves the phone out and says so; scan --all lists it as not a speaker, piped and in --json")
+    func scanAllListsThePhone() async throws {
+        try await withSpeakerd { fake, _ in
+            let bus = fake.world.address
+            let speakers = try await ExecutableRun.run("composer-cli", ["scan", "--bus", bus])
+            #expect(speakers.status == 0, "\(speakers.standardError)")
+            #expect(speakers.standardOutput.contains("JBL Flip 5") && speakers.standardOutput.contains("Bose Mini"))
+            #expect(!speakers.standardOutput.contains("Somebody's phone"), "\(speakers.standardOutput)")
+            #expect(speakers.standardOutput.hasSuffix("\n(1 not shown: --all)\n"), "\(speakers.standardOutput)")
+
+            let everything = try await ExecutableRun.run("composer-cli", ["scan", "--all", "--bus", bus])
+            #expect(everything.status == 0, "\(everything.standardError)")
+            let lines = everything.standardOutput.split(separator: "\n")
+            #expect(lines.count == 4, "a heading, two speakers and the phone: \(everything.standardOutput)")
+            #expect(lines.last?.hasPrefix("AA:BB:CC:DD:EE:FF  Somebody's phone") == true, "the phone comes last: \(everything.standardOutput)")
+            #expect(lines.last?.hasSuffix("not a speaker") == true)
+            #expect(!everything.standardOutput.contains("not shown"))
+
+            let json = try await ExecutableRun.run("composer-cli", ["scan", "--json", "--bus", bus])
+            let allJSON = try await ExecutableRun.run("composer-cli", ["scan", "--all", "--json", "--bus", bus])
+            let listed = try Self.candidates(json.standardOutput), all = try Self.candidates(allJSON.standardOutput)
+            #expect(listed.count == 2 && Set(listed.compactMap { $0["name"] as? String }) == ["JBL Flip 5", "Bose Mini"],
+                    "the speakers only: \(json.standardOutput)")
+            #expect(all.count == 3 && all.last?["name"] as? String == "Somebody's phone", "\(allJSON.standardOutput)")
+            #expect(all.last?["audioSink"] as? Bool == false && all.first?["audioSink"] as? Bool == true)
+            #expect(all.allSatisfy { Set($0.keys) == ["address", "name", "rssi", "known", "audioSink"] }, "the keys stay: \(all)")
+        }
+    }
+
+    /// The `candidates` of `scan --json`.
+    static func candidates(_ json: String) throws -> [[String: Any]] {
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        return try #require(object?["candidates"] as? [[String: Any]], "no candidates in \(json)")
     }
 
     @Test("a paused song shows as paused; stop ends a waiting play with exit 0 and a stopped line")
