@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 @testable import SpeakerCore
@@ -13,8 +14,9 @@ struct PersonSessionTests {
     static let composerCLI = ExecutableRun.productsDirectory.appendingPathComponent("composer-cli").path
 
     /// A world with two speakers and a phone, added the way a newcomer adds them, and a running
-    /// speakerd (scan_seconds = 1) for `body`; speakerd gets SIGTERM afterwards.
-    func withSpeakerd(remembering known: [DaemonWorld.Speaker] = [],
+    /// speakerd (scan_seconds = 1 unless told) for `body`; speakerd gets SIGTERM afterwards.
+    /// `beforeStart` are more fake-bluez commands, sent before speakerd starts.
+    func withSpeakerd(remembering known: [DaemonWorld.Speaker] = [], scanSeconds: Int = 1, beforeStart: [String] = [],
                       _ body: @escaping @Sendable (DaemonWorld, SpeakerdDBusClient) async throws -> Void) async throws {
         let fake = try await DaemonWorld.start(.speakerd)
         #expect(try await fake.world.send("add-speaker 11:22:33:AA:BB:CC JBL Flip 5") == "ok")
@@ -22,8 +24,9 @@ struct PersonSessionTests {
         #expect(try await fake.world.send("add-phone AA:BB:CC:DD:EE:FF Somebody's phone") == "ok")
         #expect(try await fake.world.send("speaker-off 00:00:00:00:00:01")
                 == "error: no device 00:00:00:00:00:01: add it first (add-speaker or add-phone)")
+        for command in beforeStart { #expect(try await fake.world.send(command) == "ok", "\(command)") }
         fake.remember(known)
-        fake.state.write("scan_seconds = 1\n", to: "speakerd.conf")
+        fake.state.write("scan_seconds = \(scanSeconds)\n", to: "speakerd.conf")
         let state = fake.state
         let speakerd = ExecutableRun.productsDirectory.appendingPathComponent("speakerd").path
         let daemon = try await ExecutableRun.run(
@@ -39,11 +42,14 @@ struct PersonSessionTests {
         #expect(daemon.status == 0, "speakerd: \(daemon.standardError)")
     }
 
-    /// Runs composer-cli on a pseudo-terminal, 100 columns wide, playing `steps`.
-    func onTerminal(_ arguments: [String], steps: String) async throws -> (screen: String, exit: Int32) {
+    /// Runs composer-cli on a pseudo-terminal, 100 columns wide, playing `steps`; `meanwhile`
+    /// runs beside it (a step `{"touch": path}` tells it how far the screen got).
+    func onTerminal(_ arguments: [String], steps: String,
+                    meanwhile: (@Sendable () async throws -> Void)? = nil) async throws -> (screen: String, exit: Int32) {
         let run = try await ExecutableRun.run(program: "/usr/bin/python3",
                                               [Self.ptySession, "--columns", "100", "--timeout", "60", steps, "--",
-                                               Self.composerCLI] + arguments)
+                                               Self.composerCLI] + arguments,
+                                              whileRunning: meanwhile.map { meanwhile in { @Sendable _ in try await meanwhile() } })
         #expect(run.status == 0, "pty-session: \(run.standardError)\n\(run.standardOutput)")
         let last = run.standardOutput.split(separator: "\n").last ?? ""
         let exit = Int32(last.replacingOccurrences(of: "pty-session: exit ", with: "")) ?? -1
@@ -179,6 +185,73 @@ struct PersonSessionTests {
             #expect(try await fake.world.send("speaker-off 1122")
                     == "error: '1122' is not a Bluetooth address (expected the form 11:22:33:44:55:66)")
             #expect(try await fake.world.send("speaker-on") == "error: usage: speaker-on ADDRESS")
+        }
+    }
+
+    @Test("scan on a terminal: a speaker switched on after the scan started joins the list while it still scans")
+    func scanListGrows() async throws {
+        let marks = TemporaryDirectory()
+        try await withSpeakerd(remembering: [DaemonWorld.flip], scanSeconds: 6) { fake, _ in
+            let scanning = marks.path + "/scanning"
+            let (screen, exit) = try await onTerminal(["scan", "--bus", fake.world.address], steps: """
+                [{"expect": "Scanning for speakers"}, {"touch": "\(scanning)"}, {"expect": "UE Boom 3"},
+                 {"expect": "Enter connects"}, {"send": "\\u001b"}]
+                """) {
+                try await eventually("composer-cli shows its spinner and speakerd's discovery runs") {
+                    guard FileManager.default.fileExists(atPath: scanning) else { return false }
+                    return try await Self.discovering(fake)
+                }
+                #expect(try await fake.world.send("add-speaker 33:44:55:CC:DD:EE UE Boom 3") == "ok")
+            }
+            #expect(exit == 0, "\(screen)")
+            let list = try #require(screen.range(of: "Speakers found, best first:"), "the scan never ended:\n\(screen)")
+            let live = screen[..<list.lowerBound]
+            #expect(live.contains("UE Boom 3"), "the new speaker was listed while the scan ran:\n\(screen)")
+            #expect(live.contains("JBL Flip 5") && live.contains("Bose Mini"), "\(screen)")
+            #expect(!live.contains("Somebody's phone"), "the phone is not listed without --all:\n\(screen)")
+            #expect(screen[list.upperBound...].contains("UE Boom 3"), "and it is in the list to pick from")
+            #expect(screen.contains("No speaker chosen."))
+        }
+    }
+
+    /// Whether hci0 is discovering (python-dbusmock's adapter sets Discovering in StartDiscovery).
+    static func discovering(_ fake: DaemonWorld) async throws -> Bool {
+        let reply = try await fake.control.call(destination: "org.bluez", path: "/org/bluez/hci0",
+                                                interface: "org.freedesktop.DBus.Properties", method: "Get",
+                                                arguments: [.string("org.bluez.Adapter1"), .string("Discovering")])
+        return reply.first?.unwrappingVariants == .bool(true)
+    }
+
+    @Test("play --wait on a terminal says with a spinner what speakerd waits for while the speaker is off, then plays the song")
+    func playWaitShowsWhy() async throws {
+        let song = try GatedPlayEndToEndTests.song()
+        let marks = TemporaryDirectory()
+        let flip = DaemonWorld.flip
+        try await withSpeakerd(remembering: [flip]) { fake, client in
+            try await eventually("the known speaker is connected") { try await client.status().speaker?.connected == true }
+            #expect(try await fake.world.send("speaker-off \(flip.address)") == "ok")
+            try await eventually("speakerd saw the link drop") { try await client.status().speaker?.connected == false }
+            let shown = marks.path + "/waiting"
+            let reasons = Mutex<[String]>([])
+            let (screen, exit) = try await onTerminal(["play", "--wait", song, "--bus", fake.world.address], steps: """
+                [{"expect": "test-c-major-scale.mid: waiting — "}, {"touch": "\(shown)"}, {"expect": "♪ test-c-major-scale.mid"}]
+                """) {
+                try await eventually("the waiting line is on the screen") { FileManager.default.fileExists(atPath: shown) }
+                let status = try await client.status()
+                #expect(status.playback.state == "waiting" && status.speaker?.connected != true, "\(status)")
+                if let reason = status.waitingFor?.message { reasons.withLock { $0.append(reason) } }
+                #expect(try await fake.world.send("speaker-on \(flip.address)") == "ok")
+                _ = try? await client.connect(flip.bluetoothAddress)  // the person switches it on and connects it
+            }
+            #expect(exit == 0, "\(screen)")
+            let waitingLine = try #require(screen.split(separator: "\n").first { $0.contains("waiting — ") }, "\(screen)")
+            #expect(waitingLine.contains("test-c-major-scale.mid: waiting — "))
+            let reason = try #require(reasons.withLock { $0.first }, "speakerd gave no waiting reason")
+            // The reason may count down between redraws ("retrying in 8 s"): its first words stay.
+            #expect(screen.contains("waiting — " + reason.prefix(12)), "the daemon's reason '\(reason)' is on the screen:\n\(screen)")
+            let playing = try #require(screen.range(of: "♪ test-c-major-scale.mid"), "\(screen)")
+            #expect(screen[..<playing.lowerBound].contains("waiting — "), "the reason came before the song played")
+            #expect(try await client.status().speaker?.connected == true)
         }
     }
 }
