@@ -254,4 +254,51 @@ struct PersonSessionTests {
             #expect(try await client.status().speaker?.connected == true)
         }
     }
+
+    @Test("startup through the real programs: piped a table, --svg a chart with a bar per operation, --json its keys, on a terminal the Gantt chart")
+    func startupTimeline() async throws {
+        let files = TemporaryDirectory()
+        try await withSpeakerd(remembering: [DaemonWorld.flip]) { fake, client in
+            let bus = fake.world.address
+            try await eventually("start-up is over") { (try? await client.startup()) != nil }
+            let report = try await client.startup()
+            #expect(!report.operations.isEmpty)
+
+            let piped = try await ExecutableRun.run("composer-cli", ["startup", "--bus", bus])
+            #expect(piped.status == 0 && piped.standardError.isEmpty, "\(piped.standardError)")
+            let lines = piped.standardOutput.split(separator: "\n")
+            #expect(lines.first?.hasPrefix("Start-up (\(report.scenario)), ") == true, "\(piped.standardOutput)")
+            #expect(lines.dropFirst().first?.hasPrefix("Operation") == true && lines.contains { $0.hasPrefix("Critical path: ") })
+            for operation in report.operations {
+                #expect(lines.contains { $0.hasPrefix(operation.name + " ") }, "\(operation.name) has a row: \(piped.standardOutput)")
+            }
+            #expect(!piped.standardOutput.contains("█"), "piped, no chart")
+
+            let svg = files.path + "/startup.svg"
+            let drawn = try await ExecutableRun.run("composer-cli", ["startup", "--svg", svg, "--bus", bus])
+            #expect(drawn.status == 0, "\(drawn.standardError)")
+            #expect(drawn.standardOutput.hasSuffix("\nWrote the chart to \(svg).\n"), "\(drawn.standardOutput)")
+            let parsed = try StartupChartTests().parse(try String(contentsOfFile: svg, encoding: .utf8))
+            #expect(parsed.elements.first?.name == "svg")
+            let bars = parsed.elements.filter { $0.name == "rect" && ($0.attributes["class"] ?? "").split(separator: " ").contains("bar") }
+            #expect(bars.count == report.operations.count, "one bar per operation")
+
+            let json = try await ExecutableRun.run("composer-cli", ["startup", "--json", "--bus", bus])
+            #expect(json.status == 0)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            #expect(Set(object.keys) == ["scenario", "operations", "criticalPath"], "\(object.keys)")
+            let operations = try #require(object["operations"] as? [[String: Any]])
+            #expect(operations.count == report.operations.count)
+            for operation in operations {
+                #expect(Set(["name", "startMs", "endMs", "outcome"]).isSubset(of: operation.keys), "\(operation)")
+                #expect(Set(operation.keys).isSubset(of: ["name", "startMs", "endMs", "outcome", "reason"]), "\(operation)")
+            }
+
+            let (screen, exit) = try await onTerminal(["startup", "--bus", bus], steps: #"[{"expect": "critical path"}]"#)
+            #expect(exit == 0, "\(screen)")
+            #expect(screen.contains("Start-up (\(report.scenario)), ") && screen.contains("; * = critical path"), "\(screen)")
+            #expect(screen.contains("█"), "the critical path's bars are drawn:\n\(screen)")
+            for name in report.criticalPath { #expect(screen.contains("* " + name), "\(name) is marked critical:\n\(screen)") }
+        }
+    }
 }
