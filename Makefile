@@ -1,7 +1,8 @@
 # speakerd: build, install and package.
 #
 #   make                      release build of speakerd and composer-cli
-#   make install              installs under PREFIX (default /usr/local), honouring DESTDIR
+#   make install              installs under PREFIX (default /usr/local), honouring DESTDIR, what
+#                             `make` built (`make && sudo make install`: it does not build as root)
 #   make uninstall            removes what `make install` put there (the config file stays if edited)
 #   make deb                  dist/speakerd_VERSION_ARCH.deb, from `make install PREFIX=/usr`
 #
@@ -44,7 +45,7 @@ INSTALL ?= install
 INSTALL_PROGRAM = $(INSTALL) -m 0755
 INSTALL_DATA = $(INSTALL) -m 0644
 
-.PHONY: all build generated install uninstall deb clean-dist
+.PHONY: all build built generated install uninstall deb clean-dist
 
 all: build
 
@@ -53,11 +54,24 @@ build:
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --product speakerd
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --product composer-cli
 
-BIN = $(shell $(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path)
+# Where the build put the programs. Without swift at hand (root's PATH under sudo lacks it),
+# SwiftPM's own link for the configuration SWIFT_BUILD_FLAGS names (-c debug or release).
+HAVE_SWIFT = $(shell command -v $(SWIFT) 2>/dev/null)
+CONFIG = $(if $(filter debug,$(SWIFT_BUILD_FLAGS)),debug,release)
+BIN = $(if $(HAVE_SWIFT),$(shell $(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path),.build/$(CONFIG))
+HAVE_PROGRAMS = $(and $(wildcard $(BIN)/speakerd),$(wildcard $(BIN)/composer-cli))
+
+# `make && sudo make install`: install copies what `make` built as the normal user and never
+# builds as root (root's PATH lacks swift, and the build would leave root's files in .build).
+# Only when nothing is built yet and swift is on PATH (a packaging run, CI) does it build first.
+built:
+	$(if $(HAVE_PROGRAMS),,$(if $(HAVE_SWIFT),$(MAKE) --no-print-directory build,$(error \
+	    no $(CONFIG) build of speakerd and composer-cli in $(BIN), and no $(SWIFT) on PATH to build one: \
+	    run 'make' first as your normal user, then 'sudo make install')))
 
 # Completions come from the built composer-cli itself (swift-argument-parser writes them), so
 # they always match the commands it has. Regenerated at every install: the unit depends on PREFIX.
-generated: build
+generated: built
 	rm -rf $(GEN) && mkdir -p $(GEN)
 	$(BIN)/composer-cli --generate-completion-script bash | sed '1{/^#!/d}' >$(GEN)/composer-cli.bash
 	$(BIN)/composer-cli --generate-completion-script zsh >$(GEN)/_composer-cli

@@ -18,6 +18,11 @@ public struct DiscoveryFilter: Equatable, Sendable {
         self.duplicateData = duplicateData
     }
 
-    /// What speakerd uses to look for speakers: classic Bluetooth, A2DP sinks.
+    /// Classic Bluetooth, A2DP sinks only: BlueZ then leaves out phones and speakers that do not
+    /// list their services in the inquiry response.
     public static let audioSinks = DiscoveryFilter(transport: .bredr, uuids: [BlueZUUID.a2dpSink])
+
+    /// What speakerd's scans use: every classic Bluetooth device, so `composer-cli scan --all`
+    /// can list the phones and computers nearby too (the classifier still decides what is offered).
+    public static let classicDevices = DiscoveryFilter(transport: .bredr)
 }

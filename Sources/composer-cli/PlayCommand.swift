@@ -40,16 +40,23 @@ struct PlayCommand: AsyncParsableCommand {
         let daemon = try await common.daemon()
         // Subscribed before the song is sent, so no change is missed; without it, poll.
         let wakeUps = wait ? try? await daemon.playbackChanges() : nil
-        let started = try await daemon.play(request)
+        let terminal = wait && !common.json && isatty(STDOUT_FILENO) == 1
+        let frames = RedrawCounter()
+        // speakerd answers Play once the song starts (or cannot): until then, on a terminal, the
+        // spinner line says what it is waiting for (the speaker to connect, its audio device…).
+        let waiting = terminal ? showWaiting(for: name, daemon: daemon, frames: frames) : nil
+        let answer: Result<StatusReport, SpeakerdError>
+        do { answer = .success(try await daemon.play(request)) } catch { answer = .failure(error) }
+        waiting?.cancel()
+        if let waiting, await waiting.value, case .failure = answer { print("") }  // the error goes below the line
+        let started = try answer.get()
         guard wait else {
             common.show(started)
             return
         }
-        let terminal = !common.json && isatty(STDOUT_FILENO) == 1
         if !terminal && !common.json { print(started.humanReadable) }
         // Which process serves speakerd: a restart mid-song is then reported, not waited out.
         let instance: @Sendable () async -> String? = { await daemon.daemonInstance() }
-        let frames = RedrawCounter()
         let outcome = try await PlaybackWaiter(control: daemon, daemonInstance: instance).wait(for: name, wakeUps: wakeUps) { status in
             guard terminal else { return }
             let line = ProgressLine(title: name, speaker: status.speaker?.name,
@@ -66,6 +73,27 @@ struct PlayCommand: AsyncParsableCommand {
         }
         common.show(json: ReportJSON.encode(outcome.status), human: outcome.sentence(for: name))
         if !outcome.endedAsAsked { throw ExitCode(1) }
+    }
+
+    /// While the song waits to start: speakerd's reason with a spinner, redrawn at the status
+    /// poll interval (the playback signals are the waiter's, afterwards). Returns whether it drew.
+    private func showWaiting(for name: String, daemon: SpeakerdDBusClient, frames: RedrawCounter) -> Task<Bool, Never> {
+        let width = terminalWidth() - 1
+        return Task {
+            var drew = false
+            while !Task.isCancelled {
+                if let status = try? await daemon.status(), status.playback.state == "waiting",
+                   status.playback.file == name, let reason = status.waitingFor?.message, !Task.isCancelled {
+                    let line = ProgressLine(title: name, speaker: status.speaker?.name, elapsedSeconds: 0, totalSeconds: nil,
+                                            state: "waiting", waitingFor: reason, frame: frames.next())
+                    print("\r" + line.rendered(width: width), terminator: "")
+                    fflush(nil)
+                    drew = true
+                }
+                try? await Task.sleep(for: PlaybackWaiter.minimumPollInterval)
+            }
+            return drew
+        }
     }
 
     /// The terminal's width in columns (80 when it cannot be asked).

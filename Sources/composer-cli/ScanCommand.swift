@@ -14,8 +14,8 @@ struct ScanCommand: AsyncParsableCommand {
             (Esc or q leaves). Piped or with --json, it prints the list and exits.
             """)
 
-    /// The filter is ours: speakerd's Scan reports audio sinks only today (it keeps what it would
-    /// offer), so the flag shows more only once speakerd reports other devices too.
+    /// speakerd reports every device its scan heard, marking the audio sinks; without the flag
+    /// the others are left out (and counted), in the list, the picker and `--json`.
     @Flag(help: "List every device speakerd reports, not only audio sinks.")
     var all = false
 
@@ -25,7 +25,7 @@ struct ScanCommand: AsyncParsableCommand {
         let daemon = try await common.daemon()
         guard !common.json, Terminal.isInteractive else {
             let report = try await daemon.scan()
-            common.show(json: ReportJSON.encode(report), human: report.humanReadable)
+            common.show(json: ReportJSON.encode(report.listed(all: all)), human: report.humanReadable(all: all))
             return
         }
         let report = try await scanShowingSpinner(daemon)
@@ -35,7 +35,7 @@ struct ScanCommand: AsyncParsableCommand {
             return
         }
         guard let terminal = RawTerminal() else {
-            print(report.humanReadable)
+            print(report.humanReadable(all: all))
             return
         }
         var shown = draw(picker, replacing: 0)

@@ -7,7 +7,7 @@ struct CommandLineTests {
     static let composerHelps: [[String]] = [
         ["--help"], ["play", "--help"], ["status", "--help"], ["scan", "--help"], ["connect", "--help"],
          ["forget", "--help"], ["startup", "--help"], ["doctor", "--help"], ["stop", "--help"], ["render", "--help"],
-         ["volume", "--help"],
+         ["volume", "--help"], ["disconnect", "--help"], ["pause", "--help"], ["resume", "--help"], ["speakers", "--help"],
     ]
 
     @Test("composer-cli help output matches its snapshot", arguments: composerHelps)

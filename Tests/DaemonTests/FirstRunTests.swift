@@ -72,8 +72,11 @@ struct FirstRunTests {
         }
         _ = try await clock.advance(atMost: .seconds(2), until: "the scan answers") { answered.isSet }
         let candidates = try await scan.value.candidates
-        #expect(candidates.map(\.address) == [Self.boom.address, Self.charge.address],
-                "audio sinks only, the trusted one first: \(candidates)")
+        #expect(candidates.filter(\.audioSink).map(\.address) == [Self.boom.address, Self.charge.address],
+                "the audio sinks, the trusted one first: \(candidates)")
+        #expect(candidates.map(\.address) == [Self.boom.address, Self.charge.address, Self.phone.address],
+                "the phone last, reported for scan --all only: \(candidates)")
+        #expect(candidates.last?.audioSink == false)
 
         let picked = try await ExecutableRun.run("composer-cli", ["connect", Self.charge.address, "--bus", fake.world.address])
         #expect(picked.status == 0, "composer-cli connect failed: \(picked.standardError)")
@@ -104,7 +107,7 @@ struct FirstRunTests {
         await daemon.shutdown()
     }
 
-    @Test("composer-cli scan ranks a known speaker first, then a trusted one, then by signal, and lists no phone")
+    @Test("composer-cli scan ranks a known speaker first, then a trusted one, then by signal; the louder phone comes last, as no audio sink")
     func scanRanksKnownThenTrustedThenSignal() async throws {
         let fake = try await DaemonWorld.start(.speakerd, remembers: [Self.flip])
         fake.remember([Self.flip])
@@ -122,8 +125,10 @@ struct FirstRunTests {
         }
         _ = try await clock.advance(atMost: .seconds(2), until: "the scan answers") { answered.isSet }
         let candidates = try await scan.value.candidates
-        #expect(candidates.map(\.address) == [Self.flip.address, Self.boom.address, Self.charge.address], "\(candidates)")
-        #expect(candidates.map(\.known) == [true, false, false])
+        #expect(candidates.map(\.address) == [Self.flip.address, Self.boom.address, Self.charge.address, Self.phone.address],
+                "\(candidates)")
+        #expect(candidates.map(\.known) == [true, false, false, false])
+        #expect(candidates.map(\.audioSink) == [true, true, true, false], "only the speakers are offered")
         await daemon.shutdown()
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 @testable import SpeakerCore
@@ -13,8 +14,9 @@ struct PersonSessionTests {
     static let composerCLI = ExecutableRun.productsDirectory.appendingPathComponent("composer-cli").path
 
     /// A world with two speakers and a phone, added the way a newcomer adds them, and a running
-    /// speakerd (scan_seconds = 1) for `body`; speakerd gets SIGTERM afterwards.
-    func withSpeakerd(remembering known: [DaemonWorld.Speaker] = [],
+    /// speakerd (scan_seconds = 1 unless told) for `body`; speakerd gets SIGTERM afterwards.
+    /// `beforeStart` are more fake-bluez commands, sent before speakerd starts.
+    func withSpeakerd(remembering known: [DaemonWorld.Speaker] = [], scanSeconds: Int = 1, beforeStart: [String] = [],
                       _ body: @escaping @Sendable (DaemonWorld, SpeakerdDBusClient) async throws -> Void) async throws {
         let fake = try await DaemonWorld.start(.speakerd)
         #expect(try await fake.world.send("add-speaker 11:22:33:AA:BB:CC JBL Flip 5") == "ok")
@@ -22,8 +24,9 @@ struct PersonSessionTests {
         #expect(try await fake.world.send("add-phone AA:BB:CC:DD:EE:FF Somebody's phone") == "ok")
         #expect(try await fake.world.send("speaker-off 00:00:00:00:00:01")
                 == "error: no device 00:00:00:00:00:01: add it first (add-speaker or add-phone)")
+        for command in beforeStart { #expect(try await fake.world.send(command) == "ok", "\(command)") }
         fake.remember(known)
-        fake.state.write("scan_seconds = 1\n", to: "speakerd.conf")
+        fake.state.write("scan_seconds = \(scanSeconds)\n", to: "speakerd.conf")
         let state = fake.state
         let speakerd = ExecutableRun.productsDirectory.appendingPathComponent("speakerd").path
         let daemon = try await ExecutableRun.run(
@@ -39,11 +42,14 @@ struct PersonSessionTests {
         #expect(daemon.status == 0, "speakerd: \(daemon.standardError)")
     }
 
-    /// Runs composer-cli on a pseudo-terminal, 100 columns wide, playing `steps`.
-    func onTerminal(_ arguments: [String], steps: String) async throws -> (screen: String, exit: Int32) {
+    /// Runs composer-cli on a pseudo-terminal, 100 columns wide, playing `steps`; `meanwhile`
+    /// runs beside it (a step `{"touch": path}` tells it how far the screen got).
+    func onTerminal(_ arguments: [String], steps: String,
+                    meanwhile: (@Sendable () async throws -> Void)? = nil) async throws -> (screen: String, exit: Int32) {
         let run = try await ExecutableRun.run(program: "/usr/bin/python3",
                                               [Self.ptySession, "--columns", "100", "--timeout", "60", steps, "--",
-                                               Self.composerCLI] + arguments)
+                                               Self.composerCLI] + arguments,
+                                              whileRunning: meanwhile.map { meanwhile in { @Sendable _ in try await meanwhile() } })
         #expect(run.status == 0, "pty-session: \(run.standardError)\n\(run.standardOutput)")
         let last = run.standardOutput.split(separator: "\n").last ?? ""
         let exit = Int32(last.replacingOccurrences(of: "pty-session: exit ", with: "")) ?? -1
@@ -90,8 +96,44 @@ struct PersonSessionTests {
             #expect(piped.standardError.isEmpty)
             let lines = piped.standardOutput.split(separator: "\n")
             #expect(lines.first?.hasPrefix("Address            Name") == true)
-            #expect(lines.count == 3 && !piped.standardOutput.contains("Scanning"), "\(piped.standardOutput)")
+            #expect(lines.count == 4 && !piped.standardOutput.contains("Scanning"), "\(piped.standardOutput)")
+            #expect(lines.last == "(1 not shown: --all)", "the phone is counted, not listed: \(piped.standardOutput)")
         }
+    }
+
+    @Test("scan leaves the phone out and says so; scan --all lists it as not a speaker, piped and in --json")
+    func scanAllListsThePhone() async throws {
+        try await withSpeakerd { fake, _ in
+            let bus = fake.world.address
+            let speakers = try await ExecutableRun.run("composer-cli", ["scan", "--bus", bus])
+            #expect(speakers.status == 0, "\(speakers.standardError)")
+            #expect(speakers.standardOutput.contains("JBL Flip 5") && speakers.standardOutput.contains("Bose Mini"))
+            #expect(!speakers.standardOutput.contains("Somebody's phone"), "\(speakers.standardOutput)")
+            #expect(speakers.standardOutput.hasSuffix("\n(1 not shown: --all)\n"), "\(speakers.standardOutput)")
+
+            let everything = try await ExecutableRun.run("composer-cli", ["scan", "--all", "--bus", bus])
+            #expect(everything.status == 0, "\(everything.standardError)")
+            let lines = everything.standardOutput.split(separator: "\n")
+            #expect(lines.count == 4, "a heading, two speakers and the phone: \(everything.standardOutput)")
+            #expect(lines.last?.hasPrefix("AA:BB:CC:DD:EE:FF  Somebody's phone") == true, "the phone comes last: \(everything.standardOutput)")
+            #expect(lines.last?.hasSuffix("not a speaker") == true)
+            #expect(!everything.standardOutput.contains("not shown"))
+
+            let json = try await ExecutableRun.run("composer-cli", ["scan", "--json", "--bus", bus])
+            let allJSON = try await ExecutableRun.run("composer-cli", ["scan", "--all", "--json", "--bus", bus])
+            let listed = try Self.candidates(json.standardOutput), all = try Self.candidates(allJSON.standardOutput)
+            #expect(listed.count == 2 && Set(listed.compactMap { $0["name"] as? String }) == ["JBL Flip 5", "Bose Mini"],
+                    "the speakers only: \(json.standardOutput)")
+            #expect(all.count == 3 && all.last?["name"] as? String == "Somebody's phone", "\(allJSON.standardOutput)")
+            #expect(all.last?["audioSink"] as? Bool == false && all.first?["audioSink"] as? Bool == true)
+            #expect(all.allSatisfy { Set($0.keys) == ["address", "name", "rssi", "known", "audioSink"] }, "the keys stay: \(all)")
+        }
+    }
+
+    /// The `candidates` of `scan --json`.
+    static func candidates(_ json: String) throws -> [[String: Any]] {
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        return try #require(object?["candidates"] as? [[String: Any]], "no candidates in \(json)")
     }
 
     @Test("a paused song shows as paused; stop ends a waiting play with exit 0 and a stopped line")
@@ -143,6 +185,120 @@ struct PersonSessionTests {
             #expect(try await fake.world.send("speaker-off 1122")
                     == "error: '1122' is not a Bluetooth address (expected the form 11:22:33:44:55:66)")
             #expect(try await fake.world.send("speaker-on") == "error: usage: speaker-on ADDRESS")
+        }
+    }
+
+    @Test("scan on a terminal: a speaker switched on after the scan started joins the list while it still scans")
+    func scanListGrows() async throws {
+        let marks = TemporaryDirectory()
+        try await withSpeakerd(remembering: [DaemonWorld.flip], scanSeconds: 6) { fake, _ in
+            let scanning = marks.path + "/scanning"
+            let (screen, exit) = try await onTerminal(["scan", "--bus", fake.world.address], steps: """
+                [{"expect": "Scanning for speakers"}, {"touch": "\(scanning)"}, {"expect": "UE Boom 3"},
+                 {"expect": "Enter connects"}, {"send": "\\u001b"}]
+                """) {
+                try await eventually("composer-cli shows its spinner and speakerd's discovery runs") {
+                    guard FileManager.default.fileExists(atPath: scanning) else { return false }
+                    return try await Self.discovering(fake)
+                }
+                #expect(try await fake.world.send("add-speaker 33:44:55:CC:DD:EE UE Boom 3") == "ok")
+            }
+            #expect(exit == 0, "\(screen)")
+            let list = try #require(screen.range(of: "Speakers found, best first:"), "the scan never ended:\n\(screen)")
+            let live = screen[..<list.lowerBound]
+            #expect(live.contains("UE Boom 3"), "the new speaker was listed while the scan ran:\n\(screen)")
+            #expect(live.contains("JBL Flip 5") && live.contains("Bose Mini"), "\(screen)")
+            #expect(!live.contains("Somebody's phone"), "the phone is not listed without --all:\n\(screen)")
+            #expect(screen[list.upperBound...].contains("UE Boom 3"), "and it is in the list to pick from")
+            #expect(screen.contains("No speaker chosen."))
+        }
+    }
+
+    /// Whether hci0 is discovering (python-dbusmock's adapter sets Discovering in StartDiscovery).
+    static func discovering(_ fake: DaemonWorld) async throws -> Bool {
+        let reply = try await fake.control.call(destination: "org.bluez", path: "/org/bluez/hci0",
+                                                interface: "org.freedesktop.DBus.Properties", method: "Get",
+                                                arguments: [.string("org.bluez.Adapter1"), .string("Discovering")])
+        return reply.first?.unwrappingVariants == .bool(true)
+    }
+
+    @Test("play --wait on a terminal says with a spinner what speakerd waits for while the speaker is off, then plays the song")
+    func playWaitShowsWhy() async throws {
+        let song = try GatedPlayEndToEndTests.song()
+        let marks = TemporaryDirectory()
+        let flip = DaemonWorld.flip
+        try await withSpeakerd(remembering: [flip]) { fake, client in
+            try await eventually("the known speaker is connected") { try await client.status().speaker?.connected == true }
+            #expect(try await fake.world.send("speaker-off \(flip.address)") == "ok")
+            try await eventually("speakerd saw the link drop") { try await client.status().speaker?.connected == false }
+            let shown = marks.path + "/waiting"
+            let reasons = Mutex<[String]>([])
+            let (screen, exit) = try await onTerminal(["play", "--wait", song, "--bus", fake.world.address], steps: """
+                [{"expect": "test-c-major-scale.mid: waiting — "}, {"touch": "\(shown)"}, {"expect": "♪ test-c-major-scale.mid"}]
+                """) {
+                try await eventually("the waiting line is on the screen") { FileManager.default.fileExists(atPath: shown) }
+                let status = try await client.status()
+                #expect(status.playback.state == "waiting" && status.speaker?.connected != true, "\(status)")
+                if let reason = status.waitingFor?.message { reasons.withLock { $0.append(reason) } }
+                #expect(try await fake.world.send("speaker-on \(flip.address)") == "ok")
+                _ = try? await client.connect(flip.bluetoothAddress)  // the person switches it on and connects it
+            }
+            #expect(exit == 0, "\(screen)")
+            let waitingLine = try #require(screen.split(separator: "\n").first { $0.contains("waiting — ") }, "\(screen)")
+            #expect(waitingLine.contains("test-c-major-scale.mid: waiting — "))
+            let reason = try #require(reasons.withLock { $0.first }, "speakerd gave no waiting reason")
+            // The reason may count down between redraws ("retrying in 8 s"): its first words stay.
+            #expect(screen.contains("waiting — " + reason.prefix(12)), "the daemon's reason '\(reason)' is on the screen:\n\(screen)")
+            let playing = try #require(screen.range(of: "♪ test-c-major-scale.mid"), "\(screen)")
+            #expect(screen[..<playing.lowerBound].contains("waiting — "), "the reason came before the song played")
+            #expect(try await client.status().speaker?.connected == true)
+        }
+    }
+
+    @Test("startup through the real programs: piped a table, --svg a chart with a bar per operation, --json its keys, on a terminal the Gantt chart")
+    func startupTimeline() async throws {
+        let files = TemporaryDirectory()
+        try await withSpeakerd(remembering: [DaemonWorld.flip]) { fake, client in
+            let bus = fake.world.address
+            try await eventually("start-up is over") { (try? await client.startup()) != nil }
+            let report = try await client.startup()
+            #expect(!report.operations.isEmpty)
+
+            let piped = try await ExecutableRun.run("composer-cli", ["startup", "--bus", bus])
+            #expect(piped.status == 0 && piped.standardError.isEmpty, "\(piped.standardError)")
+            let lines = piped.standardOutput.split(separator: "\n")
+            #expect(lines.first?.hasPrefix("Start-up (\(report.scenario)), ") == true, "\(piped.standardOutput)")
+            #expect(lines.dropFirst().first?.hasPrefix("Operation") == true && lines.contains { $0.hasPrefix("Critical path: ") })
+            for operation in report.operations {
+                #expect(lines.contains { $0.hasPrefix(operation.name + " ") }, "\(operation.name) has a row: \(piped.standardOutput)")
+            }
+            #expect(!piped.standardOutput.contains("█"), "piped, no chart")
+
+            let svg = files.path + "/startup.svg"
+            let drawn = try await ExecutableRun.run("composer-cli", ["startup", "--svg", svg, "--bus", bus])
+            #expect(drawn.status == 0, "\(drawn.standardError)")
+            #expect(drawn.standardOutput.hasSuffix("\nWrote the chart to \(svg).\n"), "\(drawn.standardOutput)")
+            let parsed = try StartupChartTests().parse(try String(contentsOfFile: svg, encoding: .utf8))
+            #expect(parsed.elements.first?.name == "svg")
+            let bars = parsed.elements.filter { $0.name == "rect" && ($0.attributes["class"] ?? "").split(separator: " ").contains("bar") }
+            #expect(bars.count == report.operations.count, "one bar per operation")
+
+            let json = try await ExecutableRun.run("composer-cli", ["startup", "--json", "--bus", bus])
+            #expect(json.status == 0)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            #expect(Set(object.keys) == ["scenario", "operations", "criticalPath"], "\(object.keys)")
+            let operations = try #require(object["operations"] as? [[String: Any]])
+            #expect(operations.count == report.operations.count)
+            for operation in operations {
+                #expect(Set(["name", "startMs", "endMs", "outcome"]).isSubset(of: operation.keys), "\(operation)")
+                #expect(Set(operation.keys).isSubset(of: ["name", "startMs", "endMs", "outcome", "reason"]), "\(operation)")
+            }
+
+            let (screen, exit) = try await onTerminal(["startup", "--bus", bus], steps: #"[{"expect": "critical path"}]"#)
+            #expect(exit == 0, "\(screen)")
+            #expect(screen.contains("Start-up (\(report.scenario)), ") && screen.contains("; * = critical path"), "\(screen)")
+            #expect(screen.contains("█"), "the critical path's bars are drawn:\n\(screen)")
+            for name in report.criticalPath { #expect(screen.contains("* " + name), "\(name) is marked critical:\n\(screen)") }
         }
     }
 }

@@ -1,7 +1,7 @@
 import Testing
 @testable import SpeakerCore
 
-/// The scan picker's keys and screens, without a terminal (ScanPickerSessionTests drives the
+/// The scan picker's keys and screens, without a terminal (PersonSessionTests drives the
 /// real one through a pseudo-terminal).
 @Suite("Scan picker")
 struct ScanPickerTests {

@@ -25,7 +25,7 @@ public struct ScanPicker: Equatable, Sendable {
 
     /// - Parameter showAll: keep devices that are not audio sinks (phones, keyboards) in the list.
     public init(report: ScanReport, showAll: Bool) {
-        let kept = showAll ? report.candidates : report.candidates.filter(\.audioSink)
+        let kept = report.listed(all: showAll).candidates
         candidates = kept
         hiddenCount = report.candidates.count - kept.count
     }
@@ -49,9 +49,7 @@ public struct ScanPicker: Equatable, Sendable {
         let width = max(30, width)
         guard !candidates.isEmpty else {
             var text = "No speakers found. Is the speaker on and in pairing mode?"
-            if hiddenCount > 0 {
-                text += " (\(hiddenCount) other device\(hiddenCount == 1 ? "" : "s") found; --all lists \(hiddenCount == 1 ? "it" : "them"))"
-            }
+            if hiddenCount > 0 { text += " " + ScanReport.otherDevicesNote(hiddenCount) }
             return [text]
         }
         let nameWidth = min(max(4, candidates.map(\.name.count).max() ?? 0), max(10, width - 48))

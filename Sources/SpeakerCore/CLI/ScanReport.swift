@@ -1,7 +1,8 @@
-/// What `composer-cli scan` shows: the audio devices a discovery found.
+/// What `composer-cli scan` shows: the devices a discovery found, audio sinks first.
 ///
 /// JSON keys are a public contract: `candidates` [{`address`, `name`, `rssi`, `known`,
-/// `audioSink`}], best candidate first (known > trusted > strongest signal).
+/// `audioSink`}], best candidate first (known > trusted > strongest signal). speakerd reports
+/// every device it heard; `scan` lists those with `audioSink` false (a phone) only with `--all`.
 public struct ScanReport: Codable, Equatable, Sendable {
     public var candidates: [Candidate]
 
@@ -37,6 +38,25 @@ public struct ScanReport: Codable, Equatable, Sendable {
             try container.encode(known, forKey: .known)
             try container.encode(audioSink, forKey: .audioSink)
         }
+    }
+
+    /// What `scan` lists: every device with `all`, otherwise the audio sinks only.
+    public func listed(all: Bool) -> ScanReport {
+        all ? self : ScanReport(candidates: candidates.filter(\.audioSink))
+    }
+
+    /// The table of what `scan` lists, and how many other devices it left out and how to see them.
+    public func humanReadable(all: Bool) -> String {
+        let listed = listed(all: all)
+        let hidden = candidates.count - listed.candidates.count
+        guard hidden > 0 else { return listed.humanReadable }
+        if listed.candidates.isEmpty { return listed.humanReadable + " " + Self.otherDevicesNote(hidden) }
+        return listed.humanReadable + "\n(\(hidden) not shown: --all)"
+    }
+
+    /// Why an empty list of speakers is not all the scan heard.
+    static func otherDevicesNote(_ hidden: Int) -> String {
+        "(\(hidden) other device\(hidden == 1 ? "" : "s") found; --all lists \(hidden == 1 ? "it" : "them"))"
     }
 
     public var humanReadable: String {

@@ -15,11 +15,22 @@ public final class SpeakerdDBusClient: SpeakerdControl {
     }
 
     public static func connect(_ bus: BusSelection) async throws(SpeakerdError) -> SpeakerdDBusClient {
-        do {
-            return SpeakerdDBusClient(connection: try await DBusConnection.connect(bus.busAddress), busDescription: bus.description)
-        } catch {
-            throw .unreachable(bus: bus.description, reason: error.description)
+        let address: String
+        do { address = try bus.busAddress.resolve() } catch {
+            throw .unreachable(bus: bus.description, reason: error.description)  // no address to try
         }
+        do {
+            return SpeakerdDBusClient(connection: try await DBusConnection.connect(.address(address)), busDescription: bus.description)
+        } catch {
+            throw .unreachable(bus: bus.description, reason: busDown(at: address, error))
+        }
+    }
+
+    /// Why the bus itself could not be reached: without it nothing can start or reach speakerd.
+    static func busDown(at address: String, _ error: DBusError) -> String {
+        let why = if case .connectionFailed(_, let reason) = error { reason } else { error.description }
+        return "the bus is down: nothing answers at \(address) (\(why)); "
+            + "check it with 'systemctl status dbus', then speakerd with 'systemctl start speakerd' and 'journalctl -u speakerd'"
     }
 
     public func status() async throws(SpeakerdError) -> StatusReport {
@@ -218,14 +229,27 @@ public final class SpeakerdDBusClient: SpeakerdControl {
         do { return try convert(first) } catch { throw .badReply("\(method): \(error.description)") }
     }
 
-    /// Why nobody answered, and the two commands that start speakerd and show why it did not run.
-    static let notRunning = "speakerd is not running (and could not be started); "
-        + "start it with 'systemctl start speakerd', its log is 'journalctl -u speakerd'"
+    /// The two commands that start speakerd and show why it did not run.
+    static let startHint = "start it with 'systemctl start speakerd', its log is 'journalctl -u speakerd'"
 
-    func translate(_ error: DBusError) -> SpeakerdError {
+    /// Why nobody answered, and what to do.
+    static let notRunning = "speakerd is not running (and could not be started); " + startHint
+
+    /// The bus daemon's answers when it tried to start speakerd on request (D-Bus activation)
+    /// and failed: the program did not run or exited (`Spawn.*`), or did not take its name in time.
+    static func isActivationFailure(_ name: String) -> Bool {
+        name.hasPrefix("org.freedesktop.DBus.Error.Spawn.") || name == "org.freedesktop.DBus.Error.TimedOut"
+    }
+
+    func translate(_ error: DBusError) -> SpeakerdError { Self.translate(error, bus: busDescription) }
+
+    static func translate(_ error: DBusError, bus busDescription: String) -> SpeakerdError {
         switch error {
         case .remote(let name, _) where name == DBusError.Name.serviceUnknown || name == DBusError.Name.nameHasNoOwner:
             return .unreachable(bus: busDescription, reason: SpeakerdDBusClient.notRunning)
+        case .remote(let name, let message) where isActivationFailure(name):
+            let detail = message.isEmpty ? name : "\(name): \(message)"
+            return .unreachable(bus: busDescription, reason: "speakerd could not be started (\(detail)); " + startHint)
         case .remote(let name, let message) where name == "org.freedesktop.DBus.Error.AccessDenied":
             return .rejected(name: name, message: "not allowed to talk to speakerd (join the speakerd group): \(message)")
         case .remote(let name, let message):

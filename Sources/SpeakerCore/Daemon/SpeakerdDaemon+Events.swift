@@ -58,7 +58,7 @@ extension SpeakerdDaemon {
     }
 
     /// One discovery of `scan_seconds` on the injected clock, as a speaker operation (one at a
-    /// time: a second scan joins the first's slot); audio devices ranked best first.
+    /// time: a second scan joins the first's slot); every device heard, audio sinks ranked first.
     func discover() async throws -> [RankedCandidate] {
         guard let bluez, let adapterAddress = adapter?.address else {
             throw SpeakerdError.rejected(name: SpeakerdBus.ErrorName.notReady, message: phase.statusLine)
@@ -68,7 +68,7 @@ extension SpeakerdDaemon {
         lastAnnouncedCandidates = ScanReport(candidates: [])  // nothing found yet is no news
         let duration = configuration.scanDuration, clock = dependencies.clock
         try await runOperation("discovery on \(adapterAddress)", group: "discovery", timeout: duration + .seconds(10)) {
-            try await bluez.startDiscovery(on: adapterAddress, filter: DiscoveryFilter.audioSinks)
+            try await bluez.startDiscovery(on: adapterAddress, filter: DiscoveryFilter.classicDevices)
             do { try await clock.sleep(for: duration) } catch {
                 try? await bluez.stopDiscovery(on: adapterAddress)
                 throw error
@@ -78,10 +78,11 @@ extension SpeakerdDaemon {
         return try await candidates(from: bluez)
     }
 
-    /// The devices BlueZ knows that scan-and-pick may offer, ranked by `CandidateRanking`.
+    /// The devices BlueZ knows, for `CandidateRanking`: the ones scan-and-pick may offer are
+    /// marked `audioSink`; the others (a phone, a keyboard) are reported for `scan --all` only.
     func candidates(from bluez: any BlueZClient) async throws -> [RankedCandidate] {
         let known = await stateStore.knownSpeakers.map(\.address)
-        return try await bluez.devices().filter { $0.audioSink.isOffered }.map { device in
+        return try await bluez.devices().map { device in
             RankedCandidate(address: device.address, name: device.displayName, rssi: device.rssi.map(Int.init),
                             knownRank: known.firstIndex(of: device.address), trusted: device.trusted,
                             audioSink: device.audioSink.isOffered)

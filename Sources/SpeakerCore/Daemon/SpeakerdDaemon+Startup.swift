@@ -211,7 +211,8 @@ extension SpeakerdDaemon {
             return
         }
         if configuration.autoPick, let best = CandidateRanking.autoPick(from: candidates) {
-            let found = candidates.count == 1 ? "the only candidate" : "the best of \(candidates.count) candidates"
+            let sinks = candidates.count(where: \.audioSink)
+            let found = sinks == 1 ? "the only candidate" : "the best of \(sinks) candidates"
             logger.info("picked \(best.name) (\(best.address)) from the scan, \(found) (auto_pick)")
             await link.choose(best.address, name: best.name, why: .autoPick)
             guard await link.connectUnlessHeld() == .connected else {
