@@ -163,6 +163,19 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // speakerd's D-Bus API, both sides of it: the `SpeakerdControl` protocol, the wire records
+        // and reports (the stable `--json` keys), the client composer-cli uses and the exported
+        // object the daemon serves, with its request limits.
+        .target(
+            name: "SpeakerdAPI",
+            dependencies: [
+                "AsyncSignals",
+                "DBus",
+                "BlueZ",
+                "Readiness",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         .target(
             name: "SpeakerCore",
             dependencies: [
@@ -174,6 +187,7 @@ let package = Package(
                 "MIDI",
                 "Playback",
                 "PulseAudio",
+                "SpeakerdAPI",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -186,6 +200,7 @@ let package = Package(
             name: "speakerd",
             dependencies: [
                 "SpeakerCore",
+                "SpeakerdAPI",
                 "Systemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -199,6 +214,7 @@ let package = Package(
             dependencies: [
                 "MIDI",
                 "Playback",
+                "SpeakerdAPI",
                 "SpeakerCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -209,7 +225,7 @@ let package = Package(
         // fake BlueZ client, WAV analysis, a seeded RNG. Test doubles live here, never in a product.
         .target(
             name: "TestSupport",
-            dependencies: ["AsyncSignals", "DBus", "BlueZ", "Readiness", "Playback", "PulseAudio", "SpeakerCore"],
+            dependencies: ["AsyncSignals", "DBus", "BlueZ", "Readiness", "Playback", "PulseAudio", "SpeakerdAPI", "SpeakerCore"],
             path: "Sources/TestSupport"
         ),
 
@@ -232,11 +248,11 @@ let package = Package(
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "Playback", "SpeakerCore", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "SpeakerdAPI", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "SpeakerdAPI", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import BlueZ
 import SpeakerCore
+import SpeakerdAPI
 
 /// A speakerd whose status follows a script, one step per `status` call (the last repeats), for
 /// testing clients such as `play --wait` without a daemon. Every status call is counted and

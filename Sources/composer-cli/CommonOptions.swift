@@ -1,6 +1,7 @@
 import ArgumentParser
 import BlueZ
 import SpeakerCore
+import SpeakerdAPI
 
 /// Options every subcommand that talks to speakerd shares.
 struct CommonOptions: ParsableArguments {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SpeakerCore
+import SpeakerdAPI
 
 /// composer-cli: talks to speakerd. The root only wires subcommands; each lives in its file.
 @main

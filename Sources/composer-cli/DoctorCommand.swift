@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SpeakerCore
+import SpeakerdAPI
 
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,6 @@
 import ArgumentParser
 import SpeakerCore
+import SpeakerdAPI
 
 struct ForgetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,8 +1,9 @@
-import Synchronization
 import ArgumentParser
 import Foundation
 import Glibc
 import SpeakerCore
+import SpeakerdAPI
+import Synchronization
 import SystemPackage
 
 struct PlayCommand: AsyncParsableCommand {

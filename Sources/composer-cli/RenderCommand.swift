@@ -5,6 +5,7 @@ import Glibc
 import MIDI
 import Playback
 import SpeakerCore
+import SpeakerdAPI
 
 /// `composer-cli render FILE -o OUT.wav`: offline rendering, no daemon involved.
 struct RenderCommand: AsyncParsableCommand {

@@ -1,8 +1,9 @@
-import AsyncSignals
 import ArgumentParser
+import AsyncSignals
 import Foundation
 import Glibc
 import SpeakerCore
+import SpeakerdAPI
 import Synchronization
 
 struct ScanCommand: AsyncParsableCommand {

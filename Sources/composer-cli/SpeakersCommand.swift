@@ -1,5 +1,6 @@
 import ArgumentParser
 import SpeakerCore
+import SpeakerdAPI
 
 struct SpeakersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import SpeakerCore
+import SpeakerdAPI
 
 struct StartupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

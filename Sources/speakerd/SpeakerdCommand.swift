@@ -1,3 +1,4 @@
+import SpeakerdAPI
 import Systemd
 import ArgumentParser
 import Logging

@@ -1,8 +1,9 @@
 @testable import DBus
 import Foundation
-import Testing
-import TestSupport
 @testable import SpeakerCore
+@testable import SpeakerdAPI
+import TestSupport
+import Testing
 
 /// speakerd started the way a request starts it on a machine: nobody runs it; `composer-cli play`
 /// calls its name on a bus that has an activation file for it, and the bus daemon launches it.

@@ -1,6 +1,7 @@
 import DBus
-import Testing
 @testable import SpeakerCore
+@testable import SpeakerdAPI
+import Testing
 
 /// composer-cli's sentences that need no daemon to check: the pure parts behind `status`,
 /// `play --wait` and the unknown-subcommand line.

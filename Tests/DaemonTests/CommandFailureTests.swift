@@ -1,5 +1,6 @@
-import Testing
 @testable import SpeakerCore
+@testable import SpeakerdAPI
+import Testing
 
 /// The one stderr line both executables end a failure with (`CommandFailure`).
 @Suite("One-line failures of speakerd and composer-cli")

@@ -3,6 +3,7 @@ import AsyncSignals
 import Foundation
 import Logging
 @testable import SpeakerCore
+@testable import SpeakerdAPI
 @testable import Systemd
 import TestSupport
 import Testing

@@ -1,8 +1,9 @@
 import AsyncSignals
 import Foundation
-import Testing
-import TestSupport
 @testable import SpeakerCore
+@testable import SpeakerdAPI
+import TestSupport
+import Testing
 
 /// A daemon owns what it started, and nothing it started owns the daemon: once shut down and
 /// let go, it is freed (LeakSanitizer checks the same over all of DaemonTests; these say it in

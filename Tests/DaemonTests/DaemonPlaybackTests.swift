@@ -1,8 +1,9 @@
 import Foundation
-import SystemPackage
-import Testing
-import TestSupport
 @testable import SpeakerCore
+@testable import SpeakerdAPI
+import SystemPackage
+import TestSupport
+import Testing
 
 /// Playback through the real API, served by the coordinator-backed playback the live daemon uses.
 extension DaemonIntegrationTests {

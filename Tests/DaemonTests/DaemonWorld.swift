@@ -5,6 +5,7 @@ import Clocks
 import Foundation
 import Logging
 @testable import SpeakerCore
+@testable import SpeakerdAPI
 import Synchronization
 @testable import Systemd
 import TestSupport

@@ -1,12 +1,13 @@
-@testable import DBus
 import AsyncSignals
+@testable import DBus
 import Foundation
 import Glibc
+@testable import SpeakerCore
+@testable import SpeakerdAPI
 import Synchronization
 import SystemPackage
-import Testing
 import TestSupport
-@testable import SpeakerCore
+import Testing
 
 /// A stand-in daemon whose `play` holds every request until its caller goes away (or the test
 /// lets it go), like a request waiting for a speaker that never comes.

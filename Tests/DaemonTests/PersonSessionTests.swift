@@ -1,8 +1,9 @@
 import Foundation
-import Synchronization
-import Testing
-import TestSupport
 @testable import SpeakerCore
+@testable import SpeakerdAPI
+import Synchronization
+import TestSupport
+import Testing
 
 /// What a person does by hand, through the real programs: the fake BlueZ set up with
 /// scripts/fake-bluez's own commands, the real speakerd, composer-cli on a pseudo-terminal

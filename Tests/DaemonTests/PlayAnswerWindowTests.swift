@@ -1,11 +1,12 @@
-@testable import DBus
 import AsyncSignals
+@testable import DBus
 import Foundation
+@testable import SpeakerCore
+@testable import SpeakerdAPI
 import Synchronization
 import SystemPackage
-import Testing
 import TestSupport
-@testable import SpeakerCore
+import Testing
 
 /// A stand-in daemon whose `play` waits for the speaker until the test says how it ends.
 actor SpeakerWaitingControl: StandInControl {

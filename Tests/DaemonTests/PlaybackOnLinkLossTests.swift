@@ -1,9 +1,10 @@
 import Clocks
 import Foundation
-import SystemPackage
-import Testing
-import TestSupport
 @testable import SpeakerCore
+@testable import SpeakerdAPI
+import SystemPackage
+import TestSupport
+import Testing
 
 /// A song playing when the speaker drops: paused and resumed where it stopped (or stopped with
 /// `on_speaker_lost = stop`), through the real coordinator, playback coordinator and fake BlueZ.

@@ -1,8 +1,9 @@
 import AsyncSignals
 import Clocks
-import Testing
-import TestSupport
 @testable import SpeakerCore
+@testable import SpeakerdAPI
+import TestSupport
+import Testing
 
 @Suite("composer-cli play --wait follows the song to its end")
 struct PlaybackWaiterTests {

@@ -1,5 +1,6 @@
-import Testing
 @testable import SpeakerCore
+@testable import SpeakerdAPI
+import Testing
 
 @Suite("Stable JSON and human renderings of CLI reports")
 struct ReportJSONTests {

@@ -1,5 +1,6 @@
-import Testing
 @testable import SpeakerCore
+@testable import SpeakerdAPI
+import Testing
 
 /// The scan picker's keys and screens, without a terminal (PersonSessionTests drives the
 /// real one through a pseudo-terminal).

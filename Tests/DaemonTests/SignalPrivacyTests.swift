@@ -1,10 +1,11 @@
-@testable import DBus
 import AsyncSignals
+@testable import DBus
 import Foundation
 import Glibc
-import Testing
-import TestSupport
 @testable import SpeakerCore
+@testable import SpeakerdAPI
+import TestSupport
+import Testing
 
 /// A system bus as Debian runs it (its own system.conf, started as root, dropping to
 /// messagebus) with speakerd's policy, and two real Unix users: one in the speakerd group, one

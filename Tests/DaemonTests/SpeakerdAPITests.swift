@@ -3,6 +3,7 @@
 import Foundation
 @testable import Readiness
 @testable import SpeakerCore
+@testable import SpeakerdAPI
 import Synchronization
 import SystemPackage
 import TestSupport

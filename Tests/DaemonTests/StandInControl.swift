@@ -1,5 +1,6 @@
 @testable import BlueZ
 @testable import SpeakerCore
+@testable import SpeakerdAPI
 
 /// A `SpeakerdControl` for tests of the API edge (the exported object, the client): every
 /// method a test does not script answers at once with `standingReport` or an empty report.

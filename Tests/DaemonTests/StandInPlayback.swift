@@ -1,5 +1,6 @@
-import SystemPackage
 @testable import SpeakerCore
+@testable import SpeakerdAPI
+import SystemPackage
 
 /// A playback side for daemon tests that only care about one or two of its steps: everything
 /// succeeds at once and nothing plays (a song's descriptor is closed, as the real side would

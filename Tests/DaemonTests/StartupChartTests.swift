@@ -1,7 +1,8 @@
 import Foundation
 import FoundationXML
-import Testing
 @testable import SpeakerCore
+@testable import SpeakerdAPI
+import Testing
 
 /// `composer-cli startup` drawn from a timeline recorded from a real first run (speakerd against
 /// the fake BlueZ, scan_seconds = 2): Tests/Snapshots/daemon/startup-first-run.json.

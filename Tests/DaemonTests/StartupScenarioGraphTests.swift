@@ -1,5 +1,6 @@
 @testable import Readiness
 @testable import SpeakerCore
+@testable import SpeakerdAPI
 import Testing
 
 @Suite("Start-up graphs per scenario")

@@ -1,8 +1,9 @@
 @testable import DBus
 import Foundation
-import Testing
-import TestSupport
 @testable import SpeakerCore
+@testable import SpeakerdAPI
+import TestSupport
+import Testing
 
 /// A stand-in daemon with a speaker whose volume starts at 40 %; with `deviceMissing` it answers
 /// as speakerd does while the speaker has no audio device yet.

@@ -4,6 +4,7 @@ import AsyncSignals
 import Foundation
 import Logging
 @testable import SpeakerCore
+@testable import SpeakerdAPI
 import Synchronization
 import TestSupport
 import Testing

@@ -1,6 +1,7 @@
 import MIDI
-import TestSupport
 import SpeakerCore
+@testable import SpeakerdAPI
+import TestSupport
 
 /// A random song description and its encoding as SMF bytes, for round-trip property tests.
 ///

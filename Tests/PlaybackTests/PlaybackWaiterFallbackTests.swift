@@ -1,9 +1,10 @@
 import AsyncSignals
 import Clocks
 import SpeakerCore
+@testable import SpeakerdAPI
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite("play --wait when signals do not come")
 struct PlaybackWaiterFallbackTests {

@@ -1,9 +1,10 @@
 import AsyncSignals
 import Foundation
 @testable import SpeakerCore
+@testable import SpeakerdAPI
 import SystemPackage
-import Testing
 import TestSupport
+import Testing
 
 /// `speakerd --audio-output pulseaudio` as users run it: the real daemon finds the server the way
 /// every PulseAudio client does (here through `PULSE_SERVER`), connects the known speaker on the

@@ -1,9 +1,10 @@
-@testable import DBus
 import AsyncSignals
+@testable import DBus
 import Foundation
 @testable import SpeakerCore
-import Testing
+@testable import SpeakerdAPI
 import TestSupport
+import Testing
 
 /// `speakerd --audio-output pulseaudio` waits for the speaker's own sink and plays to it: a
 /// private PulseAudio server whose default sink (`out`) stands for the box's built-in output, and

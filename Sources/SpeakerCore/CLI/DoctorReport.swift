@@ -1,3 +1,4 @@
+import SpeakerdAPI
 /// What `composer-cli doctor` shows: one line per fact that decides whether speakerd can work.
 public struct DoctorReport: Codable, Equatable, Sendable {
     public enum Outcome: String, Codable, Sendable {

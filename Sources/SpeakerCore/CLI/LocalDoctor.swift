@@ -1,5 +1,6 @@
 import Glibc
 import Playback
+import SpeakerdAPI
 
 /// The checks `composer-cli doctor` can make on this machine without the daemon.
 ///

@@ -1,4 +1,5 @@
 import AsyncSignals
+import SpeakerdAPI
 /// What `composer-cli play --wait` does after handing the song over: follows speakerd's status
 /// until the song is over, reporting each status so a terminal can redraw its progress line.
 ///

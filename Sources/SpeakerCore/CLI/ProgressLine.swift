@@ -1,3 +1,4 @@
+import SpeakerdAPI
 /// The one-line progress display `composer-cli play --wait` redraws on a terminal:
 ///
 ///     ♪ Blue in Green — JBL Flip 5  ███████▌            1:12 / 3:04

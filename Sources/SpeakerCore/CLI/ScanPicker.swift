@@ -1,3 +1,4 @@
+import SpeakerdAPI
 /// The interactive part of `composer-cli scan` on a terminal: the ranked list with a cursor,
 /// moved with the arrow keys or chosen by number; Enter connects, Esc or q leaves.
 ///

@@ -1,4 +1,5 @@
 import AsyncSignals
+import SpeakerdAPI
 /// `composer-cli startup` on a terminal: a text Gantt chart of the last start-up, one bar per
 /// operation on a shared time axis, the critical path marked (`*` and solid bars):
 ///

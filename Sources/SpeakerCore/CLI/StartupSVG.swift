@@ -1,5 +1,6 @@
 import AsyncSignals
 import DBus
+import SpeakerdAPI
 /// `composer-cli startup --svg FILE`: the last start-up as a picture, in the manner of
 /// `systemd-analyze plot`: a time grid, one labelled bar per operation (one `<rect class="bar">`
 /// each, with a `<title>` tooltip), critical-path bars in a stronger colour, the outcome in the

@@ -1,3 +1,4 @@
+import SpeakerdAPI
 /// How this speakerd process was started: by the D-Bus daemon for a request (bus activation),
 /// or not (systemd at boot, a person at a shell).
 ///

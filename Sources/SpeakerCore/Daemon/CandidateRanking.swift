@@ -1,4 +1,5 @@
 import BlueZ
+import SpeakerdAPI
 /// Orders scan candidates for scan-and-pick: known > trusted > strongest signal.
 ///
 /// Only audio sinks are eligible for auto-pick: connecting a phone or a keyboard because it

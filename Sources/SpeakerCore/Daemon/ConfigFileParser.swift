@@ -1,4 +1,5 @@
 import AsyncSignals
+import SpeakerdAPI
 /// Reads speakerd's config file: one `key = value` per line.
 ///
 /// The format is deliberately tiny so it can be documented in the file itself:

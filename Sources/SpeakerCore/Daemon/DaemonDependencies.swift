@@ -2,6 +2,7 @@
 import BlueZ
 import DBus
 import FoundationEssentials
+import SpeakerdAPI
 #else
 import Foundation
 #endif

@@ -1,4 +1,5 @@
 import ServiceLifecycle
+import SpeakerdAPI
 import SystemPackage
 
 /// What the daemon needs from the playback engine; the engine adapter implements it.

@@ -1,4 +1,5 @@
 import DBus
+import SpeakerdAPI
 /// Our own bus connection going away: the one fault speakerd does not ride out in-process.
 ///
 /// When the bus daemon exits or restarts, the connection is gone for good (libdbus does not

@@ -1,6 +1,7 @@
 #if canImport(FoundationEssentials)
 import BlueZ
 import FoundationEssentials
+import SpeakerdAPI
 #else
 import Foundation
 #endif
@@ -240,4 +241,8 @@ extension SpeakerdDaemon: SpeakerdControl {
         await publish()
         return await currentStatus()
     }
+}
+
+extension SpeakerdDaemon: SpeakerdRequestLimitsSource {
+    public nonisolated var requestLimits: SpeakerdRequestLimits { configuration.requestLimits }
 }

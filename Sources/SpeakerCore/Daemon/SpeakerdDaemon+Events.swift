@@ -1,4 +1,5 @@
 import BlueZ
+import SpeakerdAPI
 /// BlueZ events: the link's are the link owner's to judge; adapters and bluetoothd close and
 /// reopen the compatibility gate.
 extension SpeakerdDaemon {

@@ -4,6 +4,7 @@ import DBus
 import Glibc
 import Playback
 import Readiness
+import SpeakerdAPI
 
 /// Start-up: the sequencer runs one scenario's graph; each step's work is a method here.
 extension SpeakerdDaemon {

@@ -1,3 +1,4 @@
+import SpeakerdAPI
 /// The speaker's hardware volume: `composer-cli volume`, and the volume each speaker gets back
 /// when its audio device appears.
 ///
@@ -50,7 +51,8 @@ extension SpeakerdDaemon {
 
     /// Keeps the level for status and, with `remember`, in the state file for that speaker.
     private func volumeChanged(to percent: Int, of target: LinkSnapshot.Target, remember: Bool) async {
-        volumeNow = (target.address, percent)
+        // Recorded before status shows it: a client that sees the new volume finds it remembered
+        // too (status calls run during the write's await, this actor being reentrant).
         if remember {
             do {
                 try await stateStore.rememberVolume(percent, of: target.address)
@@ -59,6 +61,7 @@ extension SpeakerdDaemon {
                 stateWriteFailed(error)
             }
         }
+        volumeNow = (target.address, percent)
         await publish()
     }
 

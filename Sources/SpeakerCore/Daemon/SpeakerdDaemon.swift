@@ -4,6 +4,7 @@ import DBus
 import Glibc
 import Logging
 import Readiness
+import SpeakerdAPI
 import Systemd
 
 /// speakerd's facade: runs start-up, serves `SpeakerdControl`, and keeps readiness derived.

@@ -1,6 +1,7 @@
 import Glibc
 import Logging
 import ServiceLifecycle
+import SpeakerdAPI
 
 /// speakerd as a swift-service-lifecycle `Service`: runs the coordinator's start-up, keeps it
 /// running, and on SIGTERM/SIGINT winds it down (discovery and playback stopped, STOPPING=1).

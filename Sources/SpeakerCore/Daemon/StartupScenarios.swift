@@ -1,5 +1,6 @@
 import AsyncSignals
 import Readiness
+import SpeakerdAPI
 /// speakerd's start-up graphs, one per situation, as data the sequencer runs and tests assert.
 ///
 /// The state file is read before the sequence starts, because it decides the scenario (known

@@ -1,9 +1,10 @@
 import AsyncSignals
-import MIDI
 import Foundation
-import Testing
-import TestSupport
+import MIDI
 @testable import SpeakerCore
+@testable import SpeakerdAPI
+import TestSupport
+import Testing
 
 /// Readiness that tells the truth, seen as a user sees it: the real `speakerd` and `composer-cli`
 /// on a private bus with the fake BlueZ, each scenario ending in a song rendered into a WAV and

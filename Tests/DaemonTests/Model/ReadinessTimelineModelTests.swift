@@ -6,6 +6,7 @@ import Logging
 @testable import Playback
 @testable import Readiness
 @testable import SpeakerCore
+@testable import SpeakerdAPI
 import Synchronization
 import SystemPackage
 import TestSupport

@@ -1,6 +1,7 @@
 @testable import BlueZ
 import Foundation
 @testable import SpeakerCore
+@testable import SpeakerdAPI
 import TestSupport
 import Testing
 

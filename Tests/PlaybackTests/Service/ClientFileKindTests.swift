@@ -2,6 +2,7 @@ import Clocks
 import Foundation
 import Glibc
 import SpeakerCore
+@testable import SpeakerdAPI
 import SystemPackage
 import Testing
 
@@ -42,16 +43,19 @@ struct ClientFileKindTests {
         let clock = TestClock()
         let coordinator = try await ClientPipeTests.coordinator(clock: clock, settings: PlaybackServiceSettings(readTimeout: .seconds(10)))
         let descriptor = try source.open()
-        // Marked so its number, if another test reuses it once it is closed (every open here is
-        // close-on-exec), is told from the descriptor itself still open.
+        // Marked so its number, if something else in this process reuses it once it is closed, is
+        // told from the descriptor itself still open: not close-on-exec (every open here is), and
+        // O_APPEND on its open file description (a spawned process's /dev/null, opened without
+        // close-on-exec by another test, has no reason to carry it).
         #expect(fcntl(descriptor.rawValue, F_SETFD, 0) == 0)
+        #expect(fcntl(descriptor.rawValue, F_SETFL, fcntl(descriptor.rawValue, F_GETFL) | O_APPEND) == 0)
         // The test clock never moves: only an answer that does not wait for the read time-out can come.
         let error = await #expect(throws: PlaybackServiceError.self) {
             try await coordinator.play(PlayRequest(file: descriptor, displayName: "song.mid", queue: false))
         }
         #expect(error?.description == "cannot play song.mid: it is \(source.kind), not a MIDI file")
-        let flags = fcntl(descriptor.rawValue, F_GETFD)
-        #expect(flags == -1 || flags & FD_CLOEXEC != 0, "the descriptor was left open")
+        let flags = fcntl(descriptor.rawValue, F_GETFD), status = fcntl(descriptor.rawValue, F_GETFL)
+        #expect(flags == -1 || flags & FD_CLOEXEC != 0 || status & O_APPEND == 0, "the descriptor was left open")
         #expect(await coordinator.status().activity == .idle)
     }
 

@@ -5,6 +5,7 @@ import MIDI
 @testable import Playback
 @testable import Readiness
 import SpeakerCore
+@testable import SpeakerdAPI
 import Synchronization
 import SystemPackage
 import Testing

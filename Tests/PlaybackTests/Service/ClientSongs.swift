@@ -1,5 +1,6 @@
 import Foundation
 import SpeakerCore
+@testable import SpeakerdAPI
 import SystemPackage
 import TestSupport
 

@@ -4,6 +4,7 @@ import Foundation
 @testable import Playback
 @testable import Readiness
 import SpeakerCore
+@testable import SpeakerdAPI
 import Synchronization
 import TestSupport
 

@@ -5,6 +5,7 @@ import Logging
 @testable import Playback
 @testable import Readiness
 @testable import SpeakerCore
+@testable import SpeakerdAPI
 @testable import Systemd
 import TestSupport
 import Testing

@@ -1,8 +1,9 @@
 import Clocks
 import Foundation
 import SpeakerCore
-import Testing
+@testable import SpeakerdAPI
 import TestSupport
+import Testing
 
 /// What a user does with a song once the speaker is ready: replace it, queue another, pause,
 /// resume, stop, ask for the status.

@@ -1,5 +1,6 @@
 import AsyncSignals
 import MIDI
+import SpeakerdAPI
 import SystemPackage
 
 /// Reads a song from the descriptor a client sent with `play`, then closes it.

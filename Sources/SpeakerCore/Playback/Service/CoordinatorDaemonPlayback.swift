@@ -3,6 +3,7 @@ import Glibc
 import Playback
 import Readiness
 import ServiceLifecycle
+import SpeakerdAPI
 import Synchronization
 import SystemPackage
 

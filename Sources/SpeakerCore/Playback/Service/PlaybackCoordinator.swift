@@ -4,6 +4,7 @@ import Logging
 import MIDI
 import Playback
 import Readiness
+import SpeakerdAPI
 
 /// The daemon's playback service: what the D-Bus API calls for play, stop, pause, resume and
 /// status.

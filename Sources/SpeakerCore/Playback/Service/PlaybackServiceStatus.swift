@@ -1,3 +1,4 @@
+import SpeakerdAPI
 /// What the playback service is doing, in the words `composer-cli status` uses.
 public enum PlaybackActivity: String, Sendable, Equatable, CaseIterable {
     /// No song: nothing was played yet, or the last one finished and the queue is empty.

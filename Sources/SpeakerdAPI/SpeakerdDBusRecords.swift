@@ -3,7 +3,7 @@ import DBus
 /// The reports as D-Bus property bags (`a{sv}`), the idiomatic record shape on the bus:
 /// extensible (new keys do not break old clients) and readable in `busctl introspect`.
 /// Keys are the JSON keys capitalised, as D-Bus convention has it.
-enum SpeakerdDBusRecords {
+public enum SpeakerdDBusRecords {
     // MARK: - Status
 
     static func encode(_ report: StatusReport) -> DBusValue { .properties(bag(report)) }
@@ -37,11 +37,11 @@ enum SpeakerdDBusRecords {
         try value.as([String: DBusValue].self, at: "status").decode("Request", as: UInt64.self)
     }
 
-    static func encode(_ speaker: StatusReport.Speaker) -> DBusValue {
+    public static func encode(_ speaker: StatusReport.Speaker) -> DBusValue {
         .properties(["Address": .string(speaker.address), "Name": .string(speaker.name), "Connected": .bool(speaker.connected)])
     }
 
-    static func encode(_ playback: StatusReport.Playback) -> DBusValue {
+    public static func encode(_ playback: StatusReport.Playback) -> DBusValue {
         var bag: [String: DBusValue] = ["State": .string(playback.state)]
         if let file = playback.file { bag["File"] = .string(file) }
         if let position = playback.positionSeconds { bag["PositionSeconds"] = .double(position) }
@@ -99,7 +99,7 @@ enum SpeakerdDBusRecords {
     }
 
     /// The `Volume` property: the status's volume as `{Percent}`, empty while none is known.
-    static func volumeProperty(_ percent: Int?) -> DBusValue {
+    public static func volumeProperty(_ percent: Int?) -> DBusValue {
         .properties(percent.map { ["Percent": .uint32(UInt32(clamping: $0))] } ?? [:])
     }
 
@@ -140,7 +140,7 @@ enum SpeakerdDBusRecords {
 
     // MARK: - Scan and speakers
 
-    static func encode(_ report: ScanReport) -> DBusValue {
+    public static func encode(_ report: ScanReport) -> DBusValue {
         array(report.candidates.map { candidate in
             var bag: [String: DBusValue] = [
                 "Address": .string(candidate.address), "Name": .string(candidate.name),

@@ -37,7 +37,3 @@ public struct SpeakerdRequestLimits: Equatable, Sendable {
 public protocol SpeakerdRequestLimitsSource {
     var requestLimits: SpeakerdRequestLimits { get }
 }
-
-extension SpeakerdDaemon: SpeakerdRequestLimitsSource {
-    public nonisolated var requestLimits: SpeakerdRequestLimits { configuration.requestLimits }
-}

@@ -55,7 +55,7 @@ public struct ScanReport: Codable, Equatable, Sendable {
     }
 
     /// Why an empty list of speakers is not all the scan heard.
-    static func otherDevicesNote(_ hidden: Int) -> String {
+    public static func otherDevicesNote(_ hidden: Int) -> String {
         "(\(hidden) other device\(hidden == 1 ? "" : "s") found; --all lists \(hidden == 1 ? "it" : "them"))"
     }
 

@@ -76,11 +76,11 @@ public struct StartupReport: Codable, Equatable, Sendable {
         return lines.joined(separator: "\n")
     }
 
-    static func milliseconds(_ value: Double) -> String {
+    public static func milliseconds(_ value: Double) -> String {
         value < 10 ? "\((value * 10).rounded() / 10) ms" : "\(Int(value.rounded())) ms"
     }
 }
 
-func leftPadded(_ text: String, to width: Int) -> String {
+public func leftPadded(_ text: String, to width: Int) -> String {
     text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
 }

@@ -32,6 +32,6 @@ public func formatClock(_ seconds: Double) -> String {
 }
 
 /// Pads `text` on the right to `width` characters (for aligned human tables).
-func padded(_ text: String, to width: Int) -> String {
+public func padded(_ text: String, to width: Int) -> String {
     text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
 }
