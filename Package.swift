@@ -153,12 +153,15 @@ let package = Package(
         ),
         // One song's sound: the FluidSynth engine (CFluidSynth), the paced render loop, the audio
         // outputs (ALSA, PulseAudio, WAV file, null) and the playback engine that drives them.
-        // Knows nothing of speakers, readiness or the daemon.
+        // A speaker's sink gets a stream of speakerd's own (PulseAudio's `PulseStream`), which the
+        // server ends rather than moves when the sink goes away. Knows nothing of speakers,
+        // readiness or the daemon.
         .target(
             name: "Playback",
             dependencies: [
                 "AsyncSignals",
                 "MIDI",
+                "PulseAudio",
                 "CFluidSynth",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]

@@ -1,15 +1,17 @@
 import AsyncSignals
 import Glibc
 
-/// A real-time sound device reached through one of FluidSynth's audio drivers: ALSA (any PCM name,
-/// BlueALSA's `bluealsa:DEV=…,PROFILE=a2dp` included) or PulseAudio.
+/// A real-time sound device: ALSA (any PCM name, BlueALSA's `bluealsa:DEV=…,PROFILE=a2dp`
+/// included) or a server's default sink through one of FluidSynth's audio drivers, and a
+/// speaker's sink on a PulseAudio/PipeWire server through speakerd's own stream
+/// (`PulseStreamDevice`), which the server ends rather than moves to its default sink.
 ///
-/// The driver's thread pulls audio from the source; this task only waits for the song to end,
-/// and watches that the driver keeps pulling. FluidSynth's drivers end their thread on a write
-/// error (the device went away, the PulseAudio server stopped) without telling anyone, so without
-/// the watchdog a song would stay "playing" in silence forever. When the song ends, is stopped,
-/// or the task is cancelled (the output is being replaced), the driver is deleted, which joins
-/// its thread.
+/// The device's thread pulls audio from the source; this task only waits for the song to end,
+/// and watches that the device keeps pulling. FluidSynth's drivers end their thread on a write
+/// error (the device went away, the PulseAudio server stopped) without telling anyone, and a
+/// stream the server ended asks for nothing more, so without the watchdog a song would stay
+/// "playing" in silence forever. When the song ends, is stopped, or the task is cancelled (the
+/// output is being replaced), the device is closed (a driver's deletion joins its thread).
 public struct DeviceOutput: AudioOutput {
     public enum Backend: Sendable, Equatable {
         case alsa(device: String)
@@ -35,22 +37,28 @@ public struct DeviceOutput: AudioOutput {
     /// listener learns of a dead device in seconds.
     public static let defaultStallLimit: Duration = .seconds(3)
 
+    /// Frames per request to a sound server, and requests buffered: FluidSynth's default (16
+    /// periods of 64 frames, 23 ms) underruns as soon as the machine is busy; a sound server adds
+    /// its own scheduling, so 8 of 512 (~93 ms at 44.1 kHz) give it room to ride that out.
+    static let periodFrames = 512
+    static let periods = 8
+
     public let backend: Backend
     public let stallLimit: Duration
     private let clock: any Clock<Duration>
-    /// Starts the device pulling from the source: FluidSynth's driver in production; tests pass a
-    /// device they drive by hand. Dropping the returned device closes it.
-    private let openDevice: @Sendable (Backend, PlaybackSource) throws(AudioOutputError) -> any AudioDevice
+    /// Starts the device pulling from the source: FluidSynth's driver or speakerd's own stream in
+    /// production; tests pass a device they drive by hand. Dropping the returned device closes it.
+    private let openDevice: @Sendable (Backend, PlaybackSource) async throws(AudioOutputError) -> any AudioDevice
 
     /// - Parameters:
     ///   - clock: times the watchdog (a `TestClock` in tests).
     ///   - stallLimit: how long the device may go without asking for audio before the song fails.
     public init(_ backend: Backend, clock: any Clock<Duration> = ContinuousClock(), stallLimit: Duration = defaultStallLimit) {
-        self.init(backend, clock: clock, stallLimit: stallLimit, openDevice: Self.openFluidSynthDriver)
+        self.init(backend, clock: clock, stallLimit: stallLimit, openDevice: Self.openDevice)
     }
 
     init(_ backend: Backend, clock: any Clock<Duration>, stallLimit: Duration,
-         openDevice: @escaping @Sendable (Backend, PlaybackSource) throws(AudioOutputError) -> any AudioDevice) {
+         openDevice: @escaping @Sendable (Backend, PlaybackSource) async throws(AudioOutputError) -> any AudioDevice) {
         self.backend = backend
         self.clock = clock
         self.stallLimit = stallLimit
@@ -64,7 +72,7 @@ public struct DeviceOutput: AudioOutput {
         FluidSynthLog.clearLastError()
         let device: OpenDevice
         do {
-            device = OpenDevice(try openDevice(backend, source))
+            device = OpenDevice(try await openDevice(backend, source))
         } catch {
             source.stop()
             throw error
@@ -86,7 +94,21 @@ public struct DeviceOutput: AudioOutput {
         throw AudioOutputError.deviceStopped(output: description, after: stallLimit, reason: reason)
     }
 
-    /// FluidSynth's driver for `backend`, already pulling from `source`.
+    /// The device for `backend`, already pulling from `source`: speakerd's own stream for a
+    /// speaker's sink, FluidSynth's driver otherwise.
+    private static func openDevice(_ backend: Backend, _ source: PlaybackSource) async throws(AudioOutputError) -> any AudioDevice {
+        switch backend {
+        case .pulseAudio(let server, .speaker(let sink?)):
+            return try await PulseStreamDevice(server: server, sink: sink, source: source, output: backend.description)
+        case .pulseAudio(_, .speaker(nil)):
+            throw .deviceUnavailable(output: backend.description, reason:
+                "the speaker's sink is gone from the sound server; speakerd does not play a speaker's song to the default sink (the box's own output)")
+        case .alsa, .pulseAudio(_, .serverDefault):
+            return try openFluidSynthDriver(backend, source)
+        }
+    }
+
+    /// FluidSynth's driver for an ALSA device or a server's default sink, already pulling from `source`.
     private static func openFluidSynthDriver(_ backend: Backend, _ source: PlaybackSource) throws(AudioOutputError) -> any AudioDevice {
         let settings: SynthSettings
         do { settings = try SynthSettings(sampleRate: source.sampleRate) } catch {
@@ -96,20 +118,12 @@ public struct DeviceOutput: AudioOutput {
         case let .alsa(device):
             settings.set("audio.driver", "alsa")
             settings.set("audio.alsa.device", device)
-        case let .pulseAudio(server, sink):
+        case let .pulseAudio(server, _):
+            // The server's default sink: a speaker's sink never comes here (`openDevice`).
             settings.set("audio.driver", "pulseaudio")
-            switch sink {
-            case .serverDefault: break
-            case .speaker(let name?): settings.set("audio.pulseaudio.device", name)
-            case .speaker(nil):
-                throw .deviceUnavailable(output: backend.description, reason:
-                    "the speaker's sink is gone from the sound server; speakerd does not play a speaker's song to the default sink (the box's own output)")
-            }
             settings.set("audio.pulseaudio.media-role", "music")
-            // FluidSynth's default (16 periods of 64 frames, 23 ms) underruns as soon as the machine
-            // is busy: a sound server adds its own scheduling, so give it ~93 ms to ride that out.
-            settings.set("audio.period-size", 512)
-            settings.set("audio.periods", 8)
+            settings.set("audio.period-size", periodFrames)
+            settings.set("audio.periods", periods)
             if let server { settings.set("audio.pulseaudio.server", server) }
         }
         guard let driver = AudioDriver(settings: settings, source: source) else {

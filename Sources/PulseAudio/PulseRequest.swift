@@ -37,6 +37,11 @@ class PulseRequest: @unchecked Sendable {
             return
         }
         (self.pulse, self.mainloop, self.context) = (pulse, mainloop, context)
+        // libpulse reports a failed connect to the state callback before `pa_context_connect`
+        // returns, and `failed` closes the request: holding the main loop's lock until the
+        // context is no longer touched here keeps the teardown from freeing it meanwhile.
+        pulse.pa_threaded_mainloop_lock(mainloop)
+        defer { pulse.pa_threaded_mainloop_unlock(mainloop) }
         let me = Unmanaged.passRetained(self).toOpaque()
         pulse.pa_context_set_state_callback(context, { context, me in
             guard let context, let me else { return }

@@ -180,6 +180,11 @@ private final class PulseSession: @unchecked Sendable {
             fail("libpulse could not create a connection (out of memory?)")
             return
         }
+        // libpulse reports a failed connect to the state callback before `pa_context_connect`
+        // returns, and the owner may then `close()` at once: holding the main loop's lock until
+        // the context is no longer touched here keeps the teardown from freeing it meanwhile.
+        pulse.pa_threaded_mainloop_lock(mainloop)
+        defer { pulse.pa_threaded_mainloop_unlock(mainloop) }
         let me = Unmanaged.passUnretained(self).toOpaque()
         pulse.pa_context_set_state_callback(context, { context, me in
             guard let context, let me else { return }

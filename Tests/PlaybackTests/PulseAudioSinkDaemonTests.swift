@@ -66,15 +66,19 @@ struct PulseAudioSinkDaemonTests {
         #expect(leaked.loud == 0, "the box's own output (the default sink) heard \(leaked.loud) loud windows of the song")
     }
 
-    @Test("the speaker's sink vanishing mid-song pauses the song and drops readiness with the reason; its return resumes it on that sink",
-          .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
-    func sinkLossPausesAndReturnResumes(kind: SoundServerKind) async throws {
+    /// With `keep_alive` the paused song's stream carries the -60 dBFS signal: a stream the server
+    /// had moved to its default sink would be heard there.
+    @Test("the speaker's sink vanishing mid-song pauses the song and drops readiness with the reason; its stream ends with the sink (none on any sink, the default sink hears nothing, keep_alive or not); its return resumes the song on that sink",
+          .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases, [false, true])
+    func sinkLossPausesAndReturnResumes(kind: SoundServerKind, keepAlive: Bool) async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory, kind: kind)
         var sink: BluetoothSink?
         var recording: Recording?
-        try await PulseAudioDaemonTests.withDaemon(pulseServer: server.address, in: directory, speakerConnected: {
+        var whileGone: [Float] = []
+        try await PulseAudioDaemonTests.withDaemon(pulseServer: server.address, in: directory,
+                                                   config: keepAlive ? "keep_alive = yes\n" : "", speakerConnected: {
             sink = try await server.addBluetoothSink(address: Self.speaker)
         }) { client in
             let first = try #require(sink)
@@ -90,6 +94,14 @@ struct PulseAudioSinkDaemonTests {
             #expect(lost.waitingFor?.code == NotReadyReason.Code.noAudioDevice.rawValue)
             #expect(lost.waitingFor?.message.contains("no Bluetooth sink for it") == true, "\(String(describing: lost.waitingFor))")
             let position = try #require(lost.playback.positionSeconds)
+            // The server ended the song's stream with its sink instead of moving it to the default
+            // sink (the box's own output): nothing of speakerd's plays anywhere while it is gone.
+            let streamsWhileGone = try await server.sinkInputSinks()
+            #expect(streamsWhileGone.isEmpty, "while the speaker's sink is gone a stream of speakerd's is on sink(s) \(streamsWhileGone)")
+            let builtIn = try await server.record(to: directory.appendingPathComponent("default.raw").path)
+            try await Task.sleep(for: .seconds(2.5)) // More than one 2 s block of the idle default sink.
+            #expect(try await server.sinkInputSinks().isEmpty, "a stream of speakerd's appeared while the speaker's sink was gone")
+            whileGone = try await builtIn.finish()
 
             let back = try await server.addBluetoothSink(address: Self.speaker)
             recording = try await server.record(to: directory.appendingPathComponent("back.raw").path, from: back.monitor)
@@ -97,6 +109,9 @@ struct PulseAudioSinkDaemonTests {
             try await PulseAudioDaemonTests.eventually("the song's stream is on the speaker's sink again") {
                 try await server.sinkInputSinks() == [back.index]
             }
+            // A new null sink renders its first 2 s block before it takes the stream's audio (a
+            // Bluetooth sink has no such block): the song goes on once the sink hears it.
+            _ = try await #require(recording).firstSoundArrival()
             try await Task.sleep(for: .seconds(1.5))
             let resumed = try await client.status()
             #expect(resumed.readiness == "playbackReady")
@@ -106,6 +121,10 @@ struct PulseAudioSinkDaemonTests {
         let mono = try await #require(recording).finish()
         let tone = PulseAudioOutputTests.a4Windows(mono)
         #expect(tone.clean > 0, "after its return the speaker's sink heard no clean A4 (\(tone.loud) loud windows)")
+        // Digital silence: no song, and no keep-alive signal (-60 dBFS) either.
+        #expect(whileGone.count > 44_100 / 2, "the default sink's monitor recorded \(whileGone.count) samples in 2.5 s")
+        let peak = WAVAnalysis.peak(whileGone[...])
+        #expect(peak == 0, "the default sink (the box's own output) heard a peak of \(peak) while the speaker's sink was gone")
     }
 
     @Test("the song's first note reaches the speaker's sink the pre-roll (150 ms by default) after the play request, not sooner",

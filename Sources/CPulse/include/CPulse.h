@@ -16,6 +16,7 @@
 #include <pulse/error.h>
 #include <pulse/introspect.h>
 #include <pulse/proplist.h>
+#include <pulse/stream.h>
 #include <pulse/subscribe.h>
 #include <pulse/thread-mainloop.h>
 #include <pulse/volume.h>
@@ -48,7 +49,19 @@
     X(pa_operation_unref) \
     X(pa_strerror) \
     X(pa_proplist_iterate) \
-    X(pa_proplist_gets)
+    X(pa_proplist_gets) \
+    X(pa_proplist_new) \
+    X(pa_proplist_sets) \
+    X(pa_proplist_free) \
+    X(pa_stream_new_with_proplist) \
+    X(pa_stream_set_state_callback) \
+    X(pa_stream_set_write_callback) \
+    X(pa_stream_connect_playback) \
+    X(pa_stream_get_state) \
+    X(pa_stream_begin_write) \
+    X(pa_stream_write) \
+    X(pa_stream_disconnect) \
+    X(pa_stream_unref)
 
 #define SPEAKERD_PULSE_FIELD(name) __typeof__(name) *_Nonnull name;
 

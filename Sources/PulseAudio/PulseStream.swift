@@ -1,0 +1,290 @@
+internal import CPulse
+import AsyncSignals
+import Synchronization
+
+/// One playback stream to a named sink that the sound server may never move elsewhere: float32
+/// stereo, pulled from its owner's render closure by libpulse's write callback.
+///
+/// Why a stream of our own: a server moves an ordinary stream whose sink vanished to its default
+/// sink (the box's own output) and plays there whatever the stream still carries (issue 13).
+/// `PA_STREAM_DONT_MOVE` makes it end the stream instead, which FluidSynth's pulseaudio driver
+/// (pa_simple) cannot ask for. The end is reported (`waitUntilEnded()`, `end`) with the server's
+/// reason; a stream whose sink went away is *killed* (`PulseStreamEnd.killed`).
+///
+/// Each stream has its own connection and libpulse threaded main loop, whose thread runs every
+/// callback, so no Swift concurrency thread ever waits on the server: `open` awaits a signal,
+/// and `close()` hands the teardown (which joins the main loop's thread) to a thread of its own.
+///
+/// Thread safety: `stream`, `left` and `right` are touched only on the main loop's thread (and by
+/// the teardown, under the main loop's lock). The render closure sits behind a mutex that the
+/// write callback holds while rendering, so once `close()` returns the owner's closure is never
+/// called again. The stream keeps itself alive (one retain) from `open` until its teardown.
+public final class PulseStream: @unchecked Sendable {
+    /// Fills `frames` frames of planar audio (left and right, -1...1) for the sink.
+    public typealias Render = @Sendable (_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, _ frames: Int) -> Void
+
+    /// The sink the stream plays to, by name.
+    public let sink: String
+    private let pulse: PulseLibrary.API
+    private let mainloop: OpaquePointer
+    private let context: OpaquePointer
+    private var stream: OpaquePointer?
+    private let sampleRate: Int
+    /// Frames per render call: the owner is asked for at most this many at a time.
+    private let period: Int
+    /// The buffer the server keeps filled (`tlength`): the stream's target latency.
+    private let bufferFrames: Int
+    private let name: String
+    private let left: UnsafeMutablePointer<Float>
+    private let right: UnsafeMutablePointer<Float>
+    /// nil once closed.
+    private let render: Mutex<Render?>
+    private let closing = Mutex(false)
+    private let opened = OneShotSignal<Void, PulseStreamError>()
+    private let ended = OneShotSignal<PulseStreamEnd, Never>()
+
+    /// Bytes of one float32 stereo frame.
+    private static let frameBytes = 2 * MemoryLayout<Float>.size
+
+    /// Connects a stream to `sink` on `server` and returns once the server has taken it (it asks
+    /// for audio from then on), or throws the server's reason (no server, no such sink).
+    ///
+    /// - Parameters:
+    ///   - server: a PulseAudio server string; nil lets libpulse find the server as every client
+    ///     does. Never autospawned: a daemon must not start a sound server of its own.
+    ///   - period: frames per request from the server (and per render call).
+    ///   - periods: the buffer the server keeps filled, in periods: the stream's target latency.
+    ///   - timeout: how long a server that does not answer may take before the open fails.
+    public static func open(
+        server: String?, sink: String, sampleRate: Int, period: Int, periods: Int, name: String,
+        timeout: Duration = .seconds(10), render: @escaping Render
+    ) async throws(PulseStreamError) -> PulseStream {
+        let pulse: PulseLibrary.API
+        do { pulse = try PulseLibrary.api() } catch { throw PulseStreamError(sink: sink, reason: error.description) }
+        guard let mainloop = pulse.pa_threaded_mainloop_new() else {
+            throw PulseStreamError(sink: sink, reason: "libpulse could not create a main loop (out of memory?)")
+        }
+        guard let context = pulse.pa_context_new(pulse.pa_threaded_mainloop_get_api(mainloop), "speakerd") else {
+            pulse.pa_threaded_mainloop_free(mainloop)
+            throw PulseStreamError(sink: sink, reason: "libpulse could not create a connection (out of memory?)")
+        }
+        let stream = PulseStream(pulse: pulse, mainloop: mainloop, context: context, sink: sink, sampleRate: sampleRate,
+                                 period: period, bufferFrames: period * periods, name: name, render: render)
+        stream.start(server: server)
+        let outcome: Result<Void, PulseStreamError>
+        do { outcome = try await stream.opened.result(timeout: timeout) } catch {
+            // Cancelled, or a server that takes a connection but never answers.
+            outcome = .failure(PulseStreamError(sink: sink, reason: error.description))
+        }
+        guard case let .failure(error) = outcome else { return stream }
+        stream.close()
+        throw error
+    }
+
+    private init(pulse: PulseLibrary.API, mainloop: OpaquePointer, context: OpaquePointer, sink: String, sampleRate: Int,
+                 period: Int, bufferFrames: Int, name: String, render: @escaping Render) {
+        (self.pulse, self.mainloop, self.context, self.sink) = (pulse, mainloop, context, sink)
+        (self.sampleRate, self.period, self.bufferFrames, self.name) = (sampleRate, period, bufferFrames, name)
+        left = .allocate(capacity: period)
+        right = .allocate(capacity: period)
+        self.render = Mutex(render)
+    }
+
+    deinit {
+        left.deallocate()
+        right.deallocate()
+    }
+
+    /// How the stream ended, once it has (the server ended it, or its owner closed it).
+    public var end: PulseStreamEnd? {
+        if case let .success(end)? = ended.result { return end }
+        return nil
+    }
+
+    /// Returns once the stream has ended: killed by the server (its sink went away), failed (the
+    /// connection was lost), or closed by its owner; nil if the waiting task was cancelled first.
+    public func waitUntilEnded() async -> PulseStreamEnd? {
+        guard case let .success(end)? = try? await ended.result() else { return nil }
+        return end
+    }
+
+    /// Stops rendering at once (the render closure is never called after this returns), then
+    /// ends the stream and its connection on a thread of its own. Safe to call more than once.
+    public func close() {
+        render.withLock { $0 = nil }
+        let first = closing.withLock { closing in
+            defer { closing = true }
+            return !closing
+        }
+        guard first else { return }
+        DetachedThread.start(name: "pulse-stream") { [self] in teardown() }
+    }
+
+    // MARK: - Connecting
+
+    private func start(server: String?) {
+        _ = Unmanaged.passRetained(self) // Released by the teardown.
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        pulse.pa_context_set_state_callback(context, { context, me in
+            guard let context, let me else { return }
+            Unmanaged<PulseStream>.fromOpaque(me).takeUnretainedValue().contextChanged(context)
+        }, me)
+        guard pulse.pa_context_connect(context, server, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
+            finish(killed: false)
+            return
+        }
+        guard pulse.pa_threaded_mainloop_start(mainloop) >= 0 else {
+            opened.fail(PulseStreamError(sink: sink, reason: "libpulse could not start its main loop thread"))
+            return
+        }
+    }
+
+    /// Disconnects (no callback runs during or after it), ends the main loop, joining its thread,
+    /// and drops the stream's own retain.
+    private func teardown() {
+        pulse.pa_threaded_mainloop_lock(mainloop)
+        if let stream {
+            pulse.pa_stream_set_state_callback(stream, nil, nil)
+            pulse.pa_stream_set_write_callback(stream, nil, nil)
+            pulse.pa_stream_disconnect(stream)
+            pulse.pa_stream_unref(stream)
+            self.stream = nil
+        }
+        pulse.pa_context_set_state_callback(context, nil, nil)
+        pulse.pa_context_disconnect(context)
+        pulse.pa_context_unref(context)
+        pulse.pa_threaded_mainloop_unlock(mainloop)
+        pulse.pa_threaded_mainloop_stop(mainloop)
+        pulse.pa_threaded_mainloop_free(mainloop)
+        opened.fail(PulseStreamError(sink: sink, reason: "the stream was closed before it played"))
+        ended.succeed(.closed)
+        Unmanaged.passUnretained(self).release()
+    }
+
+    // MARK: - On the main loop's thread
+
+    private func contextChanged(_ context: OpaquePointer) {
+        switch pulse.pa_context_get_state(context) {
+        case PA_CONTEXT_READY: connectStream()
+        case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED: finish(killed: false)
+        default: break
+        }
+    }
+
+    private func connectStream() {
+        #if _endian(little)
+        let format = PA_SAMPLE_FLOAT32LE
+        #else
+        let format = PA_SAMPLE_FLOAT32BE
+        #endif
+        var spec = pa_sample_spec(format: format, rate: UInt32(sampleRate), channels: 2)
+        guard let properties = pulse.pa_proplist_new() else {
+            finish(reason: "libpulse could not create a property list (out of memory?)", killed: false)
+            return
+        }
+        _ = pulse.pa_proplist_sets(properties, "media.role", "music")
+        _ = pulse.pa_proplist_sets(properties, "application.name", "speakerd")
+        let created = pulse.pa_stream_new_with_proplist(context, name, &spec, nil, properties)
+        pulse.pa_proplist_free(properties)
+        guard let stream = created else {
+            finish(killed: false)
+            return
+        }
+        self.stream = stream
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        pulse.pa_stream_set_state_callback(stream, { stream, me in
+            guard let stream, let me else { return }
+            Unmanaged<PulseStream>.fromOpaque(me).takeUnretainedValue().streamChanged(stream)
+        }, me)
+        pulse.pa_stream_set_write_callback(stream, { stream, bytes, me in
+            guard let stream, let me else { return }
+            Unmanaged<PulseStream>.fromOpaque(me).takeUnretainedValue().write(to: stream, bytes: bytes)
+        }, me)
+        // The server keeps `bufferFrames` queued (about 93 ms, as FluidSynth's driver did: a sound
+        // server adds its own scheduling to ride out) and asks for a period at a time.
+        let unset = UInt32.max
+        var buffer = pa_buffer_attr(maxlength: unset, tlength: UInt32(bufferFrames * Self.frameBytes), prebuf: unset,
+                                    minreq: UInt32(period * Self.frameBytes), fragsize: unset)
+        // DONT_MOVE: when the sink goes away the server ends the stream instead of moving it to
+        // its default sink. ADJUST_LATENCY: the sink's own latency is set to honour `tlength`.
+        let flags = pa_stream_flags_t(rawValue: PA_STREAM_DONT_MOVE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
+        guard pulse.pa_stream_connect_playback(stream, sink, &buffer, flags, nil, nil) >= 0 else {
+            finish(killed: false)
+            return
+        }
+    }
+
+    private func streamChanged(_ stream: OpaquePointer) {
+        switch pulse.pa_stream_get_state(stream) {
+        case PA_STREAM_READY: opened.succeed(())
+        case PA_STREAM_FAILED, PA_STREAM_TERMINATED:
+            // libpulse reports the server's "stream killed" command as a failure with PA_ERR_KILLED.
+            finish(killed: pulse.pa_context_errno(context) == Int32(PA_ERR_KILLED.rawValue))
+        default: break
+        }
+    }
+
+    /// Fills what the server asks for, a period at a time, straight into libpulse's buffers.
+    private func write(to stream: OpaquePointer, bytes: Int) {
+        var remaining = bytes
+        while remaining >= Self.frameBytes {
+            var data: UnsafeMutableRawPointer?
+            var size = remaining
+            guard pulse.pa_stream_begin_write(stream, &data, &size) >= 0, let data, size >= Self.frameBytes else { return }
+            let frames = min(size / Self.frameBytes, period)
+            render.withLock { render in
+                if let render {
+                    render(left, right, frames)
+                } else {
+                    left.update(repeating: 0, count: frames)
+                    right.update(repeating: 0, count: frames)
+                }
+            }
+            let samples = data.bindMemory(to: Float.self, capacity: frames * 2)
+            for frame in 0..<frames {
+                samples[frame * 2] = left[frame]
+                samples[frame * 2 + 1] = right[frame]
+            }
+            guard pulse.pa_stream_write(stream, data, frames * Self.frameBytes, nil, 0, PA_SEEK_RELATIVE) >= 0 else { return }
+            remaining -= frames * Self.frameBytes
+        }
+    }
+
+    /// The connection or the stream ended: a failure to open, or the end of a playing stream.
+    private func finish(reason: String? = nil, killed: Bool) {
+        let reason = reason ?? pulse.pa_strerror(pulse.pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error"
+        if opened.fail(PulseStreamError(sink: sink, reason: reason)) { return }
+        ended.succeed(killed ? .killed(sink: sink, reason: reason) : .failed(sink: sink, reason: reason))
+    }
+}
+
+/// How a ``PulseStream`` ended.
+public enum PulseStreamEnd: Sendable, Equatable {
+    /// The server ended the stream rather than move it: its sink went away (or someone killed
+    /// it, `pactl kill-sink-input`). `reason` is libpulse's sentence ("Entity killed").
+    case killed(sink: String, reason: String)
+    /// The connection failed or the server ended it otherwise (the server stopped).
+    case failed(sink: String, reason: String)
+    /// Its owner closed it.
+    case closed
+}
+
+extension PulseStreamEnd: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case let .killed(sink, reason):
+            "the sound server ended the stream instead of moving it off sink \(sink), which went away (\(reason.lowercased()))"
+        case let .failed(sink, reason): "the stream to sink \(sink) failed: \(reason.lowercased())"
+        case .closed: "the stream was closed"
+        }
+    }
+}
+
+/// A ``PulseStream`` could not be opened.
+public struct PulseStreamError: Error, Equatable, CustomStringConvertible {
+    public let sink: String
+    /// libpulse's sentence ("No such entity" for a sink that does not exist), or ours.
+    public let reason: String
+
+    public var description: String { "could not open a stream to sink \(sink): \(reason.lowercased())" }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import PulseAudio
+import Synchronization
+import TestSupport
+import Testing
+
+/// speakerd's own stream to a speaker's sink, against a real server: what the sink's monitor
+/// hears, where the server lists the stream, and what happens to it when the sink goes away.
+@Suite("speakerd's own stream to a speaker's sink")
+struct PulseStreamTests {
+    static let speaker = "11:22:33:AA:BB:CC"
+
+    @Test("a stream plays what its owner renders on the named sink; when the sink goes away the server ends it with its reason, and moves nothing to the default sink",
+          .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
+    func streamEndsWithItsSink(kind: SoundServerKind) async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory, kind: kind)
+        let sink = try await server.addBluetoothSink(address: Self.speaker)
+        let recording = try await server.record(to: directory.appendingPathComponent("speaker.raw").path, from: sink.monitor)
+        let tone = Tone(frequency: 440, sampleRate: 44_100)
+
+        let stream = try await PulseStream.open(server: server.address, sink: sink.name, sampleRate: 44_100,
+                                                period: 512, periods: 8, name: "A4") { left, right, frames in
+            tone.render(left: left, right: right, frames: frames)
+        }
+        defer { stream.close() }
+        #expect(try await server.sinkInputSinks() == [sink.index], "the stream is not (only) on the sink it named")
+        // An idle null sink renders in 2 s blocks: the tone reaches the monitor once it wakes.
+        _ = try await recording.firstSoundArrival()
+        try await Task.sleep(for: .seconds(1))
+        let heard = PulseAudioOutputTests.a4Windows(try await recording.finish())
+        #expect(heard.clean > 0, "the sink heard no clean A4 (\(heard.loud) loud windows)")
+        #expect(stream.end == nil)
+
+        let builtIn = try await server.record(to: directory.appendingPathComponent("default.raw").path)
+        try await server.remove(sink)
+        let end = await stream.waitUntilEnded()
+        guard case let .killed(endedSink, reason)? = end else {
+            Issue.record("the stream did not end as killed when its sink went away: \(String(describing: end))")
+            return
+        }
+        #expect(endedSink == sink.name)
+        #expect(!reason.isEmpty)
+        #expect(end?.description.contains("which went away") == true, "\(String(describing: end))")
+        #expect(try await server.sinkInputSinks().isEmpty, "a stream of ours is left on a sink after the speaker's went away")
+        // More than one 2 s block of the idle default sink.
+        try await Task.sleep(for: .seconds(2.5))
+        #expect(try await server.sinkInputSinks().isEmpty, "a stream of ours appeared on a sink after the speaker's went away")
+        let leaked = try await builtIn.finish()
+        #expect(leaked.count > 44_100 / 2, "the default sink's monitor recorded \(leaked.count) samples")
+        #expect(WAVAnalysis.peak(leaked[...]) == 0, "the default sink (the box's own output) heard the stream's tone")
+    }
+
+    @Test("a stream to a sink the server does not have is refused with the server's reason and leaves no stream",
+          .timeLimit(.minutes(1)), arguments: SoundServerKind.allCases)
+    func missingSinkIsRefused(kind: SoundServerKind) async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory, kind: kind)
+
+        let error = await #expect(throws: PulseStreamError.self) {
+            _ = try await PulseStream.open(server: server.address, sink: "bluez_sink_gone", sampleRate: 44_100,
+                                           period: 512, periods: 8, name: "nowhere") { left, right, frames in
+                left.update(repeating: 0.5, count: frames)
+                right.update(repeating: 0.5, count: frames)
+            }
+        }
+        #expect(error?.sink == "bluez_sink_gone")
+        #expect(error?.description.hasPrefix("could not open a stream to sink bluez_sink_gone: ") == true, "\(String(describing: error))")
+        try await PulseAudioDaemonTests.eventually("no stream is left") { try await server.sinkInputSinks().isEmpty }
+    }
+
+    @Test("closing a stream stops its renders at once and takes it off the server", .timeLimit(.minutes(1)))
+    func closeEndsTheStream() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory)
+        let sink = try await server.addBluetoothSink(address: Self.speaker)
+        let renders = Mutex(0)
+        let stream = try await PulseStream.open(server: server.address, sink: sink.name, sampleRate: 44_100,
+                                                period: 512, periods: 8, name: "closing") { left, right, frames in
+            renders.withLock { $0 += 1 }
+            left.update(repeating: 0, count: frames)
+            right.update(repeating: 0, count: frames)
+        }
+        try await PulseAudioDaemonTests.eventually("the stream asks for audio") { renders.withLock { $0 } > 0 }
+        stream.close()
+        let after = renders.withLock { $0 }
+        #expect(await stream.waitUntilEnded() == .closed)
+        #expect(renders.withLock { $0 } == after, "the owner was asked for audio after close()")
+        try await PulseAudioDaemonTests.eventually("the stream is gone from the server") { try await server.sinkInputSinks().isEmpty }
+    }
+}
+
+/// A sine at half scale on both channels, its phase kept across render calls.
+private final class Tone: Sendable {
+    private let step: Double
+    private let phase = Mutex(0.0)
+
+    init(frequency: Double, sampleRate: Int) { step = 2 * .pi * frequency / Double(sampleRate) }
+
+    func render(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, frames: Int) {
+        phase.withLock { phase in
+            for frame in 0..<frames {
+                let value = Float(0.5 * sin(phase))
+                left[frame] = value
+                right[frame] = value
+                phase += step
+            }
+            phase = phase.truncatingRemainder(dividingBy: 2 * .pi)
+        }
+    }
+}
