@@ -1,0 +1,50 @@
+import Foundation
+@testable import SpeakerCore
+import Testing
+import TestSupport
+
+/// Note timing as the speaker's sink hears it: the pitch checks (`PulseAudioOutputTests.a4Windows`)
+/// show the song reaches the sink in tune; these show it reaches it in time, its rhythm neither
+/// stretched, squeezed nor shifted note by note on the way through speakerd and the sound server.
+@Suite("notes reach the speaker's sink in time, on PulseAudio and on PipeWire", .serialized)
+struct SinkNoteTimingTests {
+    /// Piano notes (a sharp attack, easy to place) at uneven times, each 0.3 s long with at least
+    /// 0.2 s of quiet before the next, so every start is a clear onset and a uniform stretch or a
+    /// shifted note shows in the intervals.
+    static let starts = [0.5, 1.0, 1.75, 2.25, 3.0]
+    static let rhythm = ClientSongs.smf(program: 0, notes: zip([60, 64, 67, 72, 67] as [UInt8], starts).map { ($0, $1, $1 + 0.3) },
+                                        end: 3.5)
+
+    /// The recording starts before the song does, so only the intervals between note starts are
+    /// compared. The WAV tests allow 20 ms on each onset of an offline render; a real server adds
+    /// its own scheduling (PipeWire's quantum, the null sink's blocks, parec's 20 ms fragments) and
+    /// a loaded machine can delay a block, so each interval may be off by up to 40 ms (twice that).
+    static let tolerance = 0.04
+
+    @Test("a rhythm played through speakerd reaches the speaker's sink with every interval between note starts within 40 ms of the song's",
+          .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
+    func intervalsBetweenNoteStarts(kind: SoundServerKind) async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory, kind: kind)
+        var recording: Recording?
+        try await PulseAudioDaemonTests.withDaemon(followingSinkOn: server, in: directory) { client, follower in
+            let sink = try #require(follower.sink)
+            recording = try await server.record(to: directory.appendingPathComponent("rhythm.raw").path, from: sink.monitor)
+            _ = try await client.play(try PulseAudioDaemonTests.request(Self.rhythm, named: "rhythm.mid", in: directory))
+            try await PulseAudioDaemonTests.eventually("the song has played to its end") {
+                try await client.status().playback.state != "playing"
+            }
+            #expect(try await client.status().playback.state == "idle")
+        }
+        let heard = WAVAnalysis.onsets(try await #require(recording).finish(), sampleRate: 44_100)
+        #expect(heard.count == Self.starts.count, "the sink heard \(heard.count) note starts, at \(heard) s; the song has \(Self.starts.count)")
+        guard heard.count == Self.starts.count else { return }
+        for index in 1..<heard.count {
+            let interval = heard[index] - heard[index - 1]
+            let expected = Self.starts[index] - Self.starts[index - 1]
+            #expect(abs(interval - expected) <= Self.tolerance,
+                    "note \(index + 1) started \(interval) s after note \(index), not \(expected) s (all starts heard: \(heard))")
+        }
+    }
+}
