@@ -20,8 +20,12 @@ final class BluetoothSinkFollower: Sendable {
     var sink: BluetoothSink? { state.withLock { $0.sink } }
     /// Why following stopped early (a pactl or bus failure), if it did.
     var failure: String? { state.withLock { $0.failure } }
+    /// True while a load or unload is under way: the server may already show the change (speakerd
+    /// may already have seen the sink) before `sink` says so.
+    var isChanging: Bool { state.withLock { $0.changing } }
 
     private struct State {
+        var changing = false
         var sink: BluetoothSink?
         var actions: [String] = []
         var failure: String?
@@ -66,6 +70,8 @@ final class BluetoothSinkFollower: Sendable {
     /// stored property and the first signal can agree) changes nothing.
     private func apply(connected: Bool, address: String, sinkName: String, server: PulseAudioServer) async {
         let current = sink
+        state.withLock { $0.changing = true }
+        defer { state.withLock { $0.changing = false } }
         do {
             if connected, current == nil {
                 let added = try await server.addBluetoothSink(address: address, name: sinkName)

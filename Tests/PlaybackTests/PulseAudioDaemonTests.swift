@@ -150,6 +150,8 @@ struct PulseAudioDaemonTests {
                                  speakerAdded: { follower = try await BluetoothSinkFollower.follow(Self.speaker, on: $0, loadingOn: server) },
                                  until: ready) { client in
                 let follower = try #require(follower)
+                // speakerd can see the sink before the harness's own pactl calls return.
+                try await eventually("the harness has loaded or unloaded the speaker's sink") { !follower.isChanging }
                 try await body(client, follower)
                 #expect(follower.failure == nil, "the harness could not follow the speaker's connection: \(follower.failure ?? "")")
             }
