@@ -7,7 +7,10 @@ struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
         abstract: "Checks this machine for what speakerd needs: config, state, soundfont, Bluetooth, the bus and the sound stack.",
-        discussion: "Works without the daemon. Exits non-zero when a check finds a problem.")
+        discussion: """
+            Works without the daemon; the sound server is looked for from this shell's environment. When speakerd is \
+            running, its own view of its audio path is shown as well. Exits non-zero when a check finds a problem.
+            """)
 
     @Option(help: ArgumentHelp("The config file speakerd reads.", valueName: "file"))
     var config: String?
@@ -19,8 +22,9 @@ struct DoctorCommand: AsyncParsableCommand {
 
     func run() async throws {
         let options = DaemonOptions(configPath: config, stateDirectory: stateDirectory, bus: common.bus)
-        let report = await LocalDoctor(options: options, environment: ProcessInfo.processInfo.environment)
+        let local = await LocalDoctor(options: options, environment: ProcessInfo.processInfo.environment)
             .run(soundStack: SoundStackDoctor())
+        let report = SoundStackDoctor.addingDaemonView(await SpeakerdClient.statusIfRunning(common.busSelection), to: local)
         common.show(json: ReportJSON.encode(report), human: report.humanReadable)
         let problems = report.checks.filter { $0.outcome == .problem }.count
         if problems > 0 {

@@ -28,22 +28,35 @@ struct ProfileNudgeTests {
             current.withLock { $0 = state }
             for output in outputs.withLock({ $0 }) { output.yield(state) }
         }
+
+        /// What the playback side says it did to the speaker's cards (a headset card switched).
+        let warnings = Mutex<[String]>([])
+        var audioPathWarnings: [String] { warnings.withLock { $0 } }
     }
 
-    @Test("no audio device 4 s after connecting: one ConnectProfile(A2DP) per link, reported in status; the device appearing makes it ready")
-    func oneConnectProfilePerLink() async throws {
-        let speaker = try BluetoothAddress(DaemonWorld.flip.address)
+    /// The real daemon on the in-process fake BlueZ, where `speaker` is known, paired and in reach,
+    /// with `playback` as its playback side and `state` as its state directory (which must outlive
+    /// it); start it with `start()`.
+    static func daemon(knowing speaker: DaemonWorld.Speaker, playback: SteerablePlayback, clock: any Clock<Duration>,
+                       state: TemporaryDirectory) throws -> (SpeakerdDaemon, FakeBlueZClient, BluetoothAddress) {
+        let address = try BluetoothAddress(speaker.address)
         let bluez = FakeBlueZClient(
             adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)],
-            devices: [Device(address: speaker, name: "JBL Flip 5", deviceClass: 0x240414, paired: true, trusted: true)])
-        let state = TemporaryDirectory()
-        DaemonWorld.remember([DaemonWorld.flip], in: state)
-        let clock = TestClock<Duration>()
-        let playback = SteerablePlayback()
+            devices: [Device(address: address, name: speaker.name, deviceClass: 0x240414, paired: true, trusted: true)])
+        DaemonWorld.remember([speaker], in: state)
         let daemon = SpeakerdDaemon(
             configuration: DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path),
             dependencies: DaemonDependencies(clock: clock, connectBus: nil, makeBlueZ: { _ in bluez }, playback: playback),
             notifier: nil, logger: Logger(label: "test.speakerd"))
+        return (daemon, bluez, address)
+    }
+
+    @Test("no audio device 4 s after connecting: one ConnectProfile(A2DP) per link, reported in status; the device appearing makes it ready")
+    func oneConnectProfilePerLink() async throws {
+        let clock = TestClock<Duration>()
+        let playback = SteerablePlayback()
+        let state = TemporaryDirectory()
+        let (daemon, bluez, speaker) = try Self.daemon(knowing: DaemonWorld.flip, playback: playback, clock: clock, state: state)
         let startup = Task { await daemon.start() }
         func profileCalls() async -> Int { await bluez.calls.filter { $0 == .connectProfile(speaker, BlueZUUID.a2dpSink) }.count }
 
@@ -79,6 +92,35 @@ struct ProfileNudgeTests {
         await clock.advance(by: .seconds(60))
         for _ in 0..<50 { await Task.yield() }
         #expect(await profileCalls() == 2)
+
+        await daemon.shutdown()
+        startup.cancel()
+    }
+
+    @Test("a headset card the playback side switched to A2DP is in status's warnings while waiting and still once ready to play")
+    func headsetSwitchStaysInStatus() async throws {
+        let playback = SteerablePlayback()
+        let switched = "its card bluez_card.11_22_33_AA_BB_CC was in the headset profile headset_head_unit; speakerd switched it to a2dp_sink once"
+        playback.set(.notReady(.noAudioDevice("JBL Flip 5", switched)))
+        playback.warnings.withLock { $0 = ["JBL Flip 5: " + switched] }
+        let state = TemporaryDirectory()
+        let (daemon, _, _) = try Self.daemon(knowing: DaemonWorld.flip, playback: playback, clock: ContinuousClock(), state: state)
+        let startup = Task { await daemon.start() }
+
+        try await eventually("connected, waiting for its audio device") {
+            try await daemon.status().waitingFor?.code == NotReadyReason.Code.noAudioDevice.rawValue
+        }
+        let waiting = try await daemon.status()
+        #expect(waiting.waitingFor?.message.contains(switched) == true, "\(String(describing: waiting.waitingFor))")
+        #expect(waiting.warnings.contains("JBL Flip 5: " + switched), "\(waiting.warnings)")
+
+        playback.set(.ready("PulseAudio sink bluez_sink.11_22_33_AA_BB_CC.a2dp_sink"))
+        try await eventually("playback ready") { daemon.gate.isReached(.playbackReady) }
+        let ready = try await daemon.status()
+        #expect(ready.waitingFor == nil)
+        #expect(ready.warnings.filter { $0.contains("headset profile") } == ["JBL Flip 5: " + switched],
+                "once ready, status no longer says the card was switched (or says it twice): \(ready.warnings)")
+        #expect(ready.humanReadable.contains("Warning:   JBL Flip 5: its card bluez_card.11_22_33_AA_BB_CC was in the headset profile"))
 
         await daemon.shutdown()
         startup.cancel()

@@ -68,11 +68,52 @@ struct HeadsetCardTests {
         feed.finish()
     }
 
+    @Test("the switch stays in status's warnings once the A2DP sink made the path ready: one per card, gone with the card, and a reconnect's new card gets its own")
+    func switchStaysAWarning() async {
+        let (states, feed) = AsyncStream.makeStream(of: SoundServerState.self)
+        let switches = Switches()
+        let kept = HeadsetCardSwitches()
+        var path = AudioPathMonitor.follow(states, (Self.speaker, "JBL Flip 5"), sink: SpeakerSink(), switches: kept,
+                                           switchCard: { switches.record($0, $1) }).makeAsyncIterator()
+        let warning = "JBL Flip 5: its card bluez_card.11_22_33_AA_BB_CC was in the headset profile headset_head_unit; speakerd switched it to a2dp_sink once"
+        #expect(kept.warnings.isEmpty)
+
+        feed.yield(.sinks([Self.builtIn], cards: [Self.card(profile: "headset_head_unit")]))
+        #expect(await path.next() == .notReady(.noAudioDevice(
+            "JBL Flip 5", "its card bluez_card.11_22_33_AA_BB_CC was in the headset profile headset_head_unit; speakerd switched it to a2dp_sink once")))
+        #expect(kept.warnings == [warning])
+
+        feed.yield(.sinks([Self.builtIn, Self.a2dpSink], cards: [Self.card(profile: "a2dp_sink")]))
+        #expect(await path.next() == .ready("PulseAudio sink bluez_sink.11_22_33_AA_BB_CC.a2dp_sink"))
+        #expect(kept.warnings == [warning], "once the A2DP sink came, nothing says the speaker had come up as a headset")
+
+        // The card falls back to the headset profile (no second switch): still one warning.
+        feed.yield(.sinks([Self.builtIn], cards: [Self.card(profile: "headset_head_unit")]))
+        _ = await path.next()
+        #expect(kept.warnings == [warning])
+        #expect(switches.count == 1)
+
+        // The speaker disconnects: its card goes, and the warning with it.
+        feed.yield(.sinks([Self.builtIn], cards: []))
+        #expect(await path.next() == .notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
+        #expect(kept.warnings.isEmpty, "a warning outlived its card")
+
+        // It reconnects as a headset again: the new card is switched and reported, once.
+        feed.yield(.sinks([Self.builtIn], cards: [Self.card(index: 4, profile: "headset_head_unit")]))
+        _ = await path.next()
+        feed.yield(.sinks([Self.builtIn, Self.a2dpSink], cards: [Self.card(index: 4, profile: "a2dp_sink")]))
+        #expect(await path.next() == .ready("PulseAudio sink bluez_sink.11_22_33_AA_BB_CC.a2dp_sink"))
+        #expect(kept.warnings == [warning])
+        #expect(switches.asked.withLock { $0.map(\.card) } == [3, 4])
+        feed.finish()
+    }
+
     @Test("a switch the server refuses is reported with its reason, and not retried")
     func refusedSwitch() async {
         let (states, feed) = AsyncStream.makeStream(of: SoundServerState.self)
         let switches = Switches(answer: "Not supported")
-        var path = AudioPathMonitor.follow(states, (Self.speaker, "JBL Flip 5"), sink: SpeakerSink(),
+        let kept = HeadsetCardSwitches()
+        var path = AudioPathMonitor.follow(states, (Self.speaker, "JBL Flip 5"), sink: SpeakerSink(), switches: kept,
                                            switchCard: { switches.record($0, $1) }).makeAsyncIterator()
         feed.yield(.sinks([Self.builtIn], cards: [Self.card(profile: "headset-head-unit", offers: ["a2dp-sink", "headset-head-unit"])]))
         #expect(await path.next() == .notReady(.noAudioDevice(
@@ -81,6 +122,7 @@ struct HeadsetCardTests {
         feed.finish()
         while await path.next() != nil {}
         #expect(switches.count == 1)
+        #expect(kept.warnings.isEmpty, "a refused switch is the path's reason while it waits, not a switch made")
     }
 
     @Test("a headset card with no A2DP profile to offer, another speaker's card, and a card in A2DP are left alone")

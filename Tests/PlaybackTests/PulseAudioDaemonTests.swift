@@ -9,8 +9,9 @@ import Testing
 /// `speakerd --audio-output pulseaudio` as users run it: the real daemon finds the server the way
 /// every PulseAudio client does (here through `PULSE_SERVER`), connects the known speaker on the
 /// fake BlueZ, and a song sent over D-Bus must reach the speaker's sink on that server (a null
-/// sink carrying a Bluetooth speaker's properties, added when the fake speaker connects; the
-/// server's default sink stands for the box's own output).
+/// sink carrying a Bluetooth speaker's properties, loaded when the fake speaker's `Connected`
+/// goes true, as a real server's Bluetooth module does; the server's default sink stands for the
+/// box's own output).
 ///
 /// Bounded polls: the daemon is a separate process, so its readiness and the song's end are
 /// watched through its status; every wait ends as soon as its condition holds.
@@ -30,11 +31,8 @@ struct PulseAudioDaemonTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory)
         var recording: Recording?
-        var sink: BluetoothSink?
-        try await withDaemon(pulseServer: server.address, in: directory, launcher: launcher, speakerConnected: {
-            sink = try await server.addBluetoothSink(address: Self.speaker)
-        }) { client in
-            let sink = try #require(sink)
+        try await withDaemon(followingSinkOn: server, in: directory, launcher: launcher) { client, follower in
+            let sink = try #require(follower.sink, "speakerd connected the speaker but the harness loaded no sink for it")
             recording = try await server.record(to: directory.appendingPathComponent("monitor.raw").path, from: sink.monitor)
             let started = try await client.play(try request(ClientSongs.sustainedA4(seconds: 1.2), named: "a4.mid", in: directory))
             #expect(started.playback.state == "playing", sourceLocation: sourceLocation)
@@ -85,9 +83,13 @@ struct PulseAudioDaemonTests {
     /// with SIGTERM and expects a clean exit. A `launcher` (a program and its arguments) starts
     /// speakerd through it, e.g. under the unit's seccomp filters. `state` is written as the
     /// state file (nil keeps the one a previous run left), `config` as the config file.
+    /// The speaker is python-dbusmock's stock device, or with `switchableSpeaker` fake-bluez's
+    /// `add-speaker` (which `speaker-off`/`speaker-on` switch); `speakerAdded` runs once it is on
+    /// the bus, before speakerd starts.
     static func withDaemon(pulseServer: String, in directory: URL, launcher: [String] = [], audioOutput: String = "pulseaudio",
-                           state: String? = knownSpeakerState, config: String = "",
+                           state: String? = knownSpeakerState, config: String = "", switchableSpeaker: Bool = false,
                            world worldStarted: (FakeBusWorld) -> Void = { _ in },
+                           speakerAdded: (FakeBusWorld) async throws -> Void = { _ in },
                            speakerConnected: (() async throws -> Void)? = nil,
                            until ready: @escaping (StatusReport) -> Bool = { $0.readiness == "playbackReady" },
                            _ body: (SpeakerdDBusClient) async throws -> Void) async throws {
@@ -99,8 +101,14 @@ struct PulseAudioDaemonTests {
         let bus = try await world.connect()
         defer { bus.close() }
         _ = try await world.mock("AddAdapter", path: "/org/bluez", arguments: [.string("hci0"), .string("box")], using: bus)
-        _ = try await world.mock("AddDevice", path: "/org/bluez",
-                                 arguments: [.string("hci0"), .string(Self.speaker), .string("JBL Flip 5")], using: bus)
+        if switchableSpeaker {
+            let added = try await world.send("add-speaker \(Self.speaker) JBL Flip 5")
+            guard added == "ok" else { throw PulseAudioServerError("fake-bluez add-speaker said: \(added)") }
+        } else {
+            _ = try await world.mock("AddDevice", path: "/org/bluez",
+                                     arguments: [.string("hci0"), .string(Self.speaker), .string("JBL Flip 5")], using: bus)
+        }
+        try await speakerAdded(world)
 
         var environment = ProcessInfo.processInfo.environment
         environment["PULSE_SERVER"] = pulseServer
@@ -126,6 +134,33 @@ struct PulseAudioDaemonTests {
         daemon.signal(SIGTERM)
         #expect(await daemon.exitStatus() == 0, "speakerd did not stop cleanly on SIGTERM")
         running = false
+    }
+
+    /// `withDaemon` with the speaker's sink following its Bluetooth connection, as a real sound
+    /// server's Bluetooth module does: loaded on `server` whenever the fake device is connected,
+    /// unloaded whenever it is not (`BluetoothSinkFollower`). `body` gets the follower as well.
+    static func withDaemon(followingSinkOn server: PulseAudioServer, in directory: URL, launcher: [String] = [],
+                           audioOutput: String = "pulseaudio", config: String = "", switchableSpeaker: Bool = false,
+                           world worldStarted: (FakeBusWorld) -> Void = { _ in },
+                           until ready: @escaping (StatusReport) -> Bool = { $0.readiness == "playbackReady" },
+                           _ body: (SpeakerdDBusClient, BluetoothSinkFollower) async throws -> Void) async throws {
+        var follower: BluetoothSinkFollower?
+        do {
+            try await withDaemon(pulseServer: server.address, in: directory, launcher: launcher, audioOutput: audioOutput,
+                                 config: config, switchableSpeaker: switchableSpeaker, world: worldStarted,
+                                 speakerAdded: { follower = try await BluetoothSinkFollower.follow(Self.speaker, on: $0, loadingOn: server) },
+                                 until: ready) { client in
+                let follower = try #require(follower)
+                // speakerd can see the sink before the harness's own pactl calls return.
+                try await eventually("the harness has loaded or unloaded the speaker's sink") { !follower.isChanging }
+                try await body(client, follower)
+                #expect(follower.failure == nil, "the harness could not follow the speaker's connection: \(follower.failure ?? "")")
+            }
+        } catch {
+            await follower?.stop()
+            throw error
+        }
+        await follower?.stop()
     }
 
     /// A song file in `directory`, opened as composer-cli would.

@@ -8,8 +8,9 @@ import Testing
 
 /// `speakerd --audio-output pulseaudio` waits for the speaker's own sink and plays to it: a
 /// private PulseAudio server whose default sink (`out`) stands for the box's built-in output, and
-/// a null sink carrying a Bluetooth speaker's properties standing for the speaker's A2DP sink,
-/// added and removed by the test as the speaker's connection would.
+/// a null sink carrying a Bluetooth speaker's properties standing for the speaker's A2DP sink:
+/// loaded and unloaded with the speaker's connection (`withDaemon(followingSinkOn:)`), or by the
+/// test where a sink comes or goes while the speaker stays connected.
 @Suite("speakerd plays to the speaker's own sink on PulseAudio and on PipeWire", .serialized)
 struct PulseAudioSinkDaemonTests {
     static let speaker = PulseAudioDaemonTests.speaker
@@ -133,13 +134,10 @@ struct PulseAudioSinkDaemonTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory, kind: kind)
-        var sink: BluetoothSink?
         var recording: Recording?
         var delay = Duration.zero
-        try await PulseAudioDaemonTests.withDaemon(pulseServer: server.address, in: directory, speakerConnected: {
-            sink = try await server.addBluetoothSink(address: Self.speaker)
-        }) { client in
-            let speaker = try #require(sink)
+        try await PulseAudioDaemonTests.withDaemon(followingSinkOn: server, in: directory) { client, follower in
+            let speaker = try #require(follower.sink)
             recording = try await server.record(to: directory.appendingPathComponent("speaker.raw").path, from: speaker.monitor)
             #expect(try await server.sinkInputSinks().isEmpty, "keep_alive is off by default: no stream while idle")
             // An idle null sink renders in 2 s blocks; parec's 20 ms latency applies from the end
@@ -170,14 +168,10 @@ struct PulseAudioSinkDaemonTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory, kind: kind)
-        var sink: BluetoothSink?
         var idle: [Float] = []
         var paused: [Float] = []
-        try await PulseAudioDaemonTests.withDaemon(pulseServer: server.address, in: directory, config: "keep_alive = yes\n",
-                                                   speakerConnected: {
-            sink = try await server.addBluetoothSink(address: Self.speaker)
-        }) { client in
-            let speaker = try #require(sink)
+        try await PulseAudioDaemonTests.withDaemon(followingSinkOn: server, in: directory, config: "keep_alive = yes\n") { client, follower in
+            let speaker = try #require(follower.sink)
             try await PulseAudioDaemonTests.eventually("the keep-alive stream is on the speaker's sink") {
                 try await server.sinkInputSinks() == [speaker.index]
             }
@@ -208,12 +202,9 @@ struct PulseAudioSinkDaemonTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory, kind: kind)
-        var sink: BluetoothSink?
         var recording: Recording?
-        try await PulseAudioDaemonTests.withDaemon(pulseServer: server.address, in: directory, audioOutput: "auto", speakerConnected: {
-            sink = try await server.addBluetoothSink(address: Self.speaker)
-        }) { client in
-            let speakerSink = try #require(sink)
+        try await PulseAudioDaemonTests.withDaemon(followingSinkOn: server, in: directory, audioOutput: "auto") { client, follower in
+            let speakerSink = try #require(follower.sink)
             let ready = try await client.status()
             #expect(ready.outputChoice == "PulseAudio/PipeWire (BlueALSA is not on the system bus; a sound server answers at \(server.address) (PULSE_SERVER))")
             #expect(ready.audioPath == "PulseAudio sink \(speakerSink.name)")

@@ -41,11 +41,15 @@ public protocol DaemonPlayback: Sendable {
     var lifecycleService: (any Service)? { get }
     /// Under `audio_output = auto`, what was chosen for the speaker and why (for `status`).
     var automaticOutput: AutomaticOutput? { get }
+    /// What the playback side did to the speaker's sound-server cards that the user should know
+    /// even once the path is ready (a headset card switched to A2DP), for `status`'s warnings.
+    var audioPathWarnings: [String] { get }
 }
 
 extension DaemonPlayback {
     public var lifecycleService: (any Service)? { nil }
     public var automaticOutput: AutomaticOutput? { nil }
+    public var audioPathWarnings: [String] { [] }
 
     /// A playback side that does not say which device it plays to has no volume to offer.
     public func speakerVolume() throws(SpeakerVolumeError) -> any SpeakerVolume {

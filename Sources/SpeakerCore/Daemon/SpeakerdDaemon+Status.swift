@@ -27,7 +27,7 @@ extension SpeakerdDaemon {
         let waitingFor = verdict.waitingFor.map { StatusReport.WaitingFor(code: $0.code.rawValue, message: $0.message) }
         let audioPath: String? = if case .ready(let through) = inputs.audioPath { through } else { nil }
         return StatusReport(readiness: verdict.level.description, message: phase.statusLine, speaker: speaker,
-                            playback: playback, waitingFor: waitingFor, warnings: [stateProblem, profileNote].compactMap { $0 },
+                            playback: playback, waitingFor: waitingFor, warnings: [stateProblem, profileNote].compactMap { $0 } + (self.playback?.audioPathWarnings ?? []),
                             audioPath: audioPath, outputChoice: self.playback?.automaticOutput?.description,
                             volume: statusVolume)
     }

@@ -36,6 +36,8 @@ public struct AudioPathMonitor: Sendable {
     /// The object path of the speaker's BlueALSA PCM while the path is ready through one: where
     /// its volume is read and set.
     public let speakerPCM = SpeakerSink()
+    /// The speaker's cards speakerd switched from a headset profile to A2DP, for `status`.
+    public let cardSwitches = HeadsetCardSwitches()
 
     public init(setting: AudioOutputSetting, blueALSA: (any BlueALSAPCMSource)?,
                 soundServers: SoundServerLocation = SoundServerLocation()) {
@@ -68,7 +70,7 @@ public struct AudioPathMonitor: Sendable {
             let environment = ProcessEnvironment.current
             guard let speaker else { return Self.just(Self.soundServerState(soundServers, environment: environment)) }
             let server = pulseServer(environment: environment)
-            return Self.follow(soundServer(server), speaker, sink: speakerSink, location: soundServers,
+            return Self.follow(soundServer(server), speaker, sink: speakerSink, location: soundServers, switches: cardSwitches,
                                switchCard: { await PulseRequests.switchCardProfile(server: server, card: $0, to: $1) })
         }
     }
@@ -94,6 +96,7 @@ public struct AudioPathMonitor: Sendable {
     func followAutomatic(_ speaker: (address: BluetoothAddress, name: String),
                          environment: [String: String]) -> AsyncStream<ReadinessInputs.AudioPath> {
         let (blueALSA, slot, sink, pcm, location, soundServer) = (self.blueALSA, automaticChoice, speakerSink, speakerPCM, soundServers, self.soundServer)
+        let switches = cardSwitches
         return AsyncStream { continuation in
             let task = Task {
                 var fallback: Task<Void, Never>?
@@ -105,7 +108,7 @@ public struct AudioPathMonitor: Sendable {
                     case .reachable(let candidate):
                         slot.choice = AutomaticOutput(backend: .soundServer(candidate.server),
                                                       why: "BlueALSA is not on the system bus; a sound server answers at \(candidate.server) (\(candidate.origin))")
-                        let states = Self.follow(soundServer(candidate.server), speaker, sink: sink, location: location,
+                        let states = Self.follow(soundServer(candidate.server), speaker, sink: sink, location: location, switches: switches,
                                                  switchCard: { await PulseRequests.switchCardProfile(server: candidate.server, card: $0, to: $1) })
                         fallback = Task { for await state in states { continuation.yield(state) } }
                     case .unreachable(let problem):
@@ -121,6 +124,7 @@ public struct AudioPathMonitor: Sendable {
                             fallback?.cancel()
                             fallback = nil
                             sink.name = nil
+                            switches.forgetAll()
                             pcm.name = set.first { $0.isA2DPPlayback && $0.address == speaker.address }?.path
                             slot.choice = AutomaticOutput(backend: .blueALSA, why: "org.bluealsa is on the system bus")
                             continuation.yield(Self.blueALSAState(set, speaker))
@@ -164,9 +168,12 @@ public struct AudioPathMonitor: Sendable {
     /// A speaker whose card is left in a headset profile (HSP/HFP: it connected as a headset, or
     /// a phone call switched it) has no A2DP sink: its card is switched to its A2DP profile with
     /// `switchCard`, once per card (a reconnect makes a new card), so a card that keeps falling
-    /// back cannot make a loop; the path's reason says what was done.
+    /// back cannot make a loop; the path's reason says what was done while the path waits, and
+    /// `switches` keeps saying it (for `status`'s warnings) after the A2DP sink came, while that
+    /// card is on the server.
     static func follow(_ states: AsyncStream<SoundServerState>, _ speaker: (address: BluetoothAddress, name: String),
                        sink: SpeakerSink, location: SoundServerLocation = SoundServerLocation(),
+                       switches: HeadsetCardSwitches = HeadsetCardSwitches(),
                        switchCard: @escaping @Sendable (UInt32, String) async -> String? = { _, _ in "no sound server to ask" })
         -> AsyncStream<ReadinessInputs.AudioPath> {
         let (address, name) = speaker
@@ -175,6 +182,7 @@ public struct AudioPathMonitor: Sendable {
                 var last: ReadinessInputs.AudioPath?
                 /// Each card switched (by index): what the switch answered (nil: done).
                 var switched: [UInt32: String?] = [:]
+                switches.forgetAll()
                 for await state in states {
                     // A follower replaced by a newer one (the target changed) leaves the sink alone.
                     guard !Task.isCancelled else { break }
@@ -186,16 +194,22 @@ public struct AudioPathMonitor: Sendable {
                     case .sinks(let sinks, let cards):
                         let found = sinks.first { $0.isA2DPSink(of: address) }
                         sink.name = found?.name
+                        switches.keepOnly(cards.map(\.index))
                         if let found {
                             path = .ready("PulseAudio sink \(found.name)")
                         } else if let card = cards.first(where: { $0.belongs(to: address) && $0.isInHeadsetProfile }) {
                             let headset = card.activeProfile ?? "headset"
                             if let a2dp = card.a2dpProfile {
-                                if switched[card.index] == nil { switched[card.index] = .some(await switchCard(card.index, a2dp)) }
+                                let done = "its card \(card.name) was in the headset profile \(headset); speakerd switched it to \(a2dp) once"
+                                if switched[card.index] == nil {
+                                    let answer = await switchCard(card.index, a2dp)
+                                    switched[card.index] = .some(answer)
+                                    if answer == nil, !Task.isCancelled { switches.record("\(name): \(done)", card: card.index) }
+                                }
                                 let problem = switched[card.index] ?? nil
                                 path = .notReady(.noAudioDevice(name, problem.map {
                                     "its card \(card.name) is in the headset profile \(headset); switching it to \(a2dp) failed: \($0)"
-                                } ?? "its card \(card.name) was in the headset profile \(headset); speakerd switched it to \(a2dp) once"))
+                                } ?? done))
                             } else {
                                 path = .notReady(.noAudioDevice(name, "its card \(card.name) is in the headset profile \(headset) and offers no A2DP profile"))
                             }

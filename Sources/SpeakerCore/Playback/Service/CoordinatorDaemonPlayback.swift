@@ -108,6 +108,9 @@ public final class CoordinatorDaemonPlayback: DaemonPlayback {
         audioOutput == .automatic ? monitor.automaticChoice.choice : nil
     }
 
+    /// The speaker's headset cards switched to A2DP, while they are on the sound server.
+    public var audioPathWarnings: [String] { monitor.cardSwitches.warnings }
+
     public var lifecycleService: (any Service)? { coordinator }
 
     public func preloadSoundfont(_ path: String) async throws {
