@@ -1,7 +1,8 @@
 import Foundation
 @testable import SpeakerCore
-import Testing
+@testable import SpeakerdAPI
 import TestSupport
+import Testing
 
 /// `composer-cli doctor` with speakerd running: the sound server it finds from the caller's shell
 /// may not be the one the service reaches (a drop-in sets PULSE_SERVER inside the unit only), so
