@@ -4,11 +4,17 @@ import Synchronization
 /// type of speakerd (BlueZ's events, the readiness gate's changes, the operation queue's and the
 /// start-up sequencer's events, playback's changes all go through it).
 ///
-/// Events are yielded under the lock that registers subscribers, so every subscriber sees them in
-/// publication order and never misses one published after `subscribe()` returned. Owners that
-/// publish while holding their own lock (the readiness gate) get a total order between their
-/// state changes and the events. A subscriber that stops iterating is forgotten through
-/// `onTermination`, so an abandoned stream holds nothing.
+/// Publishers take turns (`publishing`), so every subscriber sees the events in one publication
+/// order, and never misses one published after `subscribe()` returned. Owners that publish while
+/// holding their own lock (the readiness gate) get a total order between their state changes and
+/// the events. A subscriber that stops iterating is forgotten through `onTermination`, so an
+/// abandoned stream holds nothing.
+///
+/// Two locks, never one: yielding to a waiting subscriber resumes its task, which takes that
+/// task's status lock, while cancelling a subscriber's task runs its `onTermination` (which
+/// forgets the subscriber) under that same status lock. So the registry's lock is never held
+/// while yielding: one lock for both deadlocked speakerd at start-up, a BlueZ event published
+/// while a BlueZ call's task group cancelled its watcher (found under load in CI).
 public final class Broadcaster<Event: Sendable>: Sendable {
     private struct State {
         var nextID: UInt64 = 0
@@ -16,7 +22,10 @@ public final class Broadcaster<Event: Sendable>: Sendable {
         var finished = false
     }
 
+    /// The subscribers: taken only for bookkeeping, never while yielding or finishing a stream.
     private let state = Mutex(State())
+    /// Serialises `publish` and `finish`, which yield and finish streams outside `state`.
+    private let publishing = Mutex(())
     private let limit: Int?
 
     /// Every subscriber keeps every event until it reads it.
@@ -49,19 +58,21 @@ public final class Broadcaster<Event: Sendable>: Sendable {
 
     /// Sends `event` to every current subscriber.
     public func publish(_ event: Event) {
-        state.withLock { state in
-            for continuation in state.subscribers.values { continuation.yield(event) }
+        publishing.withLock { _ in
+            for continuation in state.withLock({ Array($0.subscribers.values) }) { continuation.yield(event) }
         }
     }
 
     /// Ends every stream; later subscribers get an already finished stream.
     public func finish() {
-        let subscribers = state.withLock { state in
-            state.finished = true
-            defer { state.subscribers.removeAll() }
-            return Array(state.subscribers.values)
+        publishing.withLock { _ in
+            let subscribers = state.withLock { state in
+                state.finished = true
+                defer { state.subscribers.removeAll() }
+                return Array(state.subscribers.values)
+            }
+            for continuation in subscribers { continuation.finish() }
         }
-        for continuation in subscribers { continuation.finish() }
     }
 
     /// How many streams are live; lets tests check that abandoned streams are released.

@@ -1,4 +1,5 @@
-import AsyncSignals
+@testable import AsyncSignals
+import Synchronization
 import Testing
 
 /// The one fan-out type every broadcast in speakerd goes through (BlueZ's events, the gate's
@@ -46,5 +47,37 @@ struct BroadcasterTests {
         var seen: [Int] = []
         for await value in slow { seen.append(value) }
         #expect(seen == [8, 9, 10])
+    }
+
+    @Test("publishing while subscribers' tasks are being cancelled never deadlocks (yielding resumes a task under its status lock, cancelling it runs onTermination under that lock)")
+    func publishWhileSubscribersAreCancelled() async throws {
+        let broadcaster = Broadcaster<Int>()
+        let deadline = ContinuousClock.now + .seconds(30)
+        for round in 0..<150 {
+            let consumers = (0..<8).map { _ in
+                let stream = broadcaster.subscribe()
+                return Task { for await _ in stream {} }
+            }
+            // The publisher and the canceller are plain threads, so a deadlock between them
+            // leaves this test's own task free to notice it and fail.
+            let finished = Mutex(0)
+            DetachedThread.start(name: "publisher") {
+                for event in 0..<200 { broadcaster.publish(event) }
+                finished.withLock { $0 += 1 }
+            }
+            DetachedThread.start(name: "canceller") {
+                for consumer in consumers { consumer.cancel() }
+                finished.withLock { $0 += 1 }
+            }
+            while finished.withLock({ $0 }) < 2 {
+                guard ContinuousClock.now < deadline else {
+                    Issue.record("publish and cancel deadlocked in round \(round)")
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            for consumer in consumers { await consumer.value }
+        }
+        #expect(broadcaster.subscriberCount == 0, "cancelled subscribers are forgotten")
     }
 }
