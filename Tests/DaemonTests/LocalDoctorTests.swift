@@ -94,6 +94,12 @@ struct LocalDoctorTests {
         #expect(report.checks[4].detail == "system bus at unix:path=/tmp/b")
     }
 
+    @Test("a bus given as an address is named once: 'bus at ADDRESS'")
+    func busGivenAsAnAddress() {
+        let report = LocalDoctor(options: DaemonOptions(bus: "unix:path=/tmp/b"), environment: [:], probes: probes()).run()
+        #expect(report.checks[4].detail == "bus at unix:path=/tmp/b")
+    }
+
     @Test("the real bus probe reports a missing socket and reaches a listening one")
     func realBusProbe() {
         let directory = TemporaryDirectory()

@@ -140,6 +140,8 @@ public struct LocalDoctor: Sendable {
         if let failure = probes.reachBus(address) {
             return .init(name: "bus", outcome: .problem, detail: "cannot reach \(address): \(failure)")
         }
+        // An explicit address is its own name: "bus at X", not "X bus at X".
+        if case .address = bus { return .init(name: "bus", outcome: .ok, detail: "bus at \(address)") }
         return .init(name: "bus", outcome: .ok, detail: "\(bus) bus at \(address)")
     }
 }
