@@ -37,4 +37,26 @@ struct GettingSwiftTests {
         guard run.standardError.contains("debian12.tar.gz") else { return }  // README spells out amd64's
         #expect(Self.commands(in: block) == printed)
     }
+
+    @Test("setup --build-only installs what make and make deb need, and no sound server or test tool (a speaker box keeps its own stack)")
+    func buildOnlyPackages() async throws {
+        func packages(_ arguments: [String]) async throws -> [String] {
+            let run = try await ExecutableRun.run(program: "/usr/bin/env",
+                                                  ["-i", "PATH=/usr/bin:/bin", "bash", Self.repository + "/scripts/setup", "--print-packages"] + arguments)
+            #expect(run.status == 0, "\(run.standardError)")
+            return run.standardOutput.split(separator: "\n").map(String.init)
+        }
+        let build = try await packages(["--build-only"]), all = try await packages([])
+        for needed in ["libdbus-1-dev", "libbluetooth-dev", "libfluidsynth-dev", "libpulse-dev", "pkg-config", "make", "dpkg-dev", "lintian"] {
+            #expect(build.contains(needed), "\(needed) missing from --build-only: \(build)")
+        }
+        for unwanted in ["pulseaudio", "pipewire", "pipewire-pulse", "wireplumber", "valgrind", "python3-dbusmock"] {
+            #expect(!build.contains(unwanted), "--build-only would install \(unwanted)")
+            #expect(all.contains(unwanted), "the full set lost \(unwanted)")
+        }
+        #expect(Set(build).isSubset(of: Set(all)), "the full set must build too: \(Set(build).subtracting(all))")
+        let refused = try await ExecutableRun.run(program: "/usr/bin/env", ["-i", "PATH=/usr/bin:/bin", "bash", Self.repository + "/scripts/setup", "--bogus"])
+        #expect(refused.status == 2)
+        #expect(refused.standardError == "setup: unknown option '--bogus' (expected --build-only or --print-packages)\n")
+    }
 }
