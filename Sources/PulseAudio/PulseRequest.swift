@@ -14,46 +14,22 @@ import AsyncSignals
 /// from `start` until its teardown, which runs on a thread of its own because stopping the main
 /// loop joins the main loop's thread.
 class PulseRequest: @unchecked Sendable {
-    private(set) var pulse: PulseLibrary.API?
-    private(set) var mainloop: OpaquePointer?
-    private(set) var context: OpaquePointer?
+    private(set) var connection: PulseConnection?
     private var closed = false
 
-    /// Connects to `server` (nil: libpulse's own choice; never autospawned: a daemon must not
-    /// start a sound server of its own) as client `name`.
+    var pulse: PulseLibrary.API? { connection?.pulse }
+    var context: OpaquePointer? { connection?.context }
+
+    /// Connects to `server` (nil: libpulse's own choice; never autospawned) as client `name`.
     final func start(server: String?, name: String) {
-        let pulse: PulseLibrary.API
-        do { pulse = try PulseLibrary.api() } catch {
-            failed(error.description)
-            return
-        }
-        guard let mainloop = pulse.pa_threaded_mainloop_new() else {
-            failed("libpulse could not create a main loop (out of memory?)")
-            return
-        }
-        guard let context = pulse.pa_context_new(pulse.pa_threaded_mainloop_get_api(mainloop), name) else {
-            pulse.pa_threaded_mainloop_free(mainloop)
-            failed("libpulse could not create a connection (out of memory?)")
-            return
-        }
-        (self.pulse, self.mainloop, self.context) = (pulse, mainloop, context)
-        // libpulse reports a failed connect to the state callback before `pa_context_connect`
-        // returns, and `failed` closes the request: holding the main loop's lock until the
-        // context is no longer touched here keeps the teardown from freeing it meanwhile.
-        pulse.pa_threaded_mainloop_lock(mainloop)
-        defer { pulse.pa_threaded_mainloop_unlock(mainloop) }
-        let me = Unmanaged.passRetained(self).toOpaque()
-        pulse.pa_context_set_state_callback(context, { context, me in
-            guard let context, let me else { return }
-            Unmanaged<PulseRequest>.fromOpaque(me).takeUnretainedValue().stateChanged(context)
-        }, me)
-        guard pulse.pa_context_connect(context, server, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
-            failed(errorText())
-            return
-        }
-        guard pulse.pa_threaded_mainloop_start(mainloop) >= 0 else {
-            failed("libpulse could not start its main loop thread")
-            return
+        switch PulseConnection.make(name: name) {
+        case .failure(let error):
+            failed(error.reason)
+        case .success(let connection):
+            self.connection = connection
+            _ = Unmanaged.passRetained(self)  // Released by the teardown.
+            let problem = connection.connect(server: server) { [weak self] state in self?.stateChanged(state) }
+            if let problem { failed(problem) }
         }
     }
 
@@ -65,29 +41,17 @@ class PulseRequest: @unchecked Sendable {
 
     /// Tears the connection down off the main loop's thread and drops the request's own retain.
     final func close() {
-        guard !closed, pulse != nil else { return }
+        guard !closed, let connection else { return }
         closed = true
         DetachedThread.start(name: "pulse-request") { [self] in
-            guard let pulse, let mainloop, let context else { return }
-            pulse.pa_threaded_mainloop_lock(mainloop)
-            pulse.pa_context_set_state_callback(context, nil, nil)
-            pulse.pa_context_disconnect(context)
-            pulse.pa_context_unref(context)
-            pulse.pa_threaded_mainloop_unlock(mainloop)
-            pulse.pa_threaded_mainloop_stop(mainloop)
-            pulse.pa_threaded_mainloop_free(mainloop)
+            connection.teardown()
             Unmanaged.passUnretained(self).release()
         }
     }
 
-    final func errorText() -> String {
-        guard let pulse, let context else { return "unknown error" }
-        return pulse.pa_strerror(pulse.pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error"
-    }
+    final func errorText() -> String { connection?.errorText ?? "unknown error" }
 
-    private func stateChanged(_ context: OpaquePointer) {
-        guard let pulse else { return }
-        let state = pulse.pa_context_get_state(context)
+    private func stateChanged(_ state: pa_context_state_t) {
         if state == PA_CONTEXT_READY {
             ready()
         } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {

@@ -156,9 +156,9 @@ public enum PulseSinkWatcher {
 private final class PulseSession: @unchecked Sendable {
     let states: AsyncStream<SoundServerState>
     private let continuation: AsyncStream<SoundServerState>.Continuation
-    private let pulse: PulseLibrary.API?
-    private let mainloop: OpaquePointer?
-    private let context: OpaquePointer?
+    private let connection: PulseConnection?
+    private var pulse: PulseLibrary.API? { connection?.pulse }
+    private var context: OpaquePointer? { connection?.context }
 
     private var fetching = false
     private var again = false
@@ -167,41 +167,20 @@ private final class PulseSession: @unchecked Sendable {
 
     init(server: String?) {
         (states, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(8))
-        let pulse: PulseLibrary.API
-        do { pulse = try PulseLibrary.api() } catch {
-            (self.pulse, mainloop, context) = (nil, nil, nil)
-            fail(error.description)
-            return
-        }
-        self.pulse = pulse
-        mainloop = pulse.pa_threaded_mainloop_new()
-        context = mainloop.flatMap { pulse.pa_context_new(pulse.pa_threaded_mainloop_get_api($0), "speakerd") }
-        guard let mainloop, let context else {
-            fail("libpulse could not create a connection (out of memory?)")
-            return
-        }
-        // libpulse reports a failed connect to the state callback before `pa_context_connect`
-        // returns, and the owner may then `close()` at once: holding the main loop's lock until
-        // the context is no longer touched here keeps the teardown from freeing it meanwhile.
-        pulse.pa_threaded_mainloop_lock(mainloop)
-        defer { pulse.pa_threaded_mainloop_unlock(mainloop) }
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        pulse.pa_context_set_state_callback(context, { context, me in
-            guard let context, let me else { return }
-            Unmanaged<PulseSession>.fromOpaque(me).takeUnretainedValue().stateChanged(context)
-        }, me)
-        pulse.pa_context_set_subscribe_callback(context, { _, _, _, me in
-            guard let me else { return }
-            Unmanaged<PulseSession>.fromOpaque(me).takeUnretainedValue().refresh()
-        }, me)
-        // No autospawn: a daemon must not start a sound server of its own.
-        guard pulse.pa_context_connect(context, server, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
-            fail(Self.errorText(pulse, context))
-            return
-        }
-        guard pulse.pa_threaded_mainloop_start(mainloop) >= 0 else {
-            fail("libpulse could not start its main loop thread")
-            return
+        switch PulseConnection.make(name: "speakerd") {
+        case .failure(let error):
+            connection = nil
+            fail(error.reason)
+        case .success(let connection):
+            self.connection = connection
+            let me = Unmanaged.passUnretained(self).toOpaque()
+            let problem = connection.connect(server: server, configure: { context in
+                connection.pulse.pa_context_set_subscribe_callback(context, { _, _, _, me in
+                    guard let me else { return }
+                    Unmanaged<PulseSession>.fromOpaque(me).takeUnretainedValue().refresh()
+                }, me)
+            }, stateChanged: { [weak self] state in self?.stateChanged(state) })
+            if let problem { fail(problem) }
         }
     }
 
@@ -213,17 +192,7 @@ private final class PulseSession: @unchecked Sendable {
 
     /// Disconnects (no callback runs after it) and ends the main loop, joining its thread.
     private func teardown() {
-        guard let pulse, let mainloop else { return }
-        if let context {
-            pulse.pa_threaded_mainloop_lock(mainloop)
-            pulse.pa_context_set_state_callback(context, nil, nil)
-            pulse.pa_context_set_subscribe_callback(context, nil, nil)
-            pulse.pa_context_disconnect(context)
-            pulse.pa_context_unref(context)
-            pulse.pa_threaded_mainloop_unlock(mainloop)
-        }
-        pulse.pa_threaded_mainloop_stop(mainloop)
-        pulse.pa_threaded_mainloop_free(mainloop)
+        connection?.teardown { context in connection?.pulse.pa_context_set_subscribe_callback(context, nil, nil) }
     }
 
     private func fail(_ reason: String) {
@@ -231,21 +200,16 @@ private final class PulseSession: @unchecked Sendable {
         continuation.finish()
     }
 
-    private static func errorText(_ pulse: PulseLibrary.API, _ context: OpaquePointer) -> String {
-        pulse.pa_strerror(pulse.pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error"
-    }
-
     // MARK: - On the main loop's thread
 
-    private func stateChanged(_ context: OpaquePointer) {
-        guard let pulse else { return }
-        let state = pulse.pa_context_get_state(context)
+    private func stateChanged(_ state: pa_context_state_t) {
+        guard let pulse, let context, let connection else { return }
         if state == PA_CONTEXT_READY {
             let mask = pa_subscription_mask_t(PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_CARD.rawValue)
             if let operation = pulse.pa_context_subscribe(context, mask, nil, nil) { pulse.pa_operation_unref(operation) }
             refresh()
         } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
-            fail(Self.errorText(pulse, context))
+            fail(connection.errorText)
         }
     }
 

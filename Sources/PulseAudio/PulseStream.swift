@@ -25,9 +25,9 @@ public final class PulseStream: @unchecked Sendable {
 
     /// The sink the stream plays to, by name.
     public let sink: String
-    private let pulse: PulseLibrary.API
-    private let mainloop: OpaquePointer
-    private let context: OpaquePointer
+    private let connection: PulseConnection
+    private var pulse: PulseLibrary.API { connection.pulse }
+    private var context: OpaquePointer { connection.context }
     private var stream: OpaquePointer?
     private let sampleRate: Int
     /// Frames per render call: the owner is asked for at most this many at a time.
@@ -59,16 +59,12 @@ public final class PulseStream: @unchecked Sendable {
         server: String?, sink: String, sampleRate: Int, period: Int, periods: Int, name: String,
         timeout: Duration = .seconds(10), render: @escaping Render
     ) async throws(PulseStreamError) -> PulseStream {
-        let pulse: PulseLibrary.API
-        do { pulse = try PulseLibrary.api() } catch { throw PulseStreamError(sink: sink, reason: error.description) }
-        guard let mainloop = pulse.pa_threaded_mainloop_new() else {
-            throw PulseStreamError(sink: sink, reason: "libpulse could not create a main loop (out of memory?)")
+        let connection: PulseConnection
+        switch PulseConnection.make(name: "speakerd") {
+        case .success(let made): connection = made
+        case .failure(let error): throw PulseStreamError(sink: sink, reason: error.reason)
         }
-        guard let context = pulse.pa_context_new(pulse.pa_threaded_mainloop_get_api(mainloop), "speakerd") else {
-            pulse.pa_threaded_mainloop_free(mainloop)
-            throw PulseStreamError(sink: sink, reason: "libpulse could not create a connection (out of memory?)")
-        }
-        let stream = PulseStream(pulse: pulse, mainloop: mainloop, context: context, sink: sink, sampleRate: sampleRate,
+        let stream = PulseStream(connection: connection, sink: sink, sampleRate: sampleRate,
                                  period: period, bufferFrames: period * periods, name: name, render: render)
         stream.start(server: server)
         let outcome: Result<Void, PulseStreamError>
@@ -81,9 +77,9 @@ public final class PulseStream: @unchecked Sendable {
         throw error
     }
 
-    private init(pulse: PulseLibrary.API, mainloop: OpaquePointer, context: OpaquePointer, sink: String, sampleRate: Int,
+    private init(connection: PulseConnection, sink: String, sampleRate: Int,
                  period: Int, bufferFrames: Int, name: String, render: @escaping Render) {
-        (self.pulse, self.mainloop, self.context, self.sink) = (pulse, mainloop, context, sink)
+        (self.connection, self.sink) = (connection, sink)
         (self.sampleRate, self.period, self.bufferFrames, self.name) = (sampleRate, period, bufferFrames, name)
         left = .allocate(capacity: period)
         right = .allocate(capacity: period)
@@ -124,38 +120,22 @@ public final class PulseStream: @unchecked Sendable {
 
     private func start(server: String?) {
         _ = Unmanaged.passRetained(self) // Released by the teardown.
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        pulse.pa_context_set_state_callback(context, { context, me in
-            guard let context, let me else { return }
-            Unmanaged<PulseStream>.fromOpaque(me).takeUnretainedValue().contextChanged(context)
-        }, me)
-        guard pulse.pa_context_connect(context, server, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
-            finish(killed: false)
-            return
-        }
-        guard pulse.pa_threaded_mainloop_start(mainloop) >= 0 else {
-            opened.fail(PulseStreamError(sink: sink, reason: "libpulse could not start its main loop thread"))
-            return
+        if let problem = connection.connect(server: server, stateChanged: { [weak self] state in self?.contextChanged(state) }) {
+            finish(reason: problem, killed: false)
         }
     }
 
     /// Disconnects (no callback runs during or after it), ends the main loop, joining its thread,
     /// and drops the stream's own retain.
     private func teardown() {
-        pulse.pa_threaded_mainloop_lock(mainloop)
-        if let stream {
+        connection.teardown { [self] _ in
+            guard let stream else { return }
             pulse.pa_stream_set_state_callback(stream, nil, nil)
             pulse.pa_stream_set_write_callback(stream, nil, nil)
             pulse.pa_stream_disconnect(stream)
             pulse.pa_stream_unref(stream)
             self.stream = nil
         }
-        pulse.pa_context_set_state_callback(context, nil, nil)
-        pulse.pa_context_disconnect(context)
-        pulse.pa_context_unref(context)
-        pulse.pa_threaded_mainloop_unlock(mainloop)
-        pulse.pa_threaded_mainloop_stop(mainloop)
-        pulse.pa_threaded_mainloop_free(mainloop)
         opened.fail(PulseStreamError(sink: sink, reason: "the stream was closed before it played"))
         ended.succeed(.closed)
         Unmanaged.passUnretained(self).release()
@@ -163,8 +143,8 @@ public final class PulseStream: @unchecked Sendable {
 
     // MARK: - On the main loop's thread
 
-    private func contextChanged(_ context: OpaquePointer) {
-        switch pulse.pa_context_get_state(context) {
+    private func contextChanged(_ state: pa_context_state_t) {
+        switch state {
         case PA_CONTEXT_READY: connectStream()
         case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED: finish(killed: false)
         default: break
