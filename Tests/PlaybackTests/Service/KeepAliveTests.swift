@@ -22,10 +22,29 @@ struct KeepAliveTests {
     /// The peak of a WAV as a fraction of full scale.
     private func peak(_ wav: WAVFile) -> Float { WAVAnalysis.peak(wav.monoFloat[...]) }
 
+    /// Waits (real time, at most 20 s) until output `index` renders: its hidden partial file holds
+    /// audio past the header. Its render loop then paces from the test clock's present, so every
+    /// step the test advances from here on is heard; advancing before that (the output opens in
+    /// the background, late on a loaded machine) would shorten what it renders.
+    private func outputRenders(_ index: Int, in harness: CoordinatorHarness) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(20)
+        let prefix = ".song-\(index).wav."
+        while ContinuousClock.now < deadline {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: harness.directory.path)) ?? []
+            for name in names where name.hasPrefix(prefix) && name.hasSuffix(".partial") {
+                let size = (try? FileManager.default.attributesOfItem(atPath: harness.directory.appendingPathComponent(name).path)[.size]) as? Int
+                if (size ?? 0) > 44 { return true }
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+
     @Test("a ready idle speaker gets the -60 dBFS signal until a song starts, and again after it")
     func signalWhileIdleOnly() async throws {
         let harness = try await harness()
         defer { harness.cleanUp() }
+        #expect(try await outputRenders(0, in: harness), "the keep-alive's output never started")
         await harness.play(for: .seconds(6))
 
         try await harness.startPlaying(song, named: "song.mid")
@@ -49,6 +68,7 @@ struct KeepAliveTests {
     func stopsWithTheAudioPath() async throws {
         let harness = try await harness()
         defer { harness.cleanUp() }
+        #expect(try await outputRenders(0, in: harness), "the keep-alive's output never started")
         await harness.play(for: .seconds(2))
         harness.gate.drop(to: .speakerConnected)
         // Closing the output completes the WAV: a header that agrees with its data.
