@@ -1,3 +1,4 @@
+import DBus
 import AsyncSignals
 @testable import BlueZ
 @testable import DBus
@@ -11,7 +12,7 @@ import Testing
 private struct HeldAudioPath: StandInPlayback {
     let held: HeldGate
 
-    func audioPath(to speaker: LinkSnapshot.Target?) -> AsyncStream<ReadinessInputs.AudioPath> {
+    func audioPath(to speaker: LinkSnapshot.Target?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
         AsyncStream { continuation in
             let held = held
             Task {

@@ -76,10 +76,14 @@ extension DaemonIntegrationTests {
 struct PlaybackErrorNameTests {
     @Test("a broken song is InvalidFile, a speaker that never got ready is NotReady, the rest Failed")
     func names() {
-        #expect(SpeakerdDaemon.errorName(for: .invalidSong(file: "a.mid", reason: "no MThd")) == SpeakerdBus.ErrorName.invalidFile)
-        #expect(SpeakerdDaemon.errorName(for: .notReady(file: "a.mid", after: .seconds(30), waitingFor: "connecting"))
-                == SpeakerdBus.ErrorName.notReady)
-        #expect(SpeakerdDaemon.errorName(for: .replaced(file: "a.mid", by: "b.mid")) == SpeakerdBus.ErrorName.failed)
-        #expect(SpeakerdDaemon.errorName(for: .shuttingDown) == SpeakerdBus.ErrorName.failed)
+        let broken = PlaybackServiceError.invalidSong(file: "a.mid", reason: "no MThd")
+        #expect(SpeakerdDaemon.rejected(broken) == .rejected(name: SpeakerdBus.ErrorName.invalidFile, message: broken.description))
+        let late = PlaybackServiceError.notReady(file: "a.mid", after: .seconds(30), waitingFor: "connecting")
+        #expect(SpeakerdDaemon.rejected(late) == .rejected(name: SpeakerdBus.ErrorName.notReady,
+                                                          message: "the speaker did not become ready within 30 s: still connecting"))
+        let replaced = PlaybackServiceError.replaced(file: "a.mid", by: "b.mid")
+        #expect(SpeakerdDaemon.rejected(replaced) == .rejected(name: SpeakerdBus.ErrorName.failed, message: replaced.description))
+        #expect(SpeakerdDaemon.rejected(PlaybackServiceError.shuttingDown)
+                == .rejected(name: SpeakerdBus.ErrorName.failed, message: PlaybackServiceError.shuttingDown.description))
     }
 }

@@ -142,7 +142,7 @@ struct DaemonWorld: Sendable {
             connectBus: { _ in try await DBusConnection.connect(bus) },
             makeBlueZ: { connection in try await DBusBlueZClient.start(connection: connection!, logger: logger) })
         if playback {
-            dependencies.makePlayback = { DaemonDependencies.coordinatorPlayback(configuration: settings, wiring: $0) }
+            dependencies.makePlayback = { Player.live(configuration: settings, gate: $0.gate, clock: $0.clock) }
         }
         return SpeakerdDaemon(configuration: configuration, dependencies: dependencies, notifier: notifier, logger: logger)
     }

@@ -1,3 +1,4 @@
+import DBus
 import AsyncSignals
 @testable import BlueZ
 import Clocks
@@ -17,7 +18,7 @@ struct ProfileNudgeTests {
         private let outputs = Mutex<[AsyncStream<ReadinessInputs.AudioPath>.Continuation]>([])
         private let current = Mutex<ReadinessInputs.AudioPath>(.notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
 
-        func audioPath(to speaker: LinkSnapshot.Target?) -> AsyncStream<ReadinessInputs.AudioPath> {
+        func audioPath(to speaker: LinkSnapshot.Target?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
             let (stream, continuation) = AsyncStream.makeStream(of: ReadinessInputs.AudioPath.self)
             outputs.withLock { $0.append(continuation) }
             continuation.yield(current.withLock { $0 })

@@ -1,5 +1,7 @@
 @testable import SpeakerCore
 @testable import SpeakerdAPI
+import DBus
+import ServiceLifecycle
 import SystemPackage
 
 /// A playback side for daemon tests that only care about one or two of its steps: everything
@@ -9,16 +11,25 @@ protocol StandInPlayback: DaemonPlayback {}
 
 extension StandInPlayback {
     func preloadSoundfont(_ path: String) async throws {}
-    func audioPath(to speaker: LinkSnapshot.Target?) -> AsyncStream<ReadinessInputs.AudioPath> {
+    func audioPath(to speaker: LinkSnapshot.Target?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
         AsyncStream { $0.yield(.ready("the stand-in output")); $0.finish() }
     }
-    func abandonWaiting(because reason: String) async {}
-    func play(file: FileDescriptor, displayName: String, queue: Bool,
-              blocker: @escaping @Sendable () async -> String?) async throws { try? file.close() }
-    func stop() async {}
-    func pause() async throws {}
-    func resume() async throws {}
-    func speakerLost() async {}
-    func speakerBack() async {}
-    func snapshot() async -> StatusReport.Playback { .idle }
+    func readinessChanged(_ waiting: PlaybackWait?) async {}
+    func play(file: FileDescriptor, displayName: String, queue: Bool) async throws(PlaybackServiceError) -> PlaybackSnapshot {
+        try? file.close()
+        return .idle
+    }
+    func stop() async -> PlaybackSnapshot { .idle }
+    func pause() async throws(PlaybackServiceError) -> PlaybackSnapshot { .idle }
+    func resume() async throws(PlaybackServiceError) -> PlaybackSnapshot { .idle }
+    func snapshot() async -> PlaybackSnapshot { .idle }
+    /// A stand-in that never changes by itself has nothing to report.
+    func changes() async -> AsyncStream<PlaybackSnapshot> { AsyncStream { $0.finish() } }
+    /// A stand-in that does not say which device it plays to has no volume to offer.
+    func speakerVolume(for speaker: LinkSnapshot.Target) throws(SpeakerVolumeError) -> any SpeakerVolume {
+        throw .notAvailable(output: "this playback engine")
+    }
+    var lifecycleService: (any Service)? { nil }
+    var automaticOutput: AutomaticOutput? { nil }
+    var audioPathWarnings: [String] { [] }
 }

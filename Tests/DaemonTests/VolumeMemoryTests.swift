@@ -1,3 +1,4 @@
+import DBus
 import AsyncSignals
 @testable import BlueZ
 @testable import DBus
@@ -35,8 +36,8 @@ struct VolumeMemoryTests {
         let path = ProfileNudgeTests.SteerablePlayback()
         let device = FakeDevice()
 
-        func audioPath(to speaker: LinkSnapshot.Target?) -> AsyncStream<ReadinessInputs.AudioPath> { path.audioPath(to: speaker) }
-        func speakerVolume() throws(SpeakerVolumeError) -> any SpeakerVolume { device }
+        func audioPath(to speaker: LinkSnapshot.Target?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> { path.audioPath(to: speaker, over: bus) }
+        func speakerVolume(for speaker: LinkSnapshot.Target) throws(SpeakerVolumeError) -> any SpeakerVolume { device }
         func deviceAppears() { path.set(.ready("the test's sink")) }
         func deviceGoes() { path.set(.notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet"))) }
     }

@@ -68,7 +68,7 @@ struct AutomaticOutputTests {
         let choice = try #require(monitor.automaticChoice.choice)
         #expect(choice.backend == .soundServer(server.address))
         #expect(choice.why == "BlueALSA is not on the system bus; a sound server answers at \(server.address) (PULSE_SERVER)")
-        #expect(CoordinatorDaemonPlayback.playsThroughSoundServer(.automatic, monitor))
+        #expect(monitor.playsThroughSoundServer)
 
         let sink = try await server.addBluetoothSink(address: Self.speaker.description)
         #expect(await path.next() == .ready("PulseAudio sink \(sink.name)"))
@@ -77,7 +77,7 @@ struct AutomaticOutputTests {
         blueALSA.set([Self.speakerPCM])
         #expect(await path.next() == .ready("BlueALSA PCM \(Self.speakerPCM.path)"))
         #expect(monitor.automaticChoice.choice?.backend == .blueALSA)
-        #expect(!CoordinatorDaemonPlayback.playsThroughSoundServer(.automatic, monitor))
+        #expect(!monitor.playsThroughSoundServer)
     }
 
     @Test("with neither BlueALSA nor a sound server, auto falls back to ALSA's default device and says where it looked")

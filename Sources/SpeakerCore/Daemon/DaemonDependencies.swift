@@ -38,8 +38,8 @@ public struct DaemonDependencies: Sendable {
 }
 
 extension DaemonDependencies {
-    /// The real world: the configured bus, BlueZ over D-Bus, the playback coordinator (readiness-
-    /// gated songs on the FluidSynth engine, BlueALSA's PCM for `audio_output = auto`).
+    /// The real world: the configured bus, BlueZ over D-Bus, the player (readiness-gated songs on
+    /// the FluidSynth engine, to the output `audio_output` picks for the speaker).
     public static func live(configuration: DaemonConfiguration, logger: Logger) -> DaemonDependencies {
         DaemonDependencies(
             connectBus: { bus in try await DBusConnection.connect(bus.busAddress) },
@@ -50,14 +50,6 @@ extension DaemonDependencies {
                 return try await DBusBlueZClient.start(
                     connection: connection, configuration: .init(registersAgentInBackground: true), logger: logger)
             },
-            makePlayback: { wiring in coordinatorPlayback(configuration: configuration, wiring: wiring) })
-    }
-
-    /// The coordinator-backed playback the live daemon uses, over `wiring`'s gate, clock and bus.
-    public static func coordinatorPlayback(configuration: DaemonConfiguration,
-                                           wiring: PlaybackWiring) -> CoordinatorDaemonPlayback {
-        let audioPath = BlueALSAAudioPath(source: DaemonBusPCMSource(bus: wiring.bus), clock: wiring.clock)
-        return CoordinatorDaemonPlayback(gate: wiring.gate, configuration: configuration, audioPath: audioPath,
-                                         clock: wiring.clock, waitingFor: wiring.waitingFor)
+            makePlayback: { wiring in Player.live(configuration: configuration, gate: wiring.gate, clock: wiring.clock) })
     }
 }

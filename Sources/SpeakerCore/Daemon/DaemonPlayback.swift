@@ -1,41 +1,45 @@
+import DBus
 import ServiceLifecycle
 import SpeakerdAPI
 import SystemPackage
 
-/// What the daemon needs from the playback engine; the engine adapter implements it.
+/// The daemon's playback port: what it asks of the side that plays songs. `Player` implements it.
 ///
-/// A protocol so the coordinator and its tests do not depend on FluidSynth being present,
-/// and so the audio engineer's engine can evolve behind it.
+/// A protocol so the daemon's tests can stand in a playback side that holds or records one step.
+/// What the daemon knows reaches the playback side as values and events (the speaker and the bus
+/// in `audioPath(to:over:)`, the readiness reason in `readinessChanged(_:)`); the playback side
+/// never reads the daemon's state. Snapshots and errors are playback's own types; the daemon maps
+/// them to the API's records and error names once, where it answers a client.
 public protocol DaemonPlayback: Sendable {
     /// Loads the soundfont once (the start-up `soundfont` step; again before a `play` while it
     /// is missing, so installing it is enough).
     func preloadSoundfont(_ path: String) async throws
     /// The audio path to `speaker` under the configured output (see ``AudioPathMonitor``): the
-    /// current state, then each change. Songs from now on play to this speaker.
-    func audioPath(to speaker: LinkSnapshot.Target?) -> AsyncStream<ReadinessInputs.AudioPath>
-    /// Starts (or queues) a song read from `file`, which the playback side now owns. Once the
-    /// song is read and valid (a broken file fails first, whatever else is wrong), and only if
-    /// it would have to wait, `blocker` is asked why waiting cannot succeed: a sentence fails
-    /// the request at once with it.
-    func play(file: FileDescriptor, displayName: String, queue: Bool,
-              blocker: @escaping @Sendable () async -> String?) async throws
-    /// Waiting can no longer succeed (the user disconnected, the soundfont is gone…): every song
-    /// still waiting for readiness fails now with `reason`, instead of at its timeout.
-    func abandonWaiting(because reason: String) async
-    func stop() async
-    func pause() async throws
-    func resume() async throws
-    /// The speaker dropped mid-song: pause (to resume after reconnect) or stop, per config.
-    func speakerLost() async
-    func speakerBack() async
+    /// current state, then each change. Songs from now on play to this speaker; BlueALSA is asked
+    /// over `bus` (the daemon's connection, nil until it has one).
+    func audioPath(to speaker: LinkSnapshot.Target?, over bus: DBusConnection?) async -> AsyncStream<ReadinessInputs.AudioPath>
+    /// What the daemon waits for before songs can play (nil once ready), after each change of
+    /// its verdict: a song waiting when waiting can no longer succeed fails with that reason,
+    /// a song plays, pauses or resumes with the speaker, and a play timeout names the reason.
+    func readinessChanged(_ waiting: PlaybackWait?) async
+    /// Starts (or queues) a song read from `file`, which the playback side now owns, and returns
+    /// once it has started or been queued. A broken file fails first, whatever else is wrong;
+    /// then a song that would have to wait fails at once when waiting cannot succeed.
+    func play(file: FileDescriptor, displayName: String, queue: Bool) async throws(PlaybackServiceError) -> PlaybackSnapshot
+    /// Stops the song (or the one waiting) and empties the queue; returns the snapshot after it.
+    @discardableResult func stop() async -> PlaybackSnapshot
+    /// Pauses the song until `resume`; returns the snapshot after it.
+    @discardableResult func pause() async throws(PlaybackServiceError) -> PlaybackSnapshot
+    /// Resumes a paused song (or marks it to resume once the speaker is back); returns the snapshot after it.
+    @discardableResult func resume() async throws(PlaybackServiceError) -> PlaybackSnapshot
     /// What is playing, for status.
-    func snapshot() async -> StatusReport.Playback
-    /// Playback's status after each change it makes by itself (a song ends, the next one starts,
-    /// progress), so the daemon's status and PlaybackChanged signal follow it.
-    func changes() async -> AsyncStream<StatusReport.Playback>
-    /// The volume of the audio device the path to the speaker goes through now (asked only while
+    func snapshot() async -> PlaybackSnapshot
+    /// Playback's snapshot after each change it makes by itself (a song ends, the next one
+    /// starts, progress), so the daemon's status and PlaybackChanged signal follow it.
+    func changes() async -> AsyncStream<PlaybackSnapshot>
+    /// The volume of the audio device the path to `speaker` goes through now (asked only while
     /// that path is ready). Throws `notAvailable` for an output without hardware volume.
-    func speakerVolume() throws(SpeakerVolumeError) -> any SpeakerVolume
+    func speakerVolume(for speaker: LinkSnapshot.Target) throws(SpeakerVolumeError) -> any SpeakerVolume
     /// The part of the playback side that needs an orderly shutdown in the daemon's service
     /// group (after the daemon, so a song's output is closed complete), if any.
     var lifecycleService: (any Service)? { get }
@@ -46,18 +50,18 @@ public protocol DaemonPlayback: Sendable {
     var audioPathWarnings: [String] { get }
 }
 
-extension DaemonPlayback {
-    public var lifecycleService: (any Service)? { nil }
-    public var automaticOutput: AutomaticOutput? { nil }
-    public var audioPathWarnings: [String] { [] }
+/// Why songs cannot play yet, as the daemon derived it (`NotReadyReason`): the sentence, and
+/// whether waiting can succeed (a speaker connecting) or not (the user disconnected it).
+public struct PlaybackWait: Sendable, Equatable {
+    public var message: String
+    public var waitingCanSucceed: Bool
 
-    /// A playback side that does not say which device it plays to has no volume to offer.
-    public func speakerVolume() throws(SpeakerVolumeError) -> any SpeakerVolume {
-        throw .notAvailable(output: "this playback engine")
+    public init(message: String, waitingCanSucceed: Bool) {
+        self.message = message
+        self.waitingCanSucceed = waitingCanSucceed
     }
 
-    /// A playback side that never changes by itself has nothing to report.
-    public func changes() async -> AsyncStream<StatusReport.Playback> {
-        AsyncStream { $0.finish() }
+    public init(_ reason: NotReadyReason) {
+        self.init(message: reason.message, waitingCanSucceed: reason.waitingCanSucceed)
     }
 }

@@ -167,35 +167,26 @@ extension SpeakerdDaemon: SpeakerdControl {
             try? request.file.close()
             throw .rejected(name: SpeakerdBus.ErrorName.failed, message: DaemonOperationError.noPlaybackEngine.description)
         }
-        // The playback side reads and checks the song first (a broken file fails at once), then
-        // waits in the readiness gate for at most the play timeout.
+        // What a person may have fixed since the reason was found is looked at once more, so the
+        // player's "waiting cannot succeed" is current. The player reads and checks the song first
+        // (a broken file fails at once), then waits in the readiness gate for at most the play timeout.
+        if let reason = verdict.waitingFor, !reason.waitingCanSucceed { await lookAgainBeforePlaying() }
+        let snapshot: PlaybackSnapshot
         do {
-            try await playback.play(file: request.file, displayName: request.displayName, queue: request.queue) { [weak self] in
-                await self?.playBlocker()
-            }
-        } catch let error as PlaybackServiceError {
-            logger.info("not playing \(request.displayName)\(speakerForLog): \(error)")
-            throw .rejected(name: Self.errorName(for: error), message: error.description)
+            snapshot = try await playback.play(file: request.file, displayName: request.displayName, queue: request.queue)
         } catch {
-            throw .rejected(name: SpeakerdBus.ErrorName.invalidFile, message: "\(request.displayName): \(error)")
+            logger.info("not playing \(request.displayName)\(speakerForLog): \(error)")
+            throw Self.rejected(error)
         }
         logger.info("playing \(request.displayName)\(speakerForLog)")
         // A queued song leaves the status line on the one playing now.
-        await playbackChanged(await playback.snapshot())
+        await playbackChanged(snapshot)
         return await currentStatus()
     }
 
     /// " on JBL Flip 5 (11:22:…)" for a log line about a song, or nothing with no speaker chosen.
     var speakerForLog: String {
         inputs.link.target.map { " on \($0.name) (\($0.address))" } ?? ""
-    }
-
-    /// Why a `play` cannot wait for readiness, if so (after one more look at what may have been
-    /// fixed meanwhile); nil when waiting can succeed.
-    func playBlocker() async -> String? {
-        if let reason = verdict.waitingFor, !reason.waitingCanSucceed { await lookAgainBeforePlaying() }
-        guard let reason = verdict.waitingFor, !reason.waitingCanSucceed else { return nil }
-        return reason.message
     }
 
     /// What a person may have fixed without telling speakerd: a soundfont installed, an output
@@ -207,37 +198,35 @@ extension SpeakerdDaemon: SpeakerdControl {
         }
     }
 
-    /// The D-Bus error name a playback failure is reported under.
-    static func errorName(for error: PlaybackServiceError) -> String {
-        switch error {
+    /// A playback failure as the API reports it: the one place its error name is chosen.
+    static func rejected(_ error: PlaybackServiceError) -> SpeakerdError {
+        let name = switch error {
         case .invalidSong: SpeakerdBus.ErrorName.invalidFile
         case .notReady, .cannotWait, .notStartedYet: SpeakerdBus.ErrorName.notReady
         case .replaced, .stoppedBeforeStart, .cancelled, .startFailed, .nothingPlaying, .shuttingDown:
             SpeakerdBus.ErrorName.failed
         }
+        return .rejected(name: name, message: error.description)
     }
 
     public func stop() async throws(SpeakerdError) -> StatusReport {
-        await playback?.stop()
-        if let playback { playbackReport = await playback.snapshot() }
+        if let playback { playbackSnapshot = await playback.stop() }
         await publish()
         return await currentStatus()
     }
 
     public func pause() async throws(SpeakerdError) -> StatusReport {
-        do { try await playback?.pause() } catch {
-            throw .rejected(name: SpeakerdBus.ErrorName.failed, message: "\(error)")
+        if let playback {
+            do { playbackSnapshot = try await playback.pause() } catch { throw Self.rejected(error) }
         }
-        if let playback { playbackReport = await playback.snapshot() }
         await publish()
         return await currentStatus()
     }
 
     public func resume() async throws(SpeakerdError) -> StatusReport {
-        do { try await playback?.resume() } catch {
-            throw .rejected(name: SpeakerdBus.ErrorName.failed, message: "\(error)")
+        if let playback {
+            do { playbackSnapshot = try await playback.resume() } catch { throw Self.rejected(error) }
         }
-        if let playback { playbackReport = await playback.snapshot() }
         await publish()
         return await currentStatus()
     }

@@ -42,7 +42,7 @@ extension SpeakerdDaemon {
         audioPathGeneration += 1
         guard let playback, !isWindingDown else { return }
         let generation = audioPathGeneration
-        let states = playback.audioPath(to: target)
+        let states = await playback.audioPath(to: target, over: connection)
         let first = OneShotSignal<Void, Never>()
         audioPathFollower = Task { [weak self] in
             for await state in states {

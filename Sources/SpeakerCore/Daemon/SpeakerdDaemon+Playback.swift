@@ -6,15 +6,25 @@ extension SpeakerdDaemon {
         guard playbackWatcher == nil, let playback else { return }
         let changes = await playback.changes()
         playbackWatcher = Task { [weak self] in
-            for await report in changes {
-                await self?.playbackChanged(report)
+            for await snapshot in changes {
+                await self?.playbackChanged(snapshot)
             }
         }
     }
 
-    func playbackChanged(_ report: StatusReport.Playback) async {
+    func playbackChanged(_ snapshot: PlaybackSnapshot) async {
         guard lifecycle != .stopping, lifecycle != .stopped else { return }
-        playbackReport = report
+        playbackSnapshot = snapshot
         await publish()
+    }
+}
+
+extension StatusReport.Playback {
+    /// The `playback` record of the API (`composer-cli status --json`: `state`, `file`,
+    /// `positionSeconds`, `durationSeconds`, `error`) for the player's snapshot: the one place the
+    /// two meet.
+    public init(_ snapshot: PlaybackSnapshot) {
+        self.init(state: snapshot.activity.rawValue, file: snapshot.file, positionSeconds: snapshot.positionSeconds,
+                  durationSeconds: snapshot.durationSeconds, error: snapshot.error)
     }
 }

@@ -12,15 +12,15 @@ extension SpeakerdDaemon {
         guard verdict.level == .playbackReady, let target = inputs.link.target else {
             return .notReady(verdict.waitingFor ?? .starting)
         }
-        switch (playbackReport.state, playbackReport.file) {
-        case ("playing", let file?): return .playing(file: file, speakerName: target.name)
-        case ("paused", let file?): return .paused(file: file, speakerName: target.name)
+        switch (playbackSnapshot.activity, playbackSnapshot.file) {
+        case (.playing, let file?): return .playing(file: file, speakerName: target.name)
+        case (.paused, let file?): return .paused(file: file, speakerName: target.name)
         default: return .ready(speakerName: target.name)
         }
     }
 
     func currentStatus() async -> StatusReport {
-        let playback = await playback?.snapshot() ?? .idle
+        let playback = StatusReport.Playback(await playback?.snapshot() ?? .idle)
         let speaker = inputs.link.target.map {
             StatusReport.Speaker(address: $0.address.description, name: $0.name, connected: inputs.link.connected)
         }

@@ -37,7 +37,7 @@ extension SpeakerdDaemon {
     private func volumeDevice() throws(SpeakerdError) -> (LinkSnapshot.Target, any SpeakerVolume) {
         guard let target = inputs.link.target, inputs.link.connected else { throw Self.rejected(.noSpeaker) }
         guard case .ready = inputs.audioPath, let playback else { throw Self.rejected(.noAudioDevice(speaker: target.name)) }
-        do { return (target, try playback.speakerVolume()) } catch { throw Self.rejected(error) }
+        do { return (target, try playback.speakerVolume(for: target)) } catch { throw Self.rejected(error) }
     }
 
     private static func rejected(_ error: SpeakerVolumeError) -> SpeakerdError {
@@ -89,7 +89,7 @@ extension SpeakerdDaemon {
         let device: any SpeakerVolume
         do {
             guard let playback else { return }
-            device = try playback.speakerVolume()
+            device = try playback.speakerVolume(for: target)
         } catch {
             logger.debug("no volume to restore on \(target.name): \(error)")  // e.g. a WAV file output
             return

@@ -42,12 +42,7 @@ public actor SpeakerdDaemon {
     nonisolated let operations: SpeakerOperationQueue
     public nonisolated let link: SpeakerLink
 
-    var connection: DBusConnection? {
-        didSet { connectionSlot.value = connection }
-    }
-    /// The bus and the current reason, as the playback side reads them (outside this actor).
-    let connectionSlot = LockedSlot<DBusConnection?>(nil)
-    let reasonSlot = LockedSlot(NotReadyReason.starting.message)
+    var connection: DBusConnection?
     /// Plays songs; nil when this daemon has no playback engine.
     let playback: (any DaemonPlayback)?
     var apiObject: DBusObject?
@@ -80,7 +75,8 @@ public actor SpeakerdDaemon {
     /// Why speakers may not be remembered (the state directory cannot be written), if so.
     var stateProblem: String?
     var stateRetry: Task<Void, Never>?
-    var playbackReport = StatusReport.Playback.idle
+    /// What the player last said it is doing (its change stream, or the answer to a request).
+    var playbackSnapshot = PlaybackSnapshot.idle
 
     var lastTimeline: StartupTimeline?
     /// The start-up run in progress, so the bus step can switch it to "launched by request".
@@ -128,9 +124,7 @@ public actor SpeakerdDaemon {
         if let playback = dependencies.playback {
             self.playback = playback
         } else if let makePlayback = dependencies.makePlayback {
-            let bus = connectionSlot, reason = reasonSlot
-            self.playback = makePlayback(PlaybackWiring(
-                gate: gate, clock: dependencies.clock, bus: { bus.value }, waitingFor: { reason.value }))
+            self.playback = makePlayback(PlaybackWiring(gate: gate, clock: dependencies.clock))
         } else {
             self.playback = nil
         }
@@ -146,6 +140,7 @@ public actor SpeakerdDaemon {
         logger.info("state: \(outcome)")
         await link.follow { [weak self] snapshot in await self?.linkChanged(snapshot) }
         followOperations()
+        await playback?.readinessChanged(verdict.waitingFor.map(PlaybackWait.init))
         await watchPlayback()
         // Started by bus activation: a request is already waiting for us (see `BusActivation`).
         if configuration.launchedByRequest {
@@ -224,18 +219,16 @@ public actor SpeakerdDaemon {
         change(&inputs)
         let after = inputs.verdict
         verdict = after
-        if let reason = after.waitingFor { reasonSlot.value = reason.message }
         if after.level > gate.level {
             gate.raise(to: after.level)
         } else if after.level < gate.level {
             gate.drop(to: after.level)
         }
         if before != after { logVerdictChange(from: before, to: after) }
-        if let reason = after.waitingFor, !reason.waitingCanSucceed, before.waitingFor != reason {
-            await playback?.abandonWaiting(because: reason.message)
-        }
-        if (before.level == .playbackReady) != (after.level == .playbackReady) {
-            if after.level == .playbackReady { await playback?.speakerBack() } else { await playback?.speakerLost() }
+        // The player hears the reason (a song that can no longer wait fails with it) and follows
+        // the speaker (pausing or resuming a song) from the gate it has just been moved to.
+        if before.waitingFor != after.waitingFor || (before.level == .playbackReady) != (after.level == .playbackReady) {
+            await playback?.readinessChanged(after.waitingFor.map(PlaybackWait.init))
         }
         await publish()
     }

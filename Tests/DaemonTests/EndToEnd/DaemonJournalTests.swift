@@ -4,6 +4,7 @@ import Foundation
 import Logging
 @testable import SpeakerCore
 @testable import Systemd
+import Synchronization
 import TestSupport
 import Testing
 
@@ -40,7 +41,7 @@ struct DaemonJournalTests {
         state.write("auto_pick = yes\nscan_seconds = 1\nreconnect_max_seconds = 2\n", to: "speakerd.conf")
         let song = try GatedPlayEndToEndTests.song()
         let address = fake.world.address
-        let failedConnects = LockedSlot(0)
+        let failedConnects = Mutex(0)
         let daemon = try await ExecutableRun.run(
             "speakerd", ["--config", state.path + "/speakerd.conf", "--state-dir", state.path, "--bus", address,
                          "--audio-output", "file:\(state.path)/out.wav", "--soundfont", GatedPlayEndToEndTests.soundFont]
@@ -59,7 +60,8 @@ struct DaemonJournalTests {
             try await eventually("speakerd retried three times", within: .seconds(40)) {
                 try await fake.calls("Connect") >= before + 3
             }
-            failedConnects.value = try await fake.calls("Connect") - before
+            let failed = try await fake.calls("Connect") - before
+            failedConnects.withLock { $0 = failed }
             #expect(try await fake.world.send("speaker-on 11:22:33:AA:BB:CC") == "ok")
             try await eventually("speakerd reconnected by itself", within: .seconds(40)) {
                 (try? await client.status())?.readiness == "playbackReady"
@@ -102,10 +104,10 @@ struct DaemonJournalTests {
             "disconnected: link lost: the speaker went out of range or lost power") == true, "\(transcript)")
 
         // A speaker left off: every retry failed alike, and the journal says so once.
-        #expect(failedConnects.value >= 3)
-        #expect(said("connecting \(speaker) failed: ").count == 1, "\(failedConnects.value) failed connects:\n\(transcript)")
+        #expect(failedConnects.withLock { $0 } >= 3)
+        #expect(said("connecting \(speaker) failed: ").count == 1, "\(failedConnects.withLock { $0 }) failed connects:\n\(transcript)")
         let outOfReach = said("not ready to play on \(speaker): JBL Flip 5 is out of reach")
-        #expect(outOfReach.count == 1, "\(failedConnects.value) retries:\n\(transcript)")
+        #expect(outOfReach.count == 1, "\(failedConnects.withLock { $0 }) retries:\n\(transcript)")
         #expect(outOfReach.allSatisfy { $0.priority <= 6 })
 
         // Repeated conditions once; nothing expected reads as a warning.

@@ -1,3 +1,4 @@
+import DBus
 import AsyncSignals
 @testable import BlueZ
 import Clocks
@@ -431,6 +432,8 @@ final class ModelPlayback: StandInPlayback, @unchecked Sendable {
         var waiting: [Int: Task<Void, any Error>] = [:]
         var abandoned: [Int: String] = [:]
         var nextTicket = 0
+        /// What the daemon last said it waits for (`readinessChanged`).
+        var reason: PlaybackWait?
     }
     private let state = Mutex(State())
     nonisolated(unsafe) var gate: ReadinessGate<DaemonReadiness>!
@@ -464,7 +467,7 @@ final class ModelPlayback: StandInPlayback, @unchecked Sendable {
         if !loaded { throw SoundFontError.missing(path: path) }
     }
 
-    func audioPath(to speaker: LinkSnapshot.Target?) -> AsyncStream<ReadinessInputs.AudioPath> {
+    func audioPath(to speaker: LinkSnapshot.Target?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
         let (stream, continuation) = AsyncStream.makeStream(of: ReadinessInputs.AudioPath.self)
         state.withLock { state in
             state.outputs.append(continuation)
@@ -473,11 +476,14 @@ final class ModelPlayback: StandInPlayback, @unchecked Sendable {
         return stream
     }
 
-    func play(file: FileDescriptor, displayName: String, queue: Bool,
-              blocker: @escaping @Sendable () async -> String?) async throws {
+    /// As the real player: the song is read (here: closed), then a song that would wait fails at
+    /// once when the daemon said waiting cannot succeed, or waits in the gate.
+    func play(file: FileDescriptor, displayName: String, queue: Bool) async throws(PlaybackServiceError) -> PlaybackSnapshot {
         try? file.close()
-        guard !gate.isReached(.playbackReady) else { return }
-        if let reason = await blocker() { throw PlaybackServiceError.cannotWait(file: displayName, reason: reason) }
+        guard !gate.isReached(.playbackReady) else { return .idle }
+        if let reason = state.withLock({ $0.reason }), !reason.waitingCanSucceed {
+            throw .cannotWait(file: displayName, reason: reason.message)
+        }
         let gate = gate!
         let waiter = Task { try await gate.wait(for: .playbackReady, timeout: .seconds(30)) }
         let ticket = state.withLock { state in
@@ -490,13 +496,22 @@ final class ModelPlayback: StandInPlayback, @unchecked Sendable {
             state.waiting[ticket] = nil
             return state.abandoned.removeValue(forKey: ticket)
         }
-        if let abandoned { throw PlaybackServiceError.cannotWait(file: displayName, reason: abandoned) }
-        if case .failure(let error) = outcome { throw error }
+        if let abandoned { throw .cannotWait(file: displayName, reason: abandoned) }
+        switch outcome {
+        case .success: return .idle
+        case .failure(ReadinessError.timedOut):
+            throw .notReady(file: displayName, after: .seconds(30), waitingFor: state.withLock { $0.reason?.message } ?? "starting")
+        case .failure: throw .cancelled(file: displayName)
+        }
     }
 
-    func abandonWaiting(because reason: String) async {
-        let tasks = state.withLock { state in
-            for ticket in state.waiting.keys { state.abandoned[ticket] = reason }
+    /// As the real player: songs waiting when waiting can no longer succeed fail with the reason.
+    func readinessChanged(_ waiting: PlaybackWait?) async {
+        let tasks = state.withLock { state -> [Task<Void, any Error>] in
+            let before = state.reason
+            state.reason = waiting
+            guard let waiting, !waiting.waitingCanSucceed, waiting != before else { return [] }
+            for ticket in state.waiting.keys { state.abandoned[ticket] = waiting.message }
             return Array(state.waiting.values)
         }
         for task in tasks { task.cancel() }

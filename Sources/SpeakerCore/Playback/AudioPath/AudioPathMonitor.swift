@@ -75,6 +75,19 @@ public struct AudioPathMonitor: Sendable {
         }
     }
 
+    /// Whether songs go to a sound server's sink (which moves a stream whose sink vanished to its
+    /// default instead of failing it). Asked when the speaker is back, since `auto` may have
+    /// chosen a server by then.
+    public var playsThroughSoundServer: Bool {
+        switch setting {
+        case .pulseAudio: return true
+        case .automatic:
+            if case .soundServer = automaticChoice.choice?.backend { return true }
+            return false
+        case .alsa, .file, .null: return false
+        }
+    }
+
     /// The server string `pulseaudio` connects to: libpulse's own choice (nil) unless speakerd's
     /// configuration names where to look, then the first place that answers (or, while none
     /// does, the first configured one, so the watcher keeps trying there).

@@ -41,7 +41,7 @@ struct ClientFileKindTests {
           arguments: Source.allCases)
     func refusedAtOnce(_ source: Source) async throws {
         let clock = TestClock()
-        let coordinator = try await ClientPipeTests.coordinator(clock: clock, settings: PlaybackServiceSettings(readTimeout: .seconds(10)))
+        let player = try await ClientPipeTests.player(clock: clock, settings: PlaybackServiceSettings(readTimeout: .seconds(10)))
         let descriptor = try source.open()
         // Marked so its number, if something else in this process reuses it once it is closed, is
         // told from the descriptor itself still open: not close-on-exec (every open here is), and
@@ -51,12 +51,12 @@ struct ClientFileKindTests {
         #expect(fcntl(descriptor.rawValue, F_SETFL, fcntl(descriptor.rawValue, F_GETFL) | O_APPEND) == 0)
         // The test clock never moves: only an answer that does not wait for the read time-out can come.
         let error = await #expect(throws: PlaybackServiceError.self) {
-            try await coordinator.play(PlayRequest(file: descriptor, displayName: "song.mid", queue: false))
+            try await player.play(PlayRequest(file: descriptor, displayName: "song.mid", queue: false))
         }
         #expect(error?.description == "cannot play song.mid: it is \(source.kind), not a MIDI file")
         let flags = fcntl(descriptor.rawValue, F_GETFD), status = fcntl(descriptor.rawValue, F_GETFL)
         #expect(flags == -1 || flags & FD_CLOEXEC != 0 || status & O_APPEND == 0, "the descriptor was left open")
-        #expect(await coordinator.status().activity == .idle)
+        #expect(await player.snapshot().activity == .idle)
     }
 
     @Test("the kinds are told apart: regular file, pipe, named pipe, socket")

@@ -12,13 +12,13 @@ import TestSupport
 struct GatedPlayTests {
     @Test("a play made while the speaker is still connecting waits, then starts when playback is ready, and the WAV holds the song")
     func waitsThenStarts() async throws {
-        let harness = try await CoordinatorHarness(initial: .speakerConnected)
+        let harness = try await PlayerHarness(initial: .speakerConnected)
         defer { harness.cleanUp() }
         let (request, _) = try harness.request(ClientSongs.sustainedA4(seconds: 2), named: "a4.mid")
-        let play = Task { try await harness.coordinator.play(request) }
+        let play = Task { try await harness.player.play(request) }
 
         #expect(await harness.eventually { await harness.activity() == .waiting })
-        let waiting = await harness.coordinator.status()
+        let waiting = await harness.player.snapshot()
         #expect(waiting.file == "a4.mid")
         #expect(waiting.durationSeconds == 2)
         await harness.play(for: .seconds(5))
@@ -42,10 +42,10 @@ struct GatedPlayTests {
 
     @Test("a play fails after the 30 s timeout with a sentence naming what the daemon still waits for")
     func timesOutWithClearMessage() async throws {
-        let harness = try await CoordinatorHarness(initial: .speakerConnected)
+        let harness = try await PlayerHarness(initial: .speakerConnected)
         defer { harness.cleanUp() }
         let (request, _) = try harness.request(ClientSongs.threeNotes, named: "tune.mid")
-        let play = Task { try await harness.coordinator.play(request) }
+        let play = Task { try await harness.player.play(request) }
         #expect(await harness.eventually { harness.gate.pendingCount > 0 })
 
         await harness.clock.advance(by: .seconds(29))
@@ -62,10 +62,10 @@ struct GatedPlayTests {
 
     @Test("the play timeout comes from the settings")
     func configurableTimeout() async throws {
-        let harness = try await CoordinatorHarness(initial: .bus, settings: PlaybackServiceSettings(playTimeout: .seconds(5)))
+        let harness = try await PlayerHarness(initial: .bus, settings: PlaybackServiceSettings(playTimeout: .seconds(5)))
         defer { harness.cleanUp() }
         let (request, _) = try harness.request(ClientSongs.threeNotes, named: "tune.mid")
-        let play = Task { try await harness.coordinator.play(request) }
+        let play = Task { try await harness.player.play(request) }
         #expect(await harness.eventually { harness.gate.pendingCount > 0 })
         await harness.clock.advance(by: .seconds(5))
         let error = await #expect(throws: PlaybackServiceError.self) { try await play.value }
@@ -74,14 +74,14 @@ struct GatedPlayTests {
 
     @Test("a broken MIDI file fails at once with the reader's one-line error, even while the speaker is not ready")
     func badMIDIFailsAtOnce() async throws {
-        let harness = try await CoordinatorHarness(initial: .adapter)
+        let harness = try await PlayerHarness(initial: .adapter)
         defer { harness.cleanUp() }
         let broken = Array(ClientSongs.threeNotes.prefix(30))
         let readerError = #expect(throws: MIDIFileError.self) { try MIDIFileReader.read(broken) }
         let (request, opened) = try harness.request(broken, named: "broken.mid")
 
         // No clock advance and no gate change: the answer must come without waiting.
-        let error = await #expect(throws: PlaybackServiceError.self) { try await harness.coordinator.play(request) }
+        let error = await #expect(throws: PlaybackServiceError.self) { try await harness.player.play(request) }
         let reason = try #require(readerError?.description)
         #expect(error == .invalidSong(file: "broken.mid", reason: reason))
         #expect(error?.description == "cannot play broken.mid: \(reason)")
@@ -93,24 +93,24 @@ struct GatedPlayTests {
 
     @Test("the client's descriptor is closed once the song is read, before the song waits or plays")
     func descriptorClosedAfterReading() async throws {
-        let harness = try await CoordinatorHarness(initial: .speakerConnected)
+        let harness = try await PlayerHarness(initial: .speakerConnected)
         defer { harness.cleanUp() }
         let (request, opened) = try harness.request(ClientSongs.threeNotes, named: "tune.mid")
         #expect(opened.isStillOpen)
-        let play = Task { try await harness.coordinator.play(request) }
+        let play = Task { try await harness.player.play(request) }
         #expect(await harness.eventually { await harness.activity() == .waiting })
         #expect(!opened.isStillOpen, "the descriptor is still open while the song waits")
-        await harness.coordinator.stop()
+        await harness.player.stop()
         let result = await play.result
         #expect(throws: PlaybackServiceError.stoppedBeforeStart(file: "tune.mid")) { try result.get() }
     }
 
     @Test("a client that gives up while its song waits leaves nothing behind in the gate")
     func cancelledWhileWaiting() async throws {
-        let harness = try await CoordinatorHarness(initial: .adapter)
+        let harness = try await PlayerHarness(initial: .adapter)
         defer { harness.cleanUp() }
         let (request, _) = try harness.request(ClientSongs.threeNotes, named: "tune.mid")
-        let play = Task { try await harness.coordinator.play(request) }
+        let play = Task { try await harness.player.play(request) }
         #expect(await harness.eventually { harness.gate.pendingCount > 0 })
         play.cancel()
         let result = await play.result

@@ -1,14 +1,16 @@
+import BlueZ
 import MIDI
 import Playback
-/// Where the playback service gets its output and engine from.
+/// Where the player gets its output and engine from.
 ///
 /// Injected so that the daemon wires BlueALSA (or the `--audio-output` it was given) and tests
-/// wire a WAV or null output paced by a `TestClock`. The coordinator builds one engine per song:
+/// wire a WAV or null output paced by a `TestClock`. The player builds one engine per song:
 /// each song then has its own event stream (no event of a replaced song is mistaken for the
 /// current one's), and the output is chosen for the speaker connected *now*, not at start-up.
 public struct PlaybackComponents: Sendable {
-    /// Builds the output one song plays to (called once per song, when it is about to start).
-    public var makeOutput: @Sendable () async throws -> any AudioOutput
+    /// Builds the output one song for the speaker at this address plays to (called once per
+    /// song, when it is about to start; nil: no speaker is followed yet).
+    public var makeOutput: @Sendable (BluetoothAddress?) async throws -> any AudioOutput
     /// Builds the engine over that output; pass one sharing the daemon's preloaded SoundFont.
     public var makeEngine: @Sendable (any AudioOutput) -> PlaybackEngine
     /// Whether a song paused by the speaker's loss gets a new output when the speaker is back.
@@ -19,7 +21,7 @@ public struct PlaybackComponents: Sendable {
     public var newOutputWhenSpeakerBack: @Sendable () -> Bool
 
     public init(
-        makeOutput: @escaping @Sendable () async throws -> any AudioOutput,
+        makeOutput: @escaping @Sendable (BluetoothAddress?) async throws -> any AudioOutput,
         makeEngine: @escaping @Sendable (any AudioOutput) -> PlaybackEngine,
         newOutputWhenSpeakerBack: @escaping @Sendable () -> Bool = { false }
     ) {
@@ -37,7 +39,7 @@ public struct PlaybackComponents: Sendable {
     ///   - preRoll: silence before each song's first note once its stream opens (`pre_roll_ms`).
     ///   - keepAliveWhilePaused: a paused song's device hears the keep-alive signal (`keep_alive`).
     public static func engines(
-        output makeOutput: @escaping @Sendable () async throws -> any AudioOutput,
+        output makeOutput: @escaping @Sendable (BluetoothAddress?) async throws -> any AudioOutput,
         clock: any Clock<Duration> = ContinuousClock(),
         progressInterval: Duration = PlaybackEngine.defaultProgressInterval,
         preRoll: Duration = .zero,
@@ -52,7 +54,7 @@ public struct PlaybackComponents: Sendable {
     }
 }
 
-/// The coordinator's settings, from the daemon's configuration (`play_timeout`, `on_speaker_lost`).
+/// The player's settings, from the daemon's configuration (`play_timeout`, `on_speaker_lost`).
 public struct PlaybackServiceSettings: Sendable, Equatable {
     /// How long a `play` request waits for `.playbackReady` before failing.
     public var playTimeout: Duration

@@ -11,16 +11,16 @@ import Testing
 struct PlaybackControlTests {
     @Test("a new play replaces the current song: the old one is reported stopped and the new one plays from 0")
     func playReplacesCurrentSong() async throws {
-        let harness = try await CoordinatorHarness(initial: .playbackReady)
+        let harness = try await PlayerHarness(initial: .playbackReady)
         defer { harness.cleanUp() }
-        let changes = await harness.coordinator.changes()
+        let changes = await harness.player.changes()
         let (first, _) = try harness.request(ClientSongs.sustainedA4(seconds: 5), named: "first.mid")
-        _ = try await harness.coordinator.play(first)
+        _ = try await harness.player.play(first)
         await harness.play(for: .seconds(1))
         #expect(await harness.eventually { await harness.position() >= 0.95 })
 
         let (second, _) = try harness.request(ClientSongs.threeNotes, named: "second.mid")
-        let status = try await harness.coordinator.play(second)
+        let status = try await harness.player.play(second)
         #expect(status.activity == .playing)
         #expect(status.file == "second.mid")
         #expect(status.durationSeconds == 3)
@@ -28,51 +28,53 @@ struct PlaybackControlTests {
 
         let first0 = try harness.wav(0)
         #expect(first0.seconds > 0.9 && first0.seconds < 1.3, "the replaced song's WAV is \(first0.seconds) s")
-        var events: [PlaybackChange.Event] = []
+        // One snapshot per change (progress only moves the position).
+        var seen: [PlaybackSnapshot] = []
         for await change in changes {
-            if case .progress = change.event { continue }
-            events.append(change.event)
-            if case .started(file: "second.mid", _) = change.event { break }
+            if let last = seen.last, change.isSameMoment(as: last) { continue }
+            seen.append(change)
+            if change.activity == .playing, change.file == "second.mid" { break }
         }
-        #expect(events == [.current, .started(file: "first.mid", durationSeconds: 5), .stopped(file: "first.mid"),
-                           .started(file: "second.mid", durationSeconds: 3)])
-        await harness.coordinator.stop()
+        #expect(seen.map(\.activity) == [.idle, .playing, .stopped, .playing])
+        #expect(seen.map(\.file) == [nil, "first.mid", "first.mid", "second.mid"])
+        #expect(seen.map(\.durationSeconds) == [nil, 5, 5, 3])
+        await harness.player.stop()
     }
 
     @Test("a new play replaces a song still waiting for the speaker; the replaced request is told so")
     func playReplacesWaitingSong() async throws {
-        let harness = try await CoordinatorHarness(initial: .speakerConnected)
+        let harness = try await PlayerHarness(initial: .speakerConnected)
         defer { harness.cleanUp() }
         let (first, _) = try harness.request(ClientSongs.threeNotes, named: "first.mid")
-        let firstPlay = Task { try await harness.coordinator.play(first) }
+        let firstPlay = Task { try await harness.player.play(first) }
         #expect(await harness.eventually { harness.gate.pendingCount > 0 })
         let (second, _) = try harness.request(ClientSongs.threeNotes, named: "second.mid")
-        let secondPlay = Task { try await harness.coordinator.play(second) }
+        let secondPlay = Task { try await harness.player.play(second) }
 
         let firstResult = await firstPlay.result
         #expect(throws: PlaybackServiceError.replaced(file: "first.mid", by: "second.mid")) { try firstResult.get() }
-        #expect(await harness.eventually { await harness.coordinator.status().file == "second.mid" })
+        #expect(await harness.eventually { await harness.player.snapshot().file == "second.mid" })
         harness.gate.raise(to: .playbackReady)
         let status = try await secondPlay.value
         #expect(status.activity == .playing && status.file == "second.mid")
-        await harness.coordinator.stop()
+        await harness.player.stop()
     }
 
     @Test("--queue appends: the queued song starts when the current one ends, and both WAVs hold audio")
     func queuedSongFollows() async throws {
-        let harness = try await CoordinatorHarness(initial: .playbackReady)
+        let harness = try await PlayerHarness(initial: .playbackReady)
         defer { harness.cleanUp() }
         let (first, _) = try harness.request(ClientSongs.sustainedA4(seconds: 1), named: "first.mid")
-        _ = try await harness.coordinator.play(first)
+        _ = try await harness.player.play(first)
         let (second, _) = try harness.request(ClientSongs.threeNotes, named: "second.mid", queue: true)
-        let queued = try await harness.coordinator.play(second)
+        let queued = try await harness.player.play(second)
         #expect(queued.activity == .playing)
         #expect(queued.file == "first.mid")
         #expect(queued.queued == ["second.mid"])
 
         await harness.play(for: .seconds(3))
-        #expect(await harness.eventually { await harness.coordinator.status().file == "second.mid" })
-        let status = await harness.coordinator.status()
+        #expect(await harness.eventually { await harness.player.snapshot().file == "second.mid" })
+        let status = await harness.player.snapshot()
         #expect(status.activity == .playing || status.activity == .waiting)
         #expect(status.queued.isEmpty)
         await harness.play(for: .seconds(5))
@@ -87,42 +89,42 @@ struct PlaybackControlTests {
 
     @Test("--queue with nothing playing plays at once")
     func queueWhenIdlePlays() async throws {
-        let harness = try await CoordinatorHarness(initial: .playbackReady)
+        let harness = try await PlayerHarness(initial: .playbackReady)
         defer { harness.cleanUp() }
         let (request, _) = try harness.request(ClientSongs.threeNotes, named: "only.mid", queue: true)
-        let status = try await harness.coordinator.play(request)
+        let status = try await harness.player.play(request)
         #expect(status.activity == .playing && status.file == "only.mid" && status.queued.isEmpty)
-        await harness.coordinator.stop()
+        await harness.player.stop()
     }
 
     @Test("pause holds the position, resume continues from it, stop ends the song and empties the queue")
     func pauseResumeStop() async throws {
-        let harness = try await CoordinatorHarness(initial: .playbackReady)
+        let harness = try await PlayerHarness(initial: .playbackReady)
         defer { harness.cleanUp() }
         try await harness.startPlaying(ClientSongs.sustainedA4(seconds: 10), named: "long.mid")
         let (next, _) = try harness.request(ClientSongs.threeNotes, named: "next.mid", queue: true)
-        _ = try await harness.coordinator.play(next)
+        _ = try await harness.player.play(next)
         await harness.play(for: .seconds(2))
         #expect(await harness.eventually { await harness.position() >= 1.95 })
 
-        let paused = try await harness.coordinator.pause()
+        let paused = try await harness.player.pause()
         #expect(paused.activity == .paused && paused.pauseReason == .user)
         let pausedAt = try #require(paused.positionSeconds)
         await harness.play(for: .seconds(3))
         #expect(await harness.position() == pausedAt, "position moved while paused")
 
-        let resumed = try await harness.coordinator.resume()
+        let resumed = try await harness.player.resume()
         #expect(resumed.activity == .playing)
         await harness.play(for: .seconds(1))
         #expect(await harness.eventually { await harness.position() >= pausedAt + 0.95 })
 
-        let stopped = await harness.coordinator.stop()
+        let stopped = await harness.player.stop()
         #expect(stopped.activity == .stopped)
         #expect(stopped.file == "long.mid")
         #expect(stopped.durationSeconds == 10)
         #expect((stopped.positionSeconds ?? 0) >= pausedAt + 0.95)
         #expect(stopped.queued.isEmpty)
-        #expect(stopped.report == StatusReport.Playback(state: "stopped", file: "long.mid",
+        #expect(StatusReport.Playback(stopped) == StatusReport.Playback(state: "stopped", file: "long.mid",
                                                         positionSeconds: stopped.positionSeconds, durationSeconds: 10))
         let wav = try harness.wav(0)
         #expect(abs(wav.seconds - (stopped.positionSeconds ?? 0)) < 0.1, "WAV \(wav.seconds) s, stopped at \(stopped.positionSeconds ?? 0)")
@@ -132,37 +134,37 @@ struct PlaybackControlTests {
 
     @Test("pause and resume with nothing playing, or before the song started, fail with a clear sentence")
     func refusals() async throws {
-        let harness = try await CoordinatorHarness(initial: .adapter)
+        let harness = try await PlayerHarness(initial: .adapter)
         defer { harness.cleanUp() }
-        #expect(await harness.coordinator.status() == .idle)
-        #expect(PlaybackServiceStatus.idle.report == .idle)
-        await #expect(throws: PlaybackServiceError.nothingPlaying(operation: "pause")) { try await harness.coordinator.pause() }
-        await #expect(throws: PlaybackServiceError.nothingPlaying(operation: "resume")) { try await harness.coordinator.resume() }
+        #expect(await harness.player.snapshot() == .idle)
+        #expect(StatusReport.Playback(PlaybackSnapshot.idle) == .idle)
+        await #expect(throws: PlaybackServiceError.nothingPlaying(operation: "pause")) { try await harness.player.pause() }
+        await #expect(throws: PlaybackServiceError.nothingPlaying(operation: "resume")) { try await harness.player.resume() }
         #expect(PlaybackServiceError.nothingPlaying(operation: "pause").description == "cannot pause: nothing is playing")
 
         let (request, _) = try harness.request(ClientSongs.threeNotes, named: "tune.mid")
-        let play = Task { try await harness.coordinator.play(request) }
+        let play = Task { try await harness.player.play(request) }
         #expect(await harness.eventually { await harness.activity() == .waiting })
-        let error = await #expect(throws: PlaybackServiceError.self) { try await harness.coordinator.pause() }
+        let error = await #expect(throws: PlaybackServiceError.self) { try await harness.player.pause() }
         #expect(error?.description == "cannot pause: tune.mid has not started yet (it waits for the speaker)")
-        let waiting = await harness.coordinator.status()
-        #expect(waiting.report == StatusReport.Playback(state: "waiting", file: "tune.mid", positionSeconds: 0, durationSeconds: 3))
-        await harness.coordinator.stop()
+        let waiting = await harness.player.snapshot()
+        #expect(StatusReport.Playback(waiting) == StatusReport.Playback(state: "waiting", file: "tune.mid", positionSeconds: 0, durationSeconds: 3))
+        await harness.player.stop()
         _ = await play.result
         #expect(await harness.activity() == .idle)
     }
 
     @Test("after shutdown the song is stopped, its WAV complete, and new requests are refused")
     func shutdownStopsPlayback() async throws {
-        let harness = try await CoordinatorHarness(initial: .playbackReady)
+        let harness = try await PlayerHarness(initial: .playbackReady)
         defer { harness.cleanUp() }
         try await harness.startPlaying(ClientSongs.threeNotes, named: "tune.mid")
         await harness.play(for: .seconds(1))
         #expect(await harness.eventually { await harness.position() >= 0.95 })
-        await harness.coordinator.shutdown()
+        await harness.player.shutdown()
         let wav = try harness.wav(0)
         #expect(wav.seconds > 0.9)
         let (later, _) = try harness.request(ClientSongs.threeNotes, named: "later.mid")
-        await #expect(throws: PlaybackServiceError.shuttingDown) { try await harness.coordinator.play(later) }
+        await #expect(throws: PlaybackServiceError.shuttingDown) { try await harness.player.play(later) }
     }
 }

@@ -1,4 +1,5 @@
 import AsyncSignals
+import BlueZ
 import Clocks
 import Foundation
 import Logging
@@ -19,49 +20,53 @@ struct DeadDeviceTests {
         let clock = TestClock()
         let device = HandDrivenDevice(pullsOnOpen: 1)
         let soundFont = try await Fixtures.soundFont()
-        let components = PlaybackComponents.engines(output: { device.output(clock: clock) }, soundFont: { soundFont })
+        let components = PlaybackComponents.engines(output: { _ in device.output(clock: clock) }, soundFont: { soundFont })
         let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
         let journal = Lines()
-        let coordinator = PlaybackCoordinator(
-            gate: gate, components: components, waitingFor: { "nothing" }, speaker: { "JBL Flip 5 (11:22:33:AA:BB:CC)" },
+        let player = Player(
+            gate: gate, components: components,
             logger: Logger(label: "speakerd.playback") { JournalLogHandler(label: $0) { line in journal.withLock { $0.append(line) } } })
-        let changes = await coordinator.changes()
+        // The daemon tells its player which speaker songs go to (the log names it).
+        _ = await player.audioPath(to: LinkSnapshot.Target(address: try BluetoothAddress("11:22:33:AA:BB:CC"), name: "JBL Flip 5",
+                                                           why: .lastKnown), over: nil)
+        let changes = await player.changes()
         let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 5)], duration: 10)
 
-        _ = try await coordinator.play(song, named: "tune.mid")
+        _ = try await player.play(song, named: "tune.mid")
         device.pull(times: 100)
-        #expect(await coordinator.status().activity == .playing)
+        #expect(await player.snapshot().activity == .playing)
 
         let expected = AudioOutputError.deviceStopped(output: "alsa:hand-driven", after: DeviceWatchdogTests.stallLimit, reason: nil)
-        var failure: PlaybackChange?
+        var failure: PlaybackSnapshot?
         for _ in 0..<500 where failure == nil {
             await clock.advance(by: DeviceWatchdogTests.stallLimit + .milliseconds(1))
-            if case .failed = await coordinator.status().activity { break }
+            if case .failed = await player.snapshot().activity { break }
         }
         for await change in changes {
-            if case .failed = change.event { failure = change; break }
+            if change.activity == .failed { failure = change; break }
         }
-        #expect(failure?.event == .failed(file: "tune.mid", reason: expected.description))
+        #expect(failure?.file == "tune.mid")
+        #expect(failure?.error == expected.description)
         // The journal says it once, naming the song, the speaker and why.
         #expect(journal.withLock { $0 } == [
             "<3>speakerd.playback: playback of tune.mid on JBL Flip 5 (11:22:33:AA:BB:CC) failed: \(expected.description)\n",
         ])
 
-        let status = await coordinator.status()
+        let status = await player.snapshot()
         #expect(status.activity == .failed)
         #expect(status.file == "tune.mid")
         #expect(status.error == expected.description)
         #expect((status.positionSeconds ?? 0) > 0 && (status.positionSeconds ?? 0) < 10)
-        #expect(status.report == StatusReport.Playback(state: "failed", file: "tune.mid", positionSeconds: status.positionSeconds,
+        #expect(StatusReport.Playback(status) == StatusReport.Playback(state: "failed", file: "tune.mid", positionSeconds: status.positionSeconds,
                                                        durationSeconds: 10, error: expected.description))
-        await #expect(throws: PlaybackServiceError.nothingPlaying(operation: "pause")) { try await coordinator.pause() }
+        await #expect(throws: PlaybackServiceError.nothingPlaying(operation: "pause")) { try await player.pause() }
 
         // The next song starts normally, and the failure is forgotten.
-        _ = try await coordinator.play(song, named: "next.mid")
-        let next = await coordinator.status()
+        _ = try await player.play(song, named: "next.mid")
+        let next = await player.snapshot()
         #expect(next.activity == .playing)
         #expect(next.error == nil)
-        await coordinator.stop()
+        await player.stop()
     }
 
     @Test("a failed song's reason reaches `status --json` and the human status line")

@@ -2,7 +2,7 @@ import ServiceLifecycle
 
 /// Speaker loss and return: the gate dropping below `.playbackReady` while a song plays, and
 /// rising again.
-extension PlaybackCoordinator {
+extension Player {
     /// Starts following the gate's level (once, on the first request: before it nothing plays).
     ///
     /// Levels are handled one at a time, in order, so a quick drop-and-rise pauses and then
@@ -32,7 +32,7 @@ extension PlaybackCoordinator {
                 try? await current.engine.pause()
                 await notePosition(of: current)
                 logger.notice("speaker lost: \(current.file) paused at \(lastPosition) s; it resumes when the speaker is back")
-                publish(.paused(reason: .speakerLost))
+                publish()
             case .stop:
                 await stopForSpeakerLoss()
             }
@@ -41,11 +41,11 @@ extension PlaybackCoordinator {
         case let .paused(current, .speakerLost) where ready:
             state = .playing(current)
             logger.notice("speaker back: \(current.file) resumed")
-            publish(.resumed)
+            publish()
             if components.newOutputWhenSpeakerBack() {
                 // The speaker's sink again (see `PlaybackComponents.newOutputWhenSpeakerBack`); if
                 // it cannot be opened the song resumes where it is, and a dead output fails it.
-                do { try await current.engine.replaceOutput(with: try await components.makeOutput()) } catch {
+                do { try await current.engine.replaceOutput(with: try await components.makeOutput(speaker?.address)) } catch {
                     logger.warning("speaker back: could not open its output again (\(error)); \(current.file) resumes on the old one")
                 }
             }
@@ -73,7 +73,7 @@ extension PlaybackCoordinator {
         case .waiting, .starting, .playing, .paused, .shutDown: false
         }
         if idle && gate.isReached(.playbackReady) {
-            keepAlive?.run()
+            keepAlive?.run(to: speaker?.address)
         } else if let ending = keepAlive?.halt() {
             await ending.value
         }
@@ -101,7 +101,7 @@ extension PlaybackCoordinator {
 
 /// Runs in the daemon's `ServiceGroup`: idle until graceful shutdown (SIGTERM), then stops
 /// playback so a WAV output is closed complete and a device released before the process exits.
-extension PlaybackCoordinator: Service {
+extension Player: Service {
     public func run() async throws {
         if keepAlive != nil { followSpeaker() }
         try? await gracefulShutdown()

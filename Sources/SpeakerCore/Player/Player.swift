@@ -1,13 +1,17 @@
 import AsyncSignals
+import BlueZ
+import DBus
 import DequeModule
 import Logging
 import MIDI
 import Playback
 import Readiness
+import ServiceLifecycle
 import SpeakerdAPI
+import SystemPackage
 
-/// The daemon's playback service: what the D-Bus API calls for play, stop, pause, resume and
-/// status.
+/// speakerd's player: the queue and the play/pause/stop state machine, behind the daemon's
+/// playback port (`DaemonPlayback`) with nothing in between.
 ///
 /// It puts the readiness gate in front of the engine. A song is read and validated from the
 /// client's descriptor first (a broken file fails at once, whatever the speaker is doing), then
@@ -16,11 +20,12 @@ import SpeakerdAPI
 /// `.playbackReady` mid-song (speaker lost) the song pauses and resumes by itself when the gate
 /// rises again, or stops, per `on_speaker_lost`.
 ///
-/// Every song gets its own engine from ``PlaybackComponents`` (see there why). The lifecycle is
+/// Every song gets its own engine (one song's render session) from ``PlaybackComponents`` (see
+/// there why), with the output the ``AudioRoute`` picks for the speaker the daemon follows. The lifecycle is
 /// one explicit `State`; each public method switches on it, and after every suspension the code
 /// checks that the song it was working on is still the current one (a newer request may have
 /// replaced it meanwhile: actors are re-entrant).
-public actor PlaybackCoordinator {
+public actor Player: DaemonPlayback {
     /// A validated song that has not started yet; `ticket` identifies its request.
     struct PendingSong: Sendable {
         let ticket: Int
@@ -34,7 +39,7 @@ public actor PlaybackCoordinator {
         let file: String
         let durationSeconds: Double
         let engine: PlaybackEngine
-        /// Forwards the engine's progress, end and failure to the coordinator.
+        /// Forwards the engine's progress, end and failure to the player.
         let engineEvents: Task<Void, Never>
     }
 
@@ -46,7 +51,7 @@ public actor PlaybackCoordinator {
         /// they exist; both are stopped if the song is replaced meanwhile).
         case starting(PendingSong, engine: PlaybackEngine?, task: Task<Void, any Error>?)
         case playing(CurrentSong)
-        case paused(CurrentSong, PlaybackPauseReason)
+        case paused(CurrentSong, PlaybackSnapshot.PauseReason)
         /// The last song was stopped early, at `position`.
         case stopped(file: String, position: Double, duration: Double)
         /// The last song's output failed mid-song, at `position`; `reason` is one line.
@@ -58,9 +63,9 @@ public actor PlaybackCoordinator {
     let gate: ReadinessGate<DaemonReadiness>
     let settings: PlaybackServiceSettings
     let components: PlaybackComponents
-    let waitingFor: @Sendable () async -> String
-    /// The speaker songs play on ("JBL Flip 5 (11:22:…)"), for the log's end and failure lines.
-    let speaker: @Sendable () -> String?
+    /// Where songs for the speaker go: the audio path, each song's output, the speaker's volume.
+    nonisolated let route: AudioRoute
+    let soundFonts: SoundFontCache
     let logger: Logger
     /// Times the reading of a client's song (`settings.readTimeout`).
     let clock: any Clock<Duration>
@@ -74,7 +79,11 @@ public actor PlaybackCoordinator {
     var abandoned: [Int: PlaybackServiceError] = [:]
     /// The position last learnt from the engine (progress events, pause, status).
     var lastPosition: Double = 0
-    let changeFeed = Broadcaster<PlaybackChange>()
+    /// The speaker songs play to, as the daemon last said (`audioPath(to:over:)`).
+    var speaker: LinkSnapshot.Target?
+    /// What the daemon waits for before songs can play, as it last said (`readinessChanged`).
+    var waiting: PlaybackWait?
+    let changeFeed = Broadcaster<PlaybackSnapshot>()
     var speakerWatcher: Task<Void, Never>?
     /// The idle speaker's keep-alive signal (`settings.keepAlive`); nil when it is off.
     var keepAlive: IdleKeepAlive?
@@ -84,29 +93,47 @@ public actor PlaybackCoordinator {
     ///     while a song plays is a speaker loss.
     ///   - settings: play timeout and speaker-loss policy (`PlaybackServiceSettings(configuration)`).
     ///   - components: builds each song's output and engine.
-    ///   - waitingFor: what the daemon is still doing, for the timeout message ("connecting to
-    ///     JBL Flip 5"); asked only when a request times out.
+    ///   - route: the audio path and the speaker's volume (the default follows nothing: tests
+    ///     that give `components` their own output).
+    ///   - soundFonts: the soundfont songs share (the start-up step preloads it).
     ///   - clock: times the reading of each client's song (the gate keeps its own clock).
-    ///   - speaker: names the speaker songs play on, for the log (nil: none, or not known here).
     public init(
         gate: ReadinessGate<DaemonReadiness>,
         settings: PlaybackServiceSettings = PlaybackServiceSettings(),
         components: PlaybackComponents,
-        waitingFor: @escaping @Sendable () async -> String,
+        route: AudioRoute = AudioRoute(setting: .null),
+        soundFonts: SoundFontCache = SoundFontCache(),
         clock: any Clock<Duration> = ContinuousClock(),
-        speaker: @escaping @Sendable () -> String? = { nil },
         logger: Logger = Logger(label: "speakerd.playback")
     ) {
         self.clock = clock
         self.gate = gate
         self.settings = settings
         self.components = components
-        self.waitingFor = waitingFor
-        self.speaker = speaker
+        self.route = route
+        self.soundFonts = soundFonts
         self.logger = logger
         if settings.keepAlive {
             keepAlive = IdleKeepAlive(makeOutput: components.makeOutput, logger: logger)
         }
+    }
+
+    /// The player the live daemon uses: songs rendered by FluidSynth with the configured
+    /// soundfont, to the output `audio_output` picks for the speaker (`AudioRoute`).
+    public static func live(configuration: DaemonConfiguration, gate: ReadinessGate<DaemonReadiness>,
+                            clock: any Clock<Duration> = ContinuousClock()) -> Player {
+        let soundFonts = SoundFontCache(defaultPath: configuration.soundfont)
+        let route = AudioRoute(configuration: configuration, clock: clock)
+        let components = PlaybackComponents.engines(
+            output: { speaker throws -> any AudioOutput in try route.output(for: speaker, clock: clock) },
+            clock: clock,
+            preRoll: configuration.preRoll,
+            keepAliveWhilePaused: configuration.keepAlive,
+            newOutputWhenSpeakerBack: { route.playsThroughSoundServer },
+            soundFont: { try await soundFonts.load() }
+        )
+        return Player(gate: gate, settings: PlaybackServiceSettings(configuration), components: components,
+                      route: route, soundFonts: soundFonts, clock: clock)
     }
 
     deinit {
@@ -114,38 +141,72 @@ public actor PlaybackCoordinator {
         changeFeed.finish()
     }
 
+    // MARK: - What the daemon tells the player
+
+    public func preloadSoundfont(_ path: String) async throws {
+        _ = try await soundFonts.load(path: path)
+    }
+
+    /// Follows the audio path to `speaker`; songs from now on play to it.
+    public func audioPath(to speaker: LinkSnapshot.Target?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
+        self.speaker = speaker
+        return route.follow(speaker, over: bus)
+    }
+
+    /// A song waiting when waiting can no longer succeed (the user disconnected, the soundfont is
+    /// gone…) fails now with the reason, instead of at its timeout; a song plays, pauses or
+    /// resumes with the speaker.
+    public func readinessChanged(_ waiting: PlaybackWait?) async {
+        let before = self.waiting
+        self.waiting = waiting
+        if let waiting, !waiting.waitingCanSucceed, waiting != before {
+            await abandonWaiting(because: waiting.message)
+        }
+        await reconcileWithSpeaker()
+    }
+
+    /// BlueALSA's PCM or the sound server's sink the audio path found for `speaker`.
+    public nonisolated func speakerVolume(for speaker: LinkSnapshot.Target) throws(SpeakerVolumeError) -> any SpeakerVolume {
+        try route.volume(of: speaker)
+    }
+
+    public nonisolated var automaticOutput: AutomaticOutput? { route.automaticOutput }
+    public nonisolated var audioPathWarnings: [String] { route.warnings }
+    public nonisolated var lifecycleService: (any Service)? { self }
+
     // MARK: - Requests
 
     /// Reads the song from the client's descriptor (closing it), validates it, then plays it:
     /// replacing the current song, or appended to the queue with `request.queue` when something
-    /// is playing or waiting. Returns the status once the song has started (or been queued).
+    /// is playing or waiting. Returns the snapshot once the song has started (or been queued).
     ///
     /// Throws ``PlaybackServiceError/invalidSong(file:reason:)`` at once for a broken file,
+    /// `.cannotWait` at once when the song would wait and the daemon said waiting cannot succeed,
     /// `.notReady` when the speaker is not ready within the play timeout, and `.replaced` /
     /// `.stoppedBeforeStart` when a newer request or `stop` takes its place while it waits.
-    ///
-    /// `blocker` is asked, once the song is read and only if it would wait for readiness, why
-    /// waiting cannot succeed; a sentence fails the request at once with `.cannotWait`.
-    public nonisolated func play(_ request: PlayRequest,
-                                 blocker: @Sendable () async -> String? = { nil }) async throws(PlaybackServiceError) -> PlaybackServiceStatus {
+    public func play(_ request: PlayRequest) async throws(PlaybackServiceError) -> PlaybackSnapshot {
         let song = try await ClientSongReader.read(request, limits: settings.readLimits, timeout: settings.readTimeout,
                                                    clock: clock)
-        if !gate.isReached(.playbackReady), let reason = await blocker() {
-            throw .cannotWait(file: request.displayName, reason: reason)
+        if !gate.isReached(.playbackReady), let waiting, !waiting.waitingCanSucceed {
+            throw .cannotWait(file: request.displayName, reason: waiting.message)
         }
         return try await play(song, named: request.displayName, queue: request.queue)
     }
 
+    public func play(file: FileDescriptor, displayName: String, queue: Bool) async throws(PlaybackServiceError) -> PlaybackSnapshot {
+        try await play(PlayRequest(file: file, displayName: displayName, queue: queue))
+    }
+
     /// Plays an already read song (in-process callers and `play(_: PlayRequest)`).
-    public func play(_ song: MIDISong, named file: String, queue wantsQueue: Bool = false) async throws(PlaybackServiceError) -> PlaybackServiceStatus {
+    public func play(_ song: MIDISong, named file: String, queue wantsQueue: Bool = false) async throws(PlaybackServiceError) -> PlaybackSnapshot {
         if case .shutDown = state { throw .shuttingDown }
         watchSpeakerIfNeeded()
         let item = PendingSong(ticket: nextTicket, song: song, file: file)
         nextTicket += 1
         if wantsQueue, currentTicket != nil {
             queue.append(item)
-            publish(.queued(file: file, position: queue.count))
-            return snapshot()
+            publish()
+            return current
         }
         latestReplacingTicket = item.ticket
         repeat {
@@ -158,39 +219,39 @@ public actor PlaybackCoordinator {
         if case .shutDown = state { throw .shuttingDown }
         state = .starting(item, engine: nil, task: nil)
         try await start(item, timeout: settings.playTimeout)
-        return await status()
+        return await snapshot()
     }
 
     /// Stops the current song (or the one waiting to start) and empties the queue.
     @discardableResult
-    public func stop() async -> PlaybackServiceStatus {
+    public func stop() async -> PlaybackSnapshot {
         await endCurrentSong(abandoningWith: { .stoppedBeforeStart(file: $0) }, reportAsStopped: true)
         await updateKeepAlive()
-        return snapshot()
+        return current
     }
 
     /// Fails the song waiting for readiness (and the queue behind it) with `reason`: the daemon
     /// knows waiting can no longer succeed, so the client hears why now, not at its timeout.
-    public func abandonWaiting(because reason: String) async {
+    func abandonWaiting(because reason: String) async {
         guard case let .waiting(item, _) = state else { return }
         let failure = PlaybackServiceError.cannotWait(file: item.file, reason: reason)
         _ = await endCurrentSong(abandoningWith: { _ in failure }, reportAsStopped: false)
-        publish(.failed(file: item.file, reason: failure.description))
+        publish()
     }
 
     /// Pauses the current song; it stays paused until `resume`, even if the speaker drops and
     /// comes back meanwhile.
     @discardableResult
-    public func pause() async throws(PlaybackServiceError) -> PlaybackServiceStatus {
+    public func pause() async throws(PlaybackServiceError) -> PlaybackSnapshot {
         switch state {
         case let .playing(current):
             state = .paused(current, .user)
             try? await current.engine.pause()
             await notePosition(of: current)
-            publish(.paused(reason: .user))
+            publish()
         case let .paused(current, .speakerLost):
             state = .paused(current, .user)
-            publish(.paused(reason: .user))
+            publish()
         case .paused(_, .user):
             break
         case let .waiting(item, _), let .starting(item, _, _):
@@ -198,48 +259,48 @@ public actor PlaybackCoordinator {
         case .idle, .stopped, .failed, .shutDown:
             throw .nothingPlaying(operation: "pause")
         }
-        return snapshot()
+        return current
     }
 
     /// Resumes a paused song where it paused. While the speaker is away the song is marked to
     /// resume as soon as it is back (the status says paused, reason `speakerLost`).
     @discardableResult
-    public func resume() async throws(PlaybackServiceError) -> PlaybackServiceStatus {
+    public func resume() async throws(PlaybackServiceError) -> PlaybackSnapshot {
         switch state {
         case let .paused(current, _):
             if gate.isReached(.playbackReady) {
                 state = .playing(current)
-                publish(.resumed)
+                publish()
                 try? await current.engine.resume()
             } else {
                 state = .paused(current, .speakerLost)
-                publish(.paused(reason: .speakerLost))
+                publish()
             }
         case .playing, .waiting, .starting:
             break
         case .idle, .stopped, .failed, .shutDown:
             throw .nothingPlaying(operation: "resume")
         }
-        return snapshot()
+        return current
     }
 
     // MARK: - Observing
 
-    /// The current status, with the position asked of the engine now.
-    public func status() async -> PlaybackServiceStatus {
+    /// The current snapshot, with the position asked of the engine now.
+    public func snapshot() async -> PlaybackSnapshot {
         switch state {
         case let .playing(current), let .paused(current, _):
             await notePosition(of: current)
         default:
             break
         }
-        return snapshot()
+        return current
     }
 
-    /// The current status as the first element, then every change in order; the stream ends
+    /// The current snapshot as the first element, then every change in order; the stream ends
     /// when the consumer stops iterating or the service shuts down.
-    public func changes() -> AsyncStream<PlaybackChange> {
-        changeFeed.subscribe(startingWith: PlaybackChange(event: .current, status: snapshot()))
+    public func changes() -> AsyncStream<PlaybackSnapshot> {
+        changeFeed.subscribe(startingWith: current)
     }
 
     // MARK: - Shared helpers
@@ -253,31 +314,33 @@ public actor PlaybackCoordinator {
         }
     }
 
-    func snapshot() -> PlaybackServiceStatus {
+    /// The snapshot as of now, with the position last learnt.
+    var current: PlaybackSnapshot {
         let queued = queue.map(\.file)
         switch state {
         case .idle, .shutDown:
-            return PlaybackServiceStatus(activity: .idle, queued: queued)
+            return PlaybackSnapshot(activity: .idle, queued: queued)
         case let .waiting(item, _), let .starting(item, _, _):
-            return PlaybackServiceStatus(activity: .waiting, file: item.file, positionSeconds: 0,
-                                  durationSeconds: item.song.durationSeconds, queued: queued)
+            return PlaybackSnapshot(activity: .waiting, file: item.file, positionSeconds: 0,
+                                durationSeconds: item.song.durationSeconds, queued: queued)
         case let .playing(current):
-            return PlaybackServiceStatus(activity: .playing, file: current.file, positionSeconds: lastPosition,
-                                  durationSeconds: current.durationSeconds, queued: queued)
+            return PlaybackSnapshot(activity: .playing, file: current.file, positionSeconds: lastPosition,
+                                durationSeconds: current.durationSeconds, queued: queued)
         case let .paused(current, reason):
-            return PlaybackServiceStatus(activity: .paused, file: current.file, positionSeconds: lastPosition,
-                                  durationSeconds: current.durationSeconds, pauseReason: reason, queued: queued)
+            return PlaybackSnapshot(activity: .paused, file: current.file, positionSeconds: lastPosition,
+                                durationSeconds: current.durationSeconds, pauseReason: reason, queued: queued)
         case let .stopped(file, position, duration):
-            return PlaybackServiceStatus(activity: .stopped, file: file, positionSeconds: position,
-                                  durationSeconds: duration, queued: queued)
+            return PlaybackSnapshot(activity: .stopped, file: file, positionSeconds: position,
+                                durationSeconds: duration, queued: queued)
         case let .failed(file, reason, position, duration):
-            return PlaybackServiceStatus(activity: .failed, file: file, positionSeconds: position,
-                                  durationSeconds: duration, queued: queued, error: reason)
+            return PlaybackSnapshot(activity: .failed, file: file, positionSeconds: position,
+                                durationSeconds: duration, queued: queued, error: reason)
         }
     }
 
-    func publish(_ event: PlaybackChange.Event) {
-        changeFeed.publish(PlaybackChange(event: event, status: snapshot()))
+    /// Tells the change stream's readers (the daemon's status and signal) the snapshot now.
+    func publish() {
+        changeFeed.publish(current)
     }
 
     /// Refreshes `lastPosition` from the engine, unless another song took over meanwhile.

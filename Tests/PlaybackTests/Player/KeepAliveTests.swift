@@ -6,16 +6,16 @@ import Testing
 
 /// `keep_alive`: an idle, ready speaker hears the inaudible signal (not digital zeros); a song,
 /// or the speaker's audio path going away, stops it; with the setting off nothing is played.
-/// Each output the coordinator opens is its own WAV (`song-0.wav`, …), the keep-alive's included.
+/// Each output the player opens is its own WAV (`song-0.wav`, …), the keep-alive's included.
 @Suite("Keep-alive for an idle speaker")
 struct KeepAliveTests {
     private let song = ClientSongs.sustainedA4(seconds: 2)
 
-    /// A coordinator with `keep_alive` as given, its speaker ready, following the gate as the
-    /// daemon's coordinator does from its start.
-    private func harness(keepAlive: Bool = true) async throws -> CoordinatorHarness {
-        let harness = try await CoordinatorHarness(initial: .playbackReady, settings: PlaybackServiceSettings(keepAlive: keepAlive))
-        await harness.coordinator.followSpeaker()
+    /// A player with `keep_alive` as given, its speaker ready, following the gate as the
+    /// daemon's player does from its start.
+    private func harness(keepAlive: Bool = true) async throws -> PlayerHarness {
+        let harness = try await PlayerHarness(initial: .playbackReady, settings: PlaybackServiceSettings(keepAlive: keepAlive))
+        await harness.player.followSpeaker()
         return harness
     }
 
@@ -26,7 +26,7 @@ struct KeepAliveTests {
     /// audio past the header. Its render loop then paces from the test clock's present, so every
     /// step the test advances from here on is heard; advancing before that (the output opens in
     /// the background, late on a loaded machine) would shorten what it renders.
-    private func outputRenders(_ index: Int, in harness: CoordinatorHarness) async throws -> Bool {
+    private func outputRenders(_ index: Int, in harness: PlayerHarness) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(20)
         let prefix = ".song-\(index).wav."
         while ContinuousClock.now < deadline {
@@ -60,7 +60,7 @@ struct KeepAliveTests {
         #expect(peak(try harness.wav(1)) > 0.02, "the song itself, at its own level")
         // Idle again: the signal resumes on an output of its own (complete once shutdown closes it).
         await harness.play(for: .seconds(2))
-        await harness.coordinator.shutdown()
+        await harness.player.shutdown()
         #expect(try harness.wav(2).samples.contains { $0 != 0 })
     }
 
@@ -80,7 +80,7 @@ struct KeepAliveTests {
 
         harness.gate.raise(to: .playbackReady)
         await harness.play(for: .seconds(1))
-        await harness.coordinator.shutdown()
+        await harness.player.shutdown()
         #expect(try harness.wav(1).samples.contains { $0 != 0 })
     }
 

@@ -1,12 +1,13 @@
+import BlueZ
 import Logging
 import Playback
 
 /// `keep_alive`: the inaudible `KeepAliveSignal` played to the ready speaker while no song plays,
 /// so that it does not power itself off.
 ///
-/// The coordinator decides when (idle, and the audio path ready) and calls `run()` / `halt()`;
+/// The player decides when (idle, and the audio path ready) and calls `run()` / `halt()`;
 /// it holds this value as part of its own state, so deciding and starting happen in one step on
-/// the coordinator's actor (a song starting meanwhile cannot slip between them). It opens the same kind of output a song would (the
+/// the player's actor (a song starting meanwhile cannot slip between them). It opens the same kind of output a song would (the
 /// speaker's sink or PCM, or the configured file), so it reaches exactly the speaker a song
 /// would. It is best-effort: an output that cannot open or dies is logged, and the next
 /// `run()` (the next time the speaker becomes ready or a song ends) tries again.
@@ -16,12 +17,12 @@ struct IdleKeepAlive {
         case playing(PlaybackSource, Task<Void, Never>)
     }
 
-    private let makeOutput: @Sendable () async throws -> any AudioOutput
+    private let makeOutput: @Sendable (BluetoothAddress?) async throws -> any AudioOutput
     private let sampleRate: Int
     private let logger: Logger
     private var state = State.off
 
-    init(makeOutput: @escaping @Sendable () async throws -> any AudioOutput,
+    init(makeOutput: @escaping @Sendable (BluetoothAddress?) async throws -> any AudioOutput,
          sampleRate: Int = SoundFont.defaultSampleRate, logger: Logger) {
         self.makeOutput = makeOutput
         self.sampleRate = sampleRate
@@ -34,15 +35,15 @@ struct IdleKeepAlive {
         return false
     }
 
-    /// Starts the signal unless it already plays; the output opens in the background.
-    mutating func run() {
+    /// Starts the signal to `speaker` unless it already plays; the output opens in the background.
+    mutating func run(to speaker: BluetoothAddress?) {
         if isPlaying { return }
         let source = PlaybackSource(keepAliveAt: sampleRate)
         let makeOutput = makeOutput
         let logger = logger
         let task = Task {
             do {
-                let output = try await makeOutput()
+                let output = try await makeOutput(speaker)
                 try await output.waitUntilReady()
                 try Task.checkCancellation()
                 try await output.play(source)

@@ -1,8 +1,8 @@
 import Playback
 import Readiness
-/// Starting, ending and chaining songs: the parts of the coordinator that suspend while the
+/// Starting, ending and chaining songs: the parts of the player that suspend while the
 /// state may change under them, so each step re-checks that its song is still the current one.
-extension PlaybackCoordinator {
+extension Player {
     /// What `endCurrentSong` ended.
     enum EndedSong {
         case nothing
@@ -25,7 +25,7 @@ extension PlaybackCoordinator {
 
         let output: any AudioOutput
         do {
-            output = try await components.makeOutput()
+            output = try await components.makeOutput(speaker?.address)
         } catch {
             throw failStart(item, reason: "\(error)")
         }
@@ -45,7 +45,7 @@ extension PlaybackCoordinator {
         if case let .failure(error) = outcome {
             if error is CancellationError {
                 state = .idle
-                publish(.failed(file: item.file, reason: "cancelled"))
+                publish()
                 throw .cancelled(file: item.file)
             }
             throw failStart(item, reason: "\(error)")
@@ -61,7 +61,7 @@ extension PlaybackCoordinator {
                                   engine: engine, engineEvents: forwarder)
         state = .playing(current)
         lastPosition = 0
-        publish(.started(file: item.file, durationSeconds: item.song.durationSeconds))
+        publish()
         // The speaker may have dropped while the song was starting.
         await reconcileWithSpeaker()
     }
@@ -72,7 +72,7 @@ extension PlaybackCoordinator {
         let gate = gate
         let waiter = Task { try await gate.wait(for: .playbackReady, timeout: timeout) }
         state = .waiting(item, waiter: waiter)
-        publish(.waiting(file: item.file))
+        publish()
         let outcome = await withTaskCancellationHandler { await waiter.result } onCancel: { waiter.cancel() }
         guard currentTicket == item.ticket else { throw abandonment(of: item) }
         switch outcome {
@@ -81,7 +81,7 @@ extension PlaybackCoordinator {
         case let .failure(error):
             let failure: PlaybackServiceError
             if case ReadinessError.timedOut = error, let timeout {
-                failure = .notReady(file: item.file, after: timeout, waitingFor: await waitingFor())
+                failure = .notReady(file: item.file, after: timeout, waitingFor: waiting?.message ?? NotReadyReason.starting.message)
             } else {
                 failure = .cancelled(file: item.file)
             }
@@ -89,7 +89,7 @@ extension PlaybackCoordinator {
             if currentTicket == item.ticket {
                 state = .idle
                 queue.removeAll()
-                publish(.failed(file: item.file, reason: failure.description))
+                publish()
             }
             throw failure
         }
@@ -111,14 +111,14 @@ extension PlaybackCoordinator {
             abandoned[item.ticket] = reason(item.file)
             state = .idle
             waiter.cancel()
-            if reportAsStopped { publish(.stopped(file: item.file)) }
+            if reportAsStopped { publish() }
             return .pending(file: item.file)
         case let .starting(item, engine, task):
             abandoned[item.ticket] = reason(item.file)
             state = .idle
             task?.cancel()
             await engine?.stop()
-            if reportAsStopped { publish(.stopped(file: item.file)) }
+            if reportAsStopped { publish() }
             return .pending(file: item.file)
         case let .playing(current), let .paused(current, _):
             state = .idle
@@ -128,7 +128,7 @@ extension PlaybackCoordinator {
             if case .idle = state {
                 state = .stopped(file: current.file, position: position, duration: current.durationSeconds)
                 lastPosition = position
-                if reportAsStopped { publish(.stopped(file: current.file)) }
+                if reportAsStopped { publish() }
             }
             return .started(file: current.file, position: position, duration: current.durationSeconds)
         }
@@ -140,14 +140,14 @@ extension PlaybackCoordinator {
         switch event {
         case let .progress(position, _):
             lastPosition = position
-            publish(.progress(positionSeconds: position))
+            publish()
             return true
         case .finished:
             guard case let .playing(current) = state else { return true }
             lastPosition = current.durationSeconds
             state = .idle
             logger.info("finished playing \(current.file)\(onSpeaker)")
-            publish(.finished(file: current.file))
+            publish()
             startNextQueuedSong()
             await updateKeepAlive()
             return false
@@ -168,17 +168,17 @@ extension PlaybackCoordinator {
             } else {
                 state = .idle
             }
-            publish(.failed(file: file, reason: reason))
+            publish()
             startNextQueuedSong()
             await updateKeepAlive()
             return false
         case .started, .paused, .resumed, .stopped:
-            return true // Our own requests: already reported by the coordinator.
+            return true // Our own requests: already reported by the player.
         }
     }
 
     /// " on JBL Flip 5 (11:22:…)" for a log line, or nothing when the speaker is not known here.
-    var onSpeaker: String { speaker().map { " on \($0)" } ?? "" }
+    var onSpeaker: String { speaker.map { " on \($0.name) (\($0.address))" } ?? "" }
 
     /// Starts the next queued song, if any; it waits for the speaker without a timeout.
     func startNextQueuedSong() {
@@ -203,7 +203,7 @@ extension PlaybackCoordinator {
         let failure = PlaybackServiceError.startFailed(file: item.file, reason: reason)
         if currentTicket == item.ticket {
             state = .idle
-            publish(.failed(file: item.file, reason: reason))
+            publish()
             startNextQueuedSong()
             Task { await self.updateKeepAlive() }
         }

@@ -8,13 +8,13 @@ import SpeakerCore
 import Synchronization
 import TestSupport
 
-/// A coordinator wired as the daemon wires it, but with a test clock for every timeout and for
+/// A player wired as the daemon wires it, but with a test clock for every timeout and for
 /// the pace of the audio, and a real WAV output per song (`song-0.wav`, `song-1.wav`, … in a
 /// directory of its own), so tests judge what a listener would have heard.
-struct CoordinatorHarness {
+struct PlayerHarness {
     let clock = TestClock()
     let gate: ReadinessGate<DaemonReadiness>
-    let coordinator: PlaybackCoordinator
+    let player: Player
     let directory: URL
 
     init(initial: DaemonReadiness = .speakerConnected, settings: PlaybackServiceSettings = PlaybackServiceSettings()) async throws {
@@ -25,7 +25,7 @@ struct CoordinatorHarness {
         let songs = Mutex(0)
         let directory = directory
         let components = PlaybackComponents.engines(
-            output: {
+            output: { _ in
                 let index = songs.withLock { count in
                     defer { count += 1 }
                     return count
@@ -35,8 +35,11 @@ struct CoordinatorHarness {
             clock: clock,
             soundFont: { soundFont }
         )
-        coordinator = PlaybackCoordinator(gate: gate, settings: settings, components: components,
-                                          waitingFor: { "connecting to JBL Flip 5" })
+        player = Player(gate: gate, settings: settings, components: components)
+        // What the daemon tells its player while the speaker is still on its way.
+        if initial < .playbackReady {
+            await player.readinessChanged(PlaybackWait(message: "connecting to JBL Flip 5", waitingCanSucceed: true))
+        }
     }
 
     func request(_ bytes: [UInt8], named name: String, queue: Bool = false) throws -> (PlayRequest, OpenedFile) {
@@ -45,9 +48,9 @@ struct CoordinatorHarness {
 
     /// Sends `bytes` as a client would and returns once the song is playing (or waiting).
     @discardableResult
-    func startPlaying(_ bytes: [UInt8], named name: String) async throws -> PlaybackServiceStatus {
+    func startPlaying(_ bytes: [UInt8], named name: String) async throws -> PlaybackSnapshot {
         let (request, _) = try self.request(bytes, named: name)
-        return try await coordinator.play(request)
+        return try await player.play(request)
     }
 
     /// The WAV of the `index`-th song (complete once that song ended or was stopped).
@@ -59,7 +62,7 @@ struct CoordinatorHarness {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Waits, without sleeping (yielding to the coordinator's tasks), until `condition` holds.
+    /// Waits, without sleeping (yielding to the player's tasks), until `condition` holds.
     func eventually(_ condition: () async -> Bool) async -> Bool {
         for _ in 0..<100_000 {
             if await condition() { return true }
@@ -78,6 +81,6 @@ struct CoordinatorHarness {
         }
     }
 
-    func activity() async -> PlaybackActivity { await coordinator.status().activity }
-    func position() async -> Double { await coordinator.status().positionSeconds ?? -1 }
+    func activity() async -> PlaybackSnapshot.Activity { await player.snapshot().activity }
+    func position() async -> Double { await player.snapshot().positionSeconds ?? -1 }
 }

@@ -10,7 +10,7 @@ import TestSupport
 struct SpeakerLossTests {
     @Test("the speaker dropping pauses the song; its return resumes it where it was, with no audio lost")
     func dropPausesAndRiseResumes() async throws {
-        let harness = try await CoordinatorHarness(initial: .playbackReady)
+        let harness = try await PlayerHarness(initial: .playbackReady)
         defer { harness.cleanUp() }
         try await harness.startPlaying(ClientSongs.threeNotes, named: "tune.mid")
         await harness.play(for: .seconds(1))
@@ -18,7 +18,7 @@ struct SpeakerLossTests {
 
         harness.gate.drop(to: .adapter)
         #expect(await harness.eventually { await harness.activity() == .paused })
-        let paused = await harness.coordinator.status()
+        let paused = await harness.player.snapshot()
         #expect(paused.pauseReason == .speakerLost)
         let pausedAt = try #require(paused.positionSeconds)
         #expect(pausedAt >= 0.95 && pausedAt < 1.3, "paused at \(pausedAt)")
@@ -50,68 +50,70 @@ struct SpeakerLossTests {
 
     @Test("changes report the pause for the speaker and the resume, in order")
     func changesReportSpeakerLoss() async throws {
-        let harness = try await CoordinatorHarness(initial: .playbackReady)
+        let harness = try await PlayerHarness(initial: .playbackReady)
         defer { harness.cleanUp() }
         try await harness.startPlaying(ClientSongs.sustainedA4(seconds: 5), named: "a4.mid")
-        let changes = await harness.coordinator.changes()
+        let changes = await harness.player.changes()
         harness.gate.drop(to: .adapter)
         #expect(await harness.eventually { await harness.activity() == .paused })
         harness.gate.raise(to: .playbackReady)
         #expect(await harness.eventually { await harness.activity() == .playing })
 
-        var seen: [PlaybackChange] = []
+        // One snapshot per change (progress only moves the position).
+        var seen: [PlaybackSnapshot] = []
         for await change in changes {
-            if case .progress = change.event { continue }
+            if let last = seen.last, change.isSameMoment(as: last) { continue }
             seen.append(change)
-            if change.event == .resumed { break }
+            if seen.count == 3 { break }
         }
-        #expect(seen.map(\.event) == [.current, .paused(reason: .speakerLost), .resumed])
-        #expect(seen.map(\.status.activity) == [.playing, .paused, .playing])
-        await harness.coordinator.stop()
+        #expect(seen.map(\.activity) == [.playing, .paused, .playing])
+        #expect(seen.map(\.pauseReason) == [nil, .speakerLost, nil])
+        #expect(seen.map(\.file) == ["a4.mid", "a4.mid", "a4.mid"])
+        await harness.player.stop()
     }
 
     @Test("a user's pause is kept when the speaker drops and comes back")
     func userPauseSurvivesReconnect() async throws {
-        let harness = try await CoordinatorHarness(initial: .playbackReady)
+        let harness = try await PlayerHarness(initial: .playbackReady)
         defer { harness.cleanUp() }
         try await harness.startPlaying(ClientSongs.sustainedA4(seconds: 5), named: "a4.mid")
-        try await harness.coordinator.pause()
+        try await harness.player.pause()
         harness.gate.drop(to: .adapter)
         for _ in 0..<200 { await Task.yield() }
         harness.gate.raise(to: .playbackReady)
         for _ in 0..<200 { await Task.yield() }
-        let status = await harness.coordinator.status()
+        let status = await harness.player.snapshot()
         #expect(status.activity == .paused && status.pauseReason == .user)
-        await harness.coordinator.stop()
+        await harness.player.stop()
     }
 
     @Test("resume while the speaker is away marks the song to resume when it is back")
     func resumeWhileSpeakerAway() async throws {
-        let harness = try await CoordinatorHarness(initial: .playbackReady)
+        let harness = try await PlayerHarness(initial: .playbackReady)
         defer { harness.cleanUp() }
         try await harness.startPlaying(ClientSongs.sustainedA4(seconds: 5), named: "a4.mid")
-        try await harness.coordinator.pause()
+        try await harness.player.pause()
         harness.gate.drop(to: .adapter)
-        let status = try await harness.coordinator.resume()
+        let status = try await harness.player.resume()
         #expect(status.activity == .paused && status.pauseReason == .speakerLost)
         harness.gate.raise(to: .playbackReady)
         #expect(await harness.eventually { await harness.activity() == .playing })
-        await harness.coordinator.stop()
+        await harness.player.stop()
     }
 
     @Test("with on_speaker_lost = stop the song stops where it was and does not come back with the speaker")
     func stopPolicy() async throws {
-        let harness = try await CoordinatorHarness(initial: .playbackReady, settings: PlaybackServiceSettings(onSpeakerLost: .stop))
+        let harness = try await PlayerHarness(initial: .playbackReady, settings: PlaybackServiceSettings(onSpeakerLost: .stop))
         defer { harness.cleanUp() }
         try await harness.startPlaying(ClientSongs.sustainedA4(seconds: 5), named: "a4.mid")
         let (queued, _) = try harness.request(ClientSongs.threeNotes, named: "next.mid", queue: true)
-        _ = try await harness.coordinator.play(queued)
+        _ = try await harness.player.play(queued)
         await harness.play(for: .seconds(1))
         #expect(await harness.eventually { await harness.position() >= 0.95 })
 
         harness.gate.drop(to: .adapter)
         #expect(await harness.eventually { await harness.activity() == .stopped })
-        let stopped = await harness.coordinator.status()
+        let stopped = await harness.player.snapshot()
         #expect(stopped.file == "a4.mid")
         #expect((stopped.positionSeconds ?? 0) >= 0.95)
         #expect(stopped.queued.isEmpty)
@@ -125,10 +127,10 @@ struct SpeakerLossTests {
 
     @Test("a song waiting for the speaker is unaffected by drops; it starts on the rise")
     func waitingSongIgnoresDrops() async throws {
-        let harness = try await CoordinatorHarness(initial: .speakerConnected)
+        let harness = try await PlayerHarness(initial: .speakerConnected)
         defer { harness.cleanUp() }
         let (request, _) = try harness.request(ClientSongs.threeNotes, named: "tune.mid")
-        let play = Task { try await harness.coordinator.play(request) }
+        let play = Task { try await harness.player.play(request) }
         #expect(await harness.eventually { harness.gate.pendingCount > 0 })
         harness.gate.drop(to: .adapter)
         harness.gate.raise(to: .speakerConnected)
@@ -136,6 +138,6 @@ struct SpeakerLossTests {
         harness.gate.raise(to: .playbackReady)
         let status = try await play.value
         #expect(status.activity == .playing)
-        await harness.coordinator.stop()
+        await harness.player.stop()
     }
 }

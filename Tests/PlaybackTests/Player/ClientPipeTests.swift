@@ -14,19 +14,19 @@ import Testing
 /// deadline on the daemon's clock and the size limit, without a thread parked per request.
 @Suite("Songs sent through a pipe")
 struct ClientPipeTests {
-    /// A coordinator whose outputs go nowhere, reading client songs on `clock`.
-    static func coordinator(clock: TestClock<Duration>, settings: PlaybackServiceSettings) async throws -> PlaybackCoordinator {
+    /// A player whose outputs go nowhere, reading client songs on `clock`.
+    static func player(clock: TestClock<Duration>, settings: PlaybackServiceSettings) async throws -> Player {
         let soundFont = try await Fixtures.soundFont()
-        let components = PlaybackComponents.engines(output: { NullOutput(pacing: .realTime(clock)) }, clock: clock,
+        let components = PlaybackComponents.engines(output: { _ in NullOutput(pacing: .realTime(clock)) }, clock: clock,
                                                     soundFont: { soundFont })
         let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
-        return PlaybackCoordinator(gate: gate, settings: settings, components: components, waitingFor: { "nothing" }, clock: clock)
+        return Player(gate: gate, settings: settings, components: components, clock: clock)
     }
 
     @Test("a pipe whose writer never closes fails the play after the read timeout with one clear line, and is closed")
     func stuckWriterTimesOut() async throws {
         let clock = TestClock()
-        let coordinator = try await Self.coordinator(clock: clock, settings: PlaybackServiceSettings(readTimeout: .seconds(10)))
+        let player = try await Self.player(clock: clock, settings: PlaybackServiceSettings(readTimeout: .seconds(10)))
         let pipe = try Self.pipe()
         defer { try? pipe.writeEnd.close() }
         let half = Array(ClientSongs.threeNotes.prefix(20))
@@ -35,7 +35,7 @@ struct ClientPipeTests {
         let finished = Mutex(false)
         let play = Task {
             defer { finished.withLock { $0 = true } }
-            return try await coordinator.play(PlayRequest(file: pipe.readEnd, displayName: "stream.mid", queue: false))
+            return try await player.play(PlayRequest(file: pipe.readEnd, displayName: "stream.mid", queue: false))
         }
         // The read waits on the test clock: move it on, a timeout at a time, until the play answers.
         for _ in 0..<500 where !finished.withLock({ $0 }) {
@@ -47,17 +47,17 @@ struct ClientPipeTests {
             + "(a pipe whose writer never closed?); send the whole file and close it"))
         #expect(error?.description.contains("\n") == false)
         #expect(Self.readEndIsClosed(writeEnd: pipe.writeEnd), "the daemon kept the client's pipe open")
-        #expect(await coordinator.status().activity == .idle)
+        #expect(await player.snapshot().activity == .idle)
     }
 
     @Test("a song that arrives through a pipe in pieces plays once the writer closes")
     func slowWriterPlays() async throws {
         let clock = TestClock()
-        let coordinator = try await Self.coordinator(clock: clock, settings: PlaybackServiceSettings())
+        let player = try await Self.player(clock: clock, settings: PlaybackServiceSettings())
         let pipe = try Self.pipe()
         let song = ClientSongs.threeNotes
         _ = try Array(song.prefix(10)).withUnsafeBytes { try pipe.writeEnd.write($0) }
-        let play = Task { try await coordinator.play(PlayRequest(file: pipe.readEnd, displayName: "stream.mid", queue: false)) }
+        let play = Task { try await player.play(PlayRequest(file: pipe.readEnd, displayName: "stream.mid", queue: false)) }
         _ = try Array(song.dropFirst(10)).withUnsafeBytes { try pipe.writeEnd.write($0) }
         try pipe.writeEnd.close()
 
@@ -65,21 +65,21 @@ struct ClientPipeTests {
         #expect(status.activity == .playing)
         #expect(status.file == "stream.mid")
         #expect(status.durationSeconds == 3)
-        await coordinator.stop()
+        await player.stop()
     }
 
     @Test("a pipe that sends more than the size limit fails at once, without waiting for its end")
     func endlessPipeHitsTheLimit() async throws {
         let clock = TestClock()
         let settings = PlaybackServiceSettings(readLimits: MIDIReadLimits(maxFileBytes: 1000))
-        let coordinator = try await Self.coordinator(clock: clock, settings: settings)
+        let player = try await Self.player(clock: clock, settings: settings)
         let pipe = try Self.pipe()
         defer { try? pipe.writeEnd.close() }
         _ = try [UInt8](repeating: 0x4D, count: 4000).withUnsafeBytes { try pipe.writeEnd.write($0) }
 
         // No clock advance: the limit, not the deadline, ends this read.
         let error = await #expect(throws: PlaybackServiceError.self) {
-            try await coordinator.play(PlayRequest(file: pipe.readEnd, displayName: "endless.mid", queue: false))
+            try await player.play(PlayRequest(file: pipe.readEnd, displayName: "endless.mid", queue: false))
         }
         guard case let .invalidSong(file, reason)? = error else {
             Issue.record("expected invalidSong, got \(String(describing: error))")

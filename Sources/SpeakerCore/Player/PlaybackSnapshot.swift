@@ -1,0 +1,63 @@
+/// What the player is doing: the current (or last) song and the queue behind it.
+///
+/// The one playback status type inside speakerd: `Player.snapshot()` returns it, its change
+/// stream yields it after every change, and the daemon maps it to the API's record
+/// (`StatusReport.Playback`, the stable `--json` keys) only when it answers a client.
+public struct PlaybackSnapshot: Sendable, Equatable {
+    /// What the player is doing, in the words `composer-cli status` uses.
+    public enum Activity: String, Sendable, Equatable, CaseIterable {
+        /// No song: nothing was played yet, or the last one finished and the queue is empty.
+        case idle
+        /// A song waits in the readiness gate for the speaker's audio path.
+        case waiting
+        case playing
+        /// Held by the user, or because the speaker dropped (see ``PauseReason``).
+        case paused
+        /// The last song was stopped early (by the user, or by `on_speaker_lost = stop`).
+        case stopped
+        /// The last song's output failed mid-song (the device went away, the sound server
+        /// stopped), or it could not start; ``PlaybackSnapshot/error`` says why.
+        case failed
+    }
+
+    /// Why a song is paused: the user's pause waits for `resume`; a speaker loss resumes by itself.
+    public enum PauseReason: String, Sendable, Equatable {
+        case user
+        case speakerLost
+    }
+
+    public var activity: Activity
+    /// The song's display name, as the client sent it.
+    public var file: String?
+    /// Seconds played of the song; nil when there is no song.
+    public var positionSeconds: Double?
+    /// The song's length from its tempo map; nil when there is no song.
+    public var durationSeconds: Double?
+    /// Set while `activity` is `.paused`.
+    public var pauseReason: PauseReason?
+    /// Display names of the songs queued behind the current one, in play order.
+    public var queued: [String]
+    /// Why the last song failed, while `activity` is `.failed`.
+    public var error: String?
+
+    public init(activity: Activity, file: String? = nil, positionSeconds: Double? = nil,
+                durationSeconds: Double? = nil, pauseReason: PauseReason? = nil, queued: [String] = [],
+                error: String? = nil) {
+        self.activity = activity
+        self.file = file
+        self.positionSeconds = positionSeconds
+        self.durationSeconds = durationSeconds
+        self.pauseReason = pauseReason
+        self.queued = queued
+        self.error = error
+    }
+
+    public static let idle = PlaybackSnapshot(activity: .idle)
+
+    /// The same song in the same activity (what a change stream's reader usually compares:
+    /// progress moves the position only).
+    public func isSameMoment(as other: PlaybackSnapshot) -> Bool {
+        activity == other.activity && file == other.file && pauseReason == other.pauseReason
+            && queued == other.queued && error == other.error
+    }
+}
