@@ -16,10 +16,10 @@ if arguments.count == 3, arguments[1] == "rss-probe" {
     // A child process: report RSS after building an engine, with or without the SoundFont.
     if arguments[2] == "with" {
         let font = try await SoundFont.load()
-        let engine = PlaybackEngine(output: NullOutput(pacing: .offline), soundFont: font)
+        let engine = PlaybackSession(output: NullOutput(pacing: .offline), soundFont: font)
         _ = await engine.state
     } else {
-        let engine = PlaybackEngine(output: NullOutput(pacing: .offline)) { try await SoundFont.load() }
+        let engine = PlaybackSession(output: NullOutput(pacing: .offline)) { try await SoundFont.load() }
         _ = await engine.state
     }
     print(Measure.residentKiB())
@@ -41,17 +41,17 @@ var coldInProcess: [Double] = []
 var coldFluidSynth: [Double] = []
 for _ in 0..<runs {
     let probe = FirstFrameProbe()
-    let engine = PlaybackEngine(output: probe, soundFont: font)
+    let engine = PlaybackSession(output: probe, soundFont: font)
     let start = ContinuousClock.now
     let song = try MIDIFileReader.read(contentsOfFile: path(shortSong))
-    try await engine.play(song, title: shortSong)
+    try await engine.start(song, title: shortSong)
     warmFirstFrame.append(Measure.seconds(try await probe.firstFrameInstant() - start))
 
     let coldProbe = FirstFrameProbe()
     let coldStart = ContinuousClock.now
     let coldFont = try await SoundFont.load()
-    let coldEngine = PlaybackEngine(output: coldProbe, soundFont: coldFont)
-    try await coldEngine.play(try MIDIFileReader.read(contentsOfFile: path(shortSong)), title: shortSong)
+    let coldEngine = PlaybackSession(output: coldProbe, soundFont: coldFont)
+    try await coldEngine.start(try MIDIFileReader.read(contentsOfFile: path(shortSong)), title: shortSong)
     coldInProcess.append(Measure.seconds(try await coldProbe.firstFrameInstant() - coldStart))
 
     let out = scratch.appendingPathComponent("cold.wav").path

@@ -1,4 +1,4 @@
-/// What a `PlaybackEngine` reports to its observers, in order.
+/// What a `PlaybackSession` reports to its observers, in order.
 public enum PlaybackEvent: Sendable, Equatable {
     /// The first audio of `title` is being produced; `durationSeconds` from the song's tempo map.
     case started(title: String, durationSeconds: Double)
@@ -14,29 +14,29 @@ public enum PlaybackEvent: Sendable, Equatable {
     case failed(reason: String)
 }
 
-/// Where a `PlaybackEngine` is in its lifecycle.
+/// Where a `PlaybackSession` is in its lifecycle.
 public enum PlaybackState: Sendable, Equatable {
-    /// Nothing played yet.
+    /// Not started yet.
     case idle
-    /// A play request waits for the soundfont or the audio path to be ready.
+    /// Started; waits for the soundfont or the output to be ready.
     case loading
     case playing
     case paused
-    /// The last song was stopped early.
+    /// The song was stopped early.
     case stopped
-    /// The last song played to its end.
+    /// The song played to its end.
     case finished
-    /// The last play request or song failed, with a one-line reason.
+    /// The song could not start or failed, with a one-line reason.
     case failed(String)
 }
 
-/// A request the engine cannot honour in its current state.
-public struct PlaybackEngineError: Error, Equatable, Sendable {
+/// A request the session cannot honour in its current state.
+public struct PlaybackSessionError: Error, Equatable, Sendable {
     public var operation: String
     public var state: PlaybackState
 }
 
-extension PlaybackEngineError: CustomStringConvertible {
+extension PlaybackSessionError: CustomStringConvertible {
     public var description: String {
         "cannot \(operation): playback is \(state.name)"
     }

@@ -18,9 +18,9 @@ struct DeviceWatchdogTests {
     func stalledDeviceFailsTheSong() async throws {
         let clock = TestClock()
         let device = HandDrivenDevice(pullsOnOpen: 1)
-        let engine = PlaybackEngine(output: device.output(clock: clock), soundFont: try await Fixtures.soundFont())
+        let engine = PlaybackSession(output: device.output(clock: clock), soundFont: try await Fixtures.soundFont())
         let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 5)], duration: 10)
-        try await engine.play(song, title: "Stalls")
+        try await engine.start(song, title: "Stalls")
         device.pull(times: 20)
         #expect(await engine.positionSeconds > 0)
         #expect(await engine.state == .playing)
@@ -38,9 +38,9 @@ struct DeviceWatchdogTests {
     func silentDeviceFailsThePlay() async throws {
         let clock = TestClock()
         let device = HandDrivenDevice(pullsOnOpen: 0)
-        let engine = PlaybackEngine(output: device.output(clock: clock), soundFont: try await Fixtures.soundFont())
+        let engine = PlaybackSession(output: device.output(clock: clock), soundFont: try await Fixtures.soundFont())
         let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 1)], duration: 2)
-        let play = Task { try await engine.play(song, title: "Never heard") }
+        let play = Task { try await engine.start(song, title: "Never heard") }
         let state = await Self.advanceUntilEnded(engine, clock: clock)
         await #expect(throws: AudioOutputError.deviceStopped(output: "alsa:hand-driven", after: Self.stallLimit, reason: nil)) {
             try await play.value
@@ -52,9 +52,9 @@ struct DeviceWatchdogTests {
     func stoppedSongIsNoFailure() async throws {
         let clock = TestClock()
         let device = HandDrivenDevice(pullsOnOpen: 1)
-        let engine = PlaybackEngine(output: device.output(clock: clock), soundFont: try await Fixtures.soundFont())
+        let engine = PlaybackSession(output: device.output(clock: clock), soundFont: try await Fixtures.soundFont())
         let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 5)], duration: 10)
-        try await engine.play(song, title: "Stopped")
+        try await engine.start(song, title: "Stopped")
         await engine.stop()
         await clock.advance(by: Self.stallLimit * 3)
         #expect(await engine.state == .stopped)
@@ -64,9 +64,9 @@ struct DeviceWatchdogTests {
     func deviceLostWhilePausedIsReopened() async throws {
         let clock = TestClock()
         let device = HandDrivenDevice(pullsOnOpen: 1)
-        let engine = PlaybackEngine(output: device.output(clock: clock), soundFont: try await Fixtures.soundFont())
+        let engine = PlaybackSession(output: device.output(clock: clock), soundFont: try await Fixtures.soundFont())
         let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 5)], duration: 10)
-        try await engine.play(song, title: "Dropped")
+        try await engine.start(song, title: "Dropped")
         device.pull(times: 50)
         try await engine.pause()
         let position = await engine.positionSeconds
@@ -90,7 +90,7 @@ struct DeviceWatchdogTests {
     /// Moves the clock on, a stall limit at a time, until the engine's song is over (the watchdog
     /// runs on its own task: each step gives it a turn to look). Bounded, so a watchdog that never
     /// fires fails the test instead of hanging it.
-    static func advanceUntilEnded(_ engine: PlaybackEngine, clock: TestClock<Duration>) async -> PlaybackState {
+    static func advanceUntilEnded(_ engine: PlaybackSession, clock: TestClock<Duration>) async -> PlaybackState {
         for _ in 0..<500 {
             if case .failed = await engine.state { break }
             await clock.advance(by: stallLimit + .milliseconds(1))

@@ -17,9 +17,9 @@ struct PreRollTests {
     private static let preRoll: Duration = .milliseconds(150)
 
     private func render(_ song: MIDISong, preRoll: Duration, to path: String) async throws -> WAVFile {
-        let engine = PlaybackEngine(output: WAVFileOutput(path: path, pacing: .offline), preRoll: preRoll,
+        let engine = PlaybackSession(output: WAVFileOutput(path: path, pacing: .offline), preRoll: preRoll,
                                     soundFont: { try await Fixtures.soundFont() })
-        try await engine.play(song, title: "Pre-roll")
+        try await engine.start(song, title: "Pre-roll")
         #expect(await engine.waitUntilEnded() == .finished)
         return try WAVFile(path: path)
     }
@@ -100,9 +100,9 @@ struct PreRollTests {
         let first = directory.appendingPathComponent("first.wav").path
         let second = directory.appendingPathComponent("second.wav").path
         let held = Fixtures.song(program: Fixtures.recorder, notes: [(72, 0, 2.9)], duration: 3)
-        let engine = PlaybackEngine(output: WAVFileOutput(path: first, pacing: .realTime(clock)), clock: clock,
+        let engine = PlaybackSession(output: WAVFileOutput(path: first, pacing: .realTime(clock)), clock: clock,
                                     preRoll: Self.preRoll, soundFont: { try await Fixtures.soundFont() })
-        try await engine.play(held, title: "Held")
+        try await engine.start(held, title: "Held")
         await advance(clock, by: .seconds(1))
         try await engine.pause()
         await advance(clock, by: .seconds(1))

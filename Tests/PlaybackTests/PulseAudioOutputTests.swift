@@ -17,10 +17,10 @@ struct PulseAudioOutputTests {
         let recorded = directory.appendingPathComponent("monitor.raw").path
         let recording = try await server.record(to: recorded)
 
-        let engine = PlaybackEngine(output: DeviceOutput(.pulseAudio(server: server.address)),
+        let engine = PlaybackSession(output: DeviceOutput(.pulseAudio(server: server.address)),
                                     soundFont: try await Fixtures.soundFont())
         let a4 = Fixtures.song(program: Fixtures.recorder, notes: [(69, 0, 1.2)], duration: 1.2)
-        try await engine.play(a4, title: "A4 to PulseAudio")
+        try await engine.start(a4, title: "A4 to PulseAudio")
         #expect(await engine.waitUntilEnded() == .finished)
         let mono = try await recording.finish()
 
@@ -35,11 +35,11 @@ struct PulseAudioOutputTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory)
-        let engine = PlaybackEngine(output: DeviceOutput(.pulseAudio(server: server.address, sink: .speaker(nil))),
+        let engine = PlaybackSession(output: DeviceOutput(.pulseAudio(server: server.address, sink: .speaker(nil))),
                                     soundFont: try await Fixtures.soundFont())
         let song = Fixtures.song(program: Fixtures.piano, notes: [(69, 0, 1)], duration: 1.2)
 
-        let error = await #expect(throws: AudioOutputError.self) { try await engine.play(song, title: "Nowhere") }
+        let error = await #expect(throws: AudioOutputError.self) { try await engine.start(song, title: "Nowhere") }
         let message = error?.description ?? ""
         #expect(message.contains("the speaker's sink is gone"), "\(message)")
         #expect(message.contains("does not play a speaker's song to the default sink"), "\(message)")
@@ -51,10 +51,10 @@ struct PulseAudioOutputTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let address = "unix:\(directory.path)/no-server/native"
-        let engine = PlaybackEngine(output: DeviceOutput(.pulseAudio(server: address)), soundFont: try await Fixtures.soundFont())
+        let engine = PlaybackSession(output: DeviceOutput(.pulseAudio(server: address)), soundFont: try await Fixtures.soundFont())
         let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 0.2)], duration: 0.3)
 
-        let error = await #expect(throws: AudioOutputError.self) { try await engine.play(song, title: "Nowhere") }
+        let error = await #expect(throws: AudioOutputError.self) { try await engine.start(song, title: "Nowhere") }
         guard case let .deviceUnavailable(output, _)? = error else {
             Issue.record("expected deviceUnavailable, got \(String(describing: error))")
             return
@@ -77,10 +77,10 @@ struct PulseAudioOutputTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory)
         let output = DeviceOutput(.pulseAudio(server: server.address), clock: ContinuousClock(), stallLimit: .milliseconds(500))
-        let engine = PlaybackEngine(output: output, soundFont: try await Fixtures.soundFont())
+        let engine = PlaybackSession(output: output, soundFont: try await Fixtures.soundFont())
         let events = await engine.events()
         let long = Fixtures.song(program: Fixtures.recorder, notes: [(69, 0, 29)], duration: 30)
-        try await engine.play(long, title: "Cut short")
+        try await engine.start(long, title: "Cut short")
         #expect(await engine.state == .playing)
 
         server.kill()

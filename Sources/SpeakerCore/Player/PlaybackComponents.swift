@@ -1,36 +1,36 @@
 import BlueZ
 import MIDI
 import Playback
-/// Where the player gets its output and engine from.
+/// Where the player gets its output and session from.
 ///
 /// Injected so that the daemon wires BlueALSA (or the `--audio-output` it was given) and tests
-/// wire a WAV or null output paced by a `TestClock`. The player builds one engine per song:
+/// wire a WAV or null output paced by a `TestClock`. The player builds one session per song:
 /// each song then has its own event stream (no event of a replaced song is mistaken for the
 /// current one's), and the output is chosen for the speaker connected *now*, not at start-up.
 public struct PlaybackComponents: Sendable {
     /// Builds the output one song for the speaker at this address plays to (called once per
     /// song, when it is about to start; nil: no speaker is followed yet).
     public var makeOutput: @Sendable (BluetoothAddress?) async throws -> any AudioOutput
-    /// Builds the engine over that output; pass one sharing the daemon's preloaded SoundFont.
-    public var makeEngine: @Sendable (any AudioOutput) -> PlaybackEngine
+    /// Builds the session over that output; pass one sharing the daemon's preloaded SoundFont.
+    public var makeSession: @Sendable (any AudioOutput) -> PlaybackSession
     /// Whether a song paused by the speaker's loss gets a new output when the speaker is back.
     /// A sound server moves a stream whose sink vanished onto another sink (its default: the
     /// box's own output) rather than failing it, so the song must be sent to the speaker's sink
-    /// again; a device output that died with the speaker is opened again by the engine anyway.
+    /// again; a device output that died with the speaker is opened again by the session anyway.
     /// Asked when the speaker is back, since `audio_output = auto` may have chosen a server by then.
     public var newOutputWhenSpeakerBack: @Sendable () -> Bool
 
     public init(
         makeOutput: @escaping @Sendable (BluetoothAddress?) async throws -> any AudioOutput,
-        makeEngine: @escaping @Sendable (any AudioOutput) -> PlaybackEngine,
+        makeSession: @escaping @Sendable (any AudioOutput) -> PlaybackSession,
         newOutputWhenSpeakerBack: @escaping @Sendable () -> Bool = { false }
     ) {
         self.makeOutput = makeOutput
-        self.makeEngine = makeEngine
+        self.makeSession = makeSession
         self.newOutputWhenSpeakerBack = newOutputWhenSpeakerBack
     }
 
-    /// The usual wiring: an output factory, and engines sharing one SoundFont provider and clock.
+    /// The usual wiring: an output factory, and sessions sharing one SoundFont provider and clock.
     ///
     /// - Parameters:
     ///   - soundFont: the daemon's deferred SoundFont load; called on every song, so it must load
@@ -38,17 +38,17 @@ public struct PlaybackComponents: Sendable {
     ///   - clock: drives progress reports (and should pace real-time file/null outputs too).
     ///   - preRoll: silence before each song's first note once its stream opens (`pre_roll_ms`).
     ///   - keepAliveWhilePaused: a paused song's device hears the keep-alive signal (`keep_alive`).
-    public static func engines(
+    public static func sessions(
         output makeOutput: @escaping @Sendable (BluetoothAddress?) async throws -> any AudioOutput,
         clock: any Clock<Duration> = ContinuousClock(),
-        progressInterval: Duration = PlaybackEngine.defaultProgressInterval,
+        progressInterval: Duration = PlaybackSession.defaultProgressInterval,
         preRoll: Duration = .zero,
         keepAliveWhilePaused: Bool = false,
         newOutputWhenSpeakerBack: @escaping @Sendable () -> Bool = { false },
         soundFont: @escaping @Sendable () async throws -> SoundFont
     ) -> PlaybackComponents {
-        PlaybackComponents(makeOutput: makeOutput, makeEngine: { output in
-            PlaybackEngine(output: output, clock: clock, progressInterval: progressInterval, preRoll: preRoll,
+        PlaybackComponents(makeOutput: makeOutput, makeSession: { output in
+            PlaybackSession(output: output, clock: clock, progressInterval: progressInterval, preRoll: preRoll,
                            keepAliveWhilePaused: keepAliveWhilePaused, soundFont: soundFont)
         }, newOutputWhenSpeakerBack: newOutputWhenSpeakerBack)
     }

@@ -29,7 +29,7 @@ extension Player {
             switch settings.onSpeakerLost {
             case .pause:
                 state = .paused(current, .speakerLost)
-                try? await current.engine.pause()
+                try? await current.session.pause()
                 await notePosition(of: current)
                 logger.notice("speaker lost: \(current.file) paused at \(lastPosition) s; it resumes when the speaker is back")
                 publish()
@@ -45,12 +45,12 @@ extension Player {
             if components.newOutputWhenSpeakerBack() {
                 // The speaker's sink again (see `PlaybackComponents.newOutputWhenSpeakerBack`); if
                 // it cannot be opened the song resumes where it is, and a dead output fails it.
-                do { try await current.engine.replaceOutput(with: try await components.makeOutput(speaker?.address)) } catch {
+                do { try await current.session.replaceOutput(with: try await components.makeOutput(speaker?.address)) } catch {
                     logger.warning("speaker back: could not open its output again (\(error)); \(current.file) resumes on the old one")
                 }
             }
             // Returns once the output renders again; a stop meanwhile releases it.
-            try? await current.engine.resume()
+            try? await current.session.resume()
         default:
             break
         }
@@ -64,7 +64,7 @@ extension Player {
 
     /// Plays the keep-alive signal exactly while it is wanted: `keep_alive` on, the speaker's
     /// audio path ready, no song waiting, starting, playing or paused (a paused song's own stream
-    /// carries the signal: `PlaybackEngine.keepAliveWhilePaused`). Otherwise stops it and returns
+    /// carries the signal: `PlaybackSession.keepAliveWhilePaused`). Otherwise stops it and returns
     /// once its output has closed.
     func updateKeepAlive() async {
         guard keepAlive != nil else { return }

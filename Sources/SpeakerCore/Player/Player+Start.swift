@@ -10,7 +10,7 @@ extension Player {
         case started(file: String, position: Double, duration: Double)
     }
 
-    /// Takes `item` (already claimed as `.starting`) through the gate and into the engine.
+    /// Takes `item` (already claimed as `.starting`) through the gate and into the session.
     ///
     /// - Parameter timeout: the play timeout for a client's request; nil for a queued song, whose
     ///   client has already had its answer (it waits as long as the speaker is away).
@@ -30,16 +30,16 @@ extension Player {
             throw failStart(item, reason: "\(error)")
         }
         guard currentTicket == item.ticket else { throw abandonment(of: item) }
-        let engine = components.makeEngine(output)
+        let session = components.makeSession(output)
         // Subscribed before play, so an end or failure right after the start is never missed.
-        let events = await engine.events()
+        let events = await session.events()
         guard currentTicket == item.ticket else { throw abandonment(of: item) }
 
-        let playing = Task { try await engine.play(item.song, title: item.file) }
-        state = .starting(item, engine: engine, task: playing)
+        let playing = Task { try await session.start(item.song, title: item.file) }
+        state = .starting(item, session: session, task: playing)
         let outcome = await withTaskCancellationHandler { await playing.result } onCancel: { playing.cancel() }
         guard currentTicket == item.ticket else {
-            await engine.stop()
+            await session.stop()
             throw abandonment(of: item)
         }
         if case let .failure(error) = outcome {
@@ -54,11 +54,11 @@ extension Player {
         let forwarder = Task { [weak self] in
             for await event in events {
                 guard let self else { return }
-                if await !self.engineReported(event, ticket: item.ticket) { return }
+                if await !self.sessionReported(event, ticket: item.ticket) { return }
             }
         }
         let current = CurrentSong(ticket: item.ticket, file: item.file, durationSeconds: item.song.durationSeconds,
-                                  engine: engine, engineEvents: forwarder)
+                                  session: session, sessionEvents: forwarder)
         state = .playing(current)
         lastPosition = 0
         publish()
@@ -77,7 +77,7 @@ extension Player {
         guard currentTicket == item.ticket else { throw abandonment(of: item) }
         switch outcome {
         case .success:
-            state = .starting(item, engine: nil, task: nil)
+            state = .starting(item, session: nil, task: nil)
         case let .failure(error):
             let failure: PlaybackServiceError
             if case ReadinessError.timedOut = error, let timeout {
@@ -96,7 +96,7 @@ extension Player {
     }
 
     /// Ends the current song, or abandons the one waiting to start (its `play` call then throws
-    /// `reason(file)`), and empties the queue. Returns once the engine has stopped, so the next
+    /// `reason(file)`), and empties the queue. Returns once the session has stopped, so the next
     /// song never finds the SoundFont's synthesiser still taken.
     @discardableResult
     func endCurrentSong(
@@ -113,18 +113,18 @@ extension Player {
             waiter.cancel()
             if reportAsStopped { publish() }
             return .pending(file: item.file)
-        case let .starting(item, engine, task):
+        case let .starting(item, session, task):
             abandoned[item.ticket] = reason(item.file)
             state = .idle
             task?.cancel()
-            await engine?.stop()
+            await session?.stop()
             if reportAsStopped { publish() }
             return .pending(file: item.file)
         case let .playing(current), let .paused(current, _):
             state = .idle
-            current.engineEvents.cancel()
-            let position = await current.engine.positionSeconds
-            await current.engine.stop()
+            current.sessionEvents.cancel()
+            let position = await current.session.positionSeconds
+            await current.session.stop()
             if case .idle = state {
                 state = .stopped(file: current.file, position: position, duration: current.durationSeconds)
                 lastPosition = position
@@ -134,8 +134,8 @@ extension Player {
         }
     }
 
-    /// Handles one event of the current song's engine; returns false once the song is over.
-    func engineReported(_ event: PlaybackEvent, ticket: Int) async -> Bool {
+    /// Handles one event of the current song's session; returns false once the song is over.
+    func sessionReported(_ event: PlaybackEvent, ticket: Int) async -> Bool {
         guard currentTicket == ticket else { return false }
         switch event {
         case let .progress(position, _):
@@ -161,7 +161,7 @@ extension Player {
             // The status keeps saying why until the next song, so `status` and `play --wait`
             // report a dead device instead of an innocent "idle".
             if let current {
-                let position = await current.engine.positionSeconds
+                let position = await current.session.positionSeconds
                 guard currentTicket == ticket else { return false } // Replaced or stopped meanwhile.
                 lastPosition = position
                 state = .failed(file: file, reason: reason, position: position, duration: current.durationSeconds)
@@ -183,7 +183,7 @@ extension Player {
     /// Starts the next queued song, if any; it waits for the speaker without a timeout.
     func startNextQueuedSong() {
         guard currentTicket == nil, let next = queue.popFirst() else { return }
-        state = .starting(next, engine: nil, task: nil)
+        state = .starting(next, session: nil, task: nil)
         Task { [weak self] in
             do {
                 try await self?.start(next, timeout: nil)
@@ -198,7 +198,7 @@ extension Player {
         abandoned.removeValue(forKey: item.ticket) ?? .replaced(file: item.file, by: "a newer request")
     }
 
-    /// Records a start that failed (output or engine) and moves on to the queue.
+    /// Records a start that failed (output or session) and moves on to the queue.
     private func failStart(_ item: PendingSong, reason: String) -> PlaybackServiceError {
         let failure = PlaybackServiceError.startFailed(file: item.file, reason: reason)
         if currentTicket == item.ticket {

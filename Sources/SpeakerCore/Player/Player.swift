@@ -13,14 +13,14 @@ import SystemPackage
 /// speakerd's player: the queue and the play/pause/stop state machine, behind the daemon's
 /// playback port (`DaemonPlayback`) with nothing in between.
 ///
-/// It puts the readiness gate in front of the engine. A song is read and validated from the
+/// It puts the readiness gate in front of the session. A song is read and validated from the
 /// client's descriptor first (a broken file fails at once, whatever the speaker is doing), then
 /// waits for `.playbackReady` at most `playTimeout` (on the gate's clock), then starts; `play`
 /// returns once its first audio is produced, or once it is queued. When the gate drops below
 /// `.playbackReady` mid-song (speaker lost) the song pauses and resumes by itself when the gate
 /// rises again, or stops, per `on_speaker_lost`.
 ///
-/// Every song gets its own engine (one song's render session) from ``PlaybackComponents`` (see
+/// Every song gets its own session (one song's render session) from ``PlaybackComponents`` (see
 /// there why), with the output the ``AudioRoute`` picks for the speaker the daemon follows. The lifecycle is
 /// one explicit `State`; each public method switches on it, and after every suspension the code
 /// checks that the song it was working on is still the current one (a newer request may have
@@ -33,23 +33,23 @@ public actor Player: DaemonPlayback {
         let file: String
     }
 
-    /// The song that owns the engine.
+    /// The song that owns the session.
     struct CurrentSong: Sendable {
         let ticket: Int
         let file: String
         let durationSeconds: Double
-        let engine: PlaybackEngine
-        /// Forwards the engine's progress, end and failure to the player.
-        let engineEvents: Task<Void, Never>
+        let session: PlaybackSession
+        /// Forwards the session's progress, end and failure to the player.
+        let sessionEvents: Task<Void, Never>
     }
 
     enum State {
         case idle
         /// Parked in the readiness gate; `waiter` is cancelled if the song is replaced or stopped.
         case waiting(PendingSong, waiter: Task<Void, any Error>)
-        /// Claimed and past the gate: output and engine are being built (`engine`, `task` once
+        /// Claimed and past the gate: output and session are being built (`session`, `task` once
         /// they exist; both are stopped if the song is replaced meanwhile).
-        case starting(PendingSong, engine: PlaybackEngine?, task: Task<Void, any Error>?)
+        case starting(PendingSong, session: PlaybackSession?, task: Task<Void, any Error>?)
         case playing(CurrentSong)
         case paused(CurrentSong, PlaybackSnapshot.PauseReason)
         /// The last song was stopped early, at `position`.
@@ -77,7 +77,7 @@ public actor Player: DaemonPlayback {
     var latestReplacingTicket = -1
     /// Why a request ended before its song started; its `play` call reads and removes it.
     var abandoned: [Int: PlaybackServiceError] = [:]
-    /// The position last learnt from the engine (progress events, pause, status).
+    /// The position last learnt from the session (progress events, pause, status).
     var lastPosition: Double = 0
     /// The speaker songs play to, as the daemon last said (`audioPath(to:over:)`).
     var speaker: LinkSnapshot.Target?
@@ -92,7 +92,7 @@ public actor Player: DaemonPlayback {
     ///   - gate: the daemon's readiness gate; songs wait for `.playbackReady`, and a drop below it
     ///     while a song plays is a speaker loss.
     ///   - settings: play timeout and speaker-loss policy (`PlaybackServiceSettings(configuration)`).
-    ///   - components: builds each song's output and engine.
+    ///   - components: builds each song's output and session.
     ///   - route: the audio path and the speaker's volume (the default follows nothing: tests
     ///     that give `components` their own output).
     ///   - soundFonts: the soundfont songs share (the start-up step preloads it).
@@ -124,7 +124,7 @@ public actor Player: DaemonPlayback {
                             clock: any Clock<Duration> = ContinuousClock()) -> Player {
         let soundFonts = SoundFontCache(defaultPath: configuration.soundfont)
         let route = AudioRoute(configuration: configuration, clock: clock)
-        let components = PlaybackComponents.engines(
+        let components = PlaybackComponents.sessions(
             output: { speaker throws -> any AudioOutput in try route.output(for: speaker, clock: clock) },
             clock: clock,
             preRoll: configuration.preRoll,
@@ -217,7 +217,7 @@ public actor Player: DaemonPlayback {
             }
         } while currentTicket != nil
         if case .shutDown = state { throw .shuttingDown }
-        state = .starting(item, engine: nil, task: nil)
+        state = .starting(item, session: nil, task: nil)
         try await start(item, timeout: settings.playTimeout)
         return await snapshot()
     }
@@ -246,7 +246,7 @@ public actor Player: DaemonPlayback {
         switch state {
         case let .playing(current):
             state = .paused(current, .user)
-            try? await current.engine.pause()
+            try? await current.session.pause()
             await notePosition(of: current)
             publish()
         case let .paused(current, .speakerLost):
@@ -271,7 +271,7 @@ public actor Player: DaemonPlayback {
             if gate.isReached(.playbackReady) {
                 state = .playing(current)
                 publish()
-                try? await current.engine.resume()
+                try? await current.session.resume()
             } else {
                 state = .paused(current, .speakerLost)
                 publish()
@@ -286,7 +286,7 @@ public actor Player: DaemonPlayback {
 
     // MARK: - Observing
 
-    /// The current snapshot, with the position asked of the engine now.
+    /// The current snapshot, with the position asked of the session now.
     public func snapshot() async -> PlaybackSnapshot {
         switch state {
         case let .playing(current), let .paused(current, _):
@@ -343,9 +343,9 @@ public actor Player: DaemonPlayback {
         changeFeed.publish(current)
     }
 
-    /// Refreshes `lastPosition` from the engine, unless another song took over meanwhile.
+    /// Refreshes `lastPosition` from the session, unless another song took over meanwhile.
     func notePosition(of current: CurrentSong) async {
-        let position = await current.engine.positionSeconds
+        let position = await current.session.positionSeconds
         if currentTicket == current.ticket { lastPosition = position }
     }
 }

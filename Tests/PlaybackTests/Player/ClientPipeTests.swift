@@ -17,7 +17,7 @@ struct ClientPipeTests {
     /// A player whose outputs go nowhere, reading client songs on `clock`.
     static func player(clock: TestClock<Duration>, settings: PlaybackServiceSettings) async throws -> Player {
         let soundFont = try await Fixtures.soundFont()
-        let components = PlaybackComponents.engines(output: { _ in NullOutput(pacing: .realTime(clock)) }, clock: clock,
+        let components = PlaybackComponents.sessions(output: { _ in NullOutput(pacing: .realTime(clock)) }, clock: clock,
                                                     soundFont: { soundFont })
         let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
         return Player(gate: gate, settings: settings, components: components, clock: clock)

@@ -20,7 +20,7 @@ struct DeadDeviceTests {
         let clock = TestClock()
         let device = HandDrivenDevice(pullsOnOpen: 1)
         let soundFont = try await Fixtures.soundFont()
-        let components = PlaybackComponents.engines(output: { _ in device.output(clock: clock) }, soundFont: { soundFont })
+        let components = PlaybackComponents.sessions(output: { _ in device.output(clock: clock) }, soundFont: { soundFont })
         let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
         let journal = Lines()
         let player = Player(

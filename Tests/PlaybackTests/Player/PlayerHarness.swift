@@ -24,7 +24,7 @@ struct PlayerHarness {
         let soundFont = try await Fixtures.soundFont()
         let songs = Mutex(0)
         let directory = directory
-        let components = PlaybackComponents.engines(
+        let components = PlaybackComponents.sessions(
             output: { _ in
                 let index = songs.withLock { count in
                     defer { count += 1 }

@@ -1,15 +1,18 @@
 import AsyncSignals
 import MIDI
-/// Plays songs, one at a time, to one output, reusing one loaded SoundFont.
+/// One song's render session: the song, through one loaded SoundFont, to an output (which may be
+/// replaced mid-song when the speaker comes back).
 ///
-/// The engine is the lifecycle owner: it turns play/pause/resume/stop into transitions of an
+/// The session owns the song's lifecycle: it turns start/pause/resume/stop into transitions of an
 /// explicit `PlaybackState`, starts the output's render task, and reports what happens as
 /// `PlaybackEvent`s. Audio itself flows between the output and a `PlaybackSource` without the
 /// actor in the way, so a busy actor never causes an audible glitch.
 ///
-/// A new `play` replaces the current song. Requests made while the SoundFont is still loading
-/// wait for it (state `.loading`); the daemon adds its own readiness gate in front.
-public actor PlaybackEngine {
+/// One session plays one song: the next song gets a session of its own (with its own event
+/// stream, so no event of a replaced song is mistaken for the next one's), and whoever keeps the
+/// queue (the daemon's `Player`) decides which song plays. A start made while the SoundFont is
+/// still loading waits for it (state `.loading`); the daemon adds its own readiness gate in front.
+public actor PlaybackSession {
     /// How often `.progress` is reported while playing, on the engine's clock.
     public static let defaultProgressInterval: Duration = .milliseconds(500)
 
@@ -25,16 +28,16 @@ public actor PlaybackEngine {
     private let soundFontProvider: @Sendable () async throws -> SoundFont
 
     public private(set) var state: PlaybackState = .idle
-    /// The title of the current (or last) song.
+    /// The song's title, once started.
     public private(set) var title: String?
     private var source: PlaybackSource?
     private var renderTask: Task<Void, Never>?
     private var progressTask: Task<Void, Never>?
-    /// Bumped by every play and stop, so a superseded request or render task changes nothing.
+    /// Bumped by stop, so a start or render task it superseded changes nothing.
     private var generation = 0
     /// Bumped when an output is detached mid-song, so its render task does not end the song.
     private var outputGeneration = 0
-    /// The error that ended the last song, while its state is `.failed`.
+    /// The error that ended the song, while its state is `.failed`.
     private var lastFailure: (any Error)?
     /// The output's device died while the song was paused: `resume` opens the output again.
     private(set) var outputLost = false
@@ -64,7 +67,7 @@ public actor PlaybackEngine {
         self.soundFontProvider = soundFont
     }
 
-    /// An engine over an already loaded SoundFont.
+    /// A session over an already loaded SoundFont.
     public init(output: any AudioOutput, soundFont: SoundFont, clock: any Clock<Duration> = ContinuousClock(),
                 progressInterval: Duration = defaultProgressInterval) {
         self.init(output: output, clock: clock, progressInterval: progressInterval, soundFont: { soundFont })
@@ -81,19 +84,19 @@ public actor PlaybackEngine {
         observers.publish(event)
     }
 
-    /// Seconds played of the current song (capped at its duration); 0 when nothing was played.
+    /// Seconds played of the song (capped at its duration); 0 before it started.
     public var positionSeconds: Double { source?.positionSeconds ?? 0 }
-    /// The current song's duration from its tempo map; 0 when nothing was played.
+    /// The song's duration from its tempo map; 0 before it started.
     public var durationSeconds: Double { source?.durationSeconds ?? 0 }
 
     // MARK: - Control
 
-    /// Starts `song`, replacing whatever plays. Returns once the output renders its first block;
+    /// Starts `song`, the session's one song. Returns once the output renders its first block;
     /// throws (and reports `.failed`) if the SoundFont or the output cannot become ready, or the
-    /// output fails before any audio (a device that cannot be opened).
-    public func play(_ song: MIDISong, title: String) async throws {
-        await endCurrentSong()
-        generation += 1
+    /// output fails before any audio (a device that cannot be opened). A session that has
+    /// started already refuses (the next song needs a session of its own).
+    public func start(_ song: MIDISong, title: String) async throws {
+        guard state == .idle else { throw PlaybackSessionError(operation: "start \(title)", state: state) }
         let myGeneration = generation
         source = nil
         state = .loading
@@ -129,8 +132,8 @@ public actor PlaybackEngine {
         }
     }
 
-    /// Pauses the current song; outputs hold their position (devices play silence).
-    public func pause() throws(PlaybackEngineError) {
+    /// Pauses the song; outputs hold their position (devices play silence).
+    public func pause() throws(PlaybackSessionError) {
         switch state {
         case .paused: return
         case .playing:
@@ -138,12 +141,12 @@ public actor PlaybackEngine {
             state = .paused
             emit(.paused(positionSeconds: positionSeconds))
         default:
-            throw PlaybackEngineError(operation: "pause", state: state)
+            throw PlaybackSessionError(operation: "pause", state: state)
         }
     }
 
-    /// Resumes a paused song where it paused; returns once the output renders again.
-    public func resume() async throws(PlaybackEngineError) {
+    /// Resumes the paused song where it paused; returns once the output renders again.
+    public func resume() async throws(PlaybackSessionError) {
         switch state {
         case .playing: return
         case .paused:
@@ -160,12 +163,12 @@ public actor PlaybackEngine {
             }
             await source.waitUntilStarted()
         default:
-            throw PlaybackEngineError(operation: "resume", state: state)
+            throw PlaybackSessionError(operation: "resume", state: state)
         }
     }
 
-    /// Stops the current song and returns once its output has closed (a WAV file is complete and
-    /// in place). Does nothing when nothing is playing.
+    /// Stops the song and returns once its output has closed (a WAV file is complete and in
+    /// place). Does nothing before the song started or after it ended.
     public func stop() async {
         guard state == .playing || state == .paused || state == .loading else { return }
         let position = positionSeconds
@@ -174,8 +177,8 @@ public actor PlaybackEngine {
         emit(.stopped(positionSeconds: position))
     }
 
-    /// Returns when the current song has ended (finished, stopped or failed), with the final state;
-    /// at once, with the current state, when no song has started.
+    /// Returns when the song has ended (finished, stopped or failed), with the final state; at
+    /// once, with the current state, before it started.
     public func waitUntilEnded() async -> PlaybackState {
         while let task = renderTask {
             await task.value
@@ -184,14 +187,13 @@ public actor PlaybackEngine {
         return state
     }
 
-    /// Sends the current song (if any) and later ones to `newOutput`: the song goes on from where
-    /// it is, paused or not. The new output must become ready first; until then the song stays
-    /// on the old one. Used when a speaker connects, or reconnects after a drop (pause, replace,
+    /// Sends the song to `newOutput`: it goes on from where it is, paused or not. The new output
+    /// must become ready first; until then the song stays on the old one. Used when a speaker connects, or reconnects after a drop (pause, replace,
     /// resume). Throws if the new output cannot become ready or fails before taking any audio.
     public func replaceOutput(with newOutput: any AudioOutput) async throws {
         let current = generation
         try await newOutput.waitUntilReady()
-        guard current == generation else { return } // A play or stop came first; it used the old output.
+        guard current == generation else { return } // A stop came first.
         output = newOutput
         guard let source, !source.hasEnded, let old = renderTask else { return }
         outputGeneration += 1
@@ -212,7 +214,7 @@ public actor PlaybackEngine {
 
     // MARK: - Internals
 
-    /// Stops the render and progress tasks of the current song and waits for the output to close.
+    /// Stops the song's render and progress tasks and waits for the output to close.
     private func endCurrentSong() async {
         generation += 1
         outputLost = false
@@ -255,7 +257,7 @@ public actor PlaybackEngine {
             return
         }
         ending.stop() // Whatever ended the output ends the song and frees the synthesiser.
-        guard ended == generation else { return } // Stopped or replaced by a new song: already reported.
+        guard ended == generation else { return } // Stopped: already reported.
         progressTask?.cancel()
         progressTask = nil
         switch result {

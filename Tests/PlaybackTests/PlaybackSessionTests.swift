@@ -7,10 +7,10 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// The engine's lifecycle as a user drives it, on a null or file output paced by a test clock:
+/// One song's session as a user drives it, on a null or file output paced by a test clock:
 /// time only moves when the test moves it.
-@Suite("Playback engine")
-struct PlaybackEngineTests {
+@Suite("Playback session")
+struct PlaybackSessionTests {
     /// A 10 s song: one long note, so there is always something to pause.
     private let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 9.5)], duration: 10)
 
@@ -26,12 +26,12 @@ struct PlaybackEngineTests {
     @Test("play, pause, resume and stop move position only while playing, and report each step")
     func pauseResumeStop() async throws {
         let clock = TestClock()
-        let engine = PlaybackEngine(output: NullOutput(pacing: .realTime(clock)),
+        let engine = PlaybackSession(output: NullOutput(pacing: .realTime(clock)),
                                     soundFont: try await Fixtures.soundFont(), clock: clock)
         let events = await engine.events()
         #expect(await engine.state == .idle)
 
-        try await engine.play(song, title: "Long note")
+        try await engine.start(song, title: "Long note")
         #expect(await engine.state == .playing)
         #expect(await engine.durationSeconds == 10)
 
@@ -78,12 +78,12 @@ struct PlaybackEngineTests {
     @Test("a song played to its end finishes, with progress reports on the way")
     func playsToTheEnd() async throws {
         let clock = TestClock()
-        let engine = PlaybackEngine(output: NullOutput(pacing: .realTime(clock)),
+        let engine = PlaybackSession(output: NullOutput(pacing: .realTime(clock)),
                                     soundFont: try await Fixtures.soundFont(), clock: clock)
         let events = await engine.events()
         let short = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 1)], duration: 1.5)
         var iterator = events.makeAsyncIterator()
-        try await engine.play(short, title: "Short")
+        try await engine.start(short, title: "Short")
         #expect(await iterator.next() == .started(title: "Short", durationSeconds: 1.5))
         var progress: [Double] = []
         for _ in 0..<2 {
@@ -112,11 +112,11 @@ struct PlaybackEngineTests {
     func playWaitsForSoundFont() async throws {
         let clock = TestClock()
         let (loaded, deliver) = AsyncStream.makeStream(of: SoundFont.self)
-        let engine = PlaybackEngine(output: NullOutput(pacing: .realTime(clock)), clock: clock) {
+        let engine = PlaybackSession(output: NullOutput(pacing: .realTime(clock)), clock: clock) {
             for await font in loaded { return font }
             throw CancellationError()
         }
-        let request = Task { try await engine.play(song, title: "Early request") }
+        let request = Task { try await engine.start(song, title: "Early request") }
         #expect(await eventually { await engine.state == .loading })
         #expect(await engine.positionSeconds == 0)
 
@@ -128,37 +128,45 @@ struct PlaybackEngineTests {
 
     @Test("pause and resume are refused when nothing plays, with a clear message")
     func refusesPauseWhenIdle() async throws {
-        let engine = PlaybackEngine(output: NullOutput(pacing: .offline), soundFont: try await Fixtures.soundFont())
-        let error = await #expect(throws: PlaybackEngineError.self) { try await engine.pause() }
+        let engine = PlaybackSession(output: NullOutput(pacing: .offline), soundFont: try await Fixtures.soundFont())
+        let error = await #expect(throws: PlaybackSessionError.self) { try await engine.pause() }
         #expect(error?.description == "cannot pause: playback is idle")
-        await #expect(throws: PlaybackEngineError.self) { try await engine.resume() }
+        await #expect(throws: PlaybackSessionError.self) { try await engine.resume() }
         await engine.stop()
         #expect(await engine.state == .idle)
     }
 
-    @Test("a new play replaces the current song and the SoundFont is reused")
-    func playReplacesCurrentSong() async throws {
+    @Test("a session plays one song: a second start is refused while the first plays on; the next song's session reuses the SoundFont")
+    func oneSongPerSession() async throws {
         let clock = TestClock()
-        let engine = PlaybackEngine(output: NullOutput(pacing: .realTime(clock)),
-                                    soundFont: try await Fixtures.soundFont(), clock: clock)
-        try await engine.play(song, title: "First")
+        let soundFont = try await Fixtures.soundFont()
+        let first = PlaybackSession(output: NullOutput(pacing: .realTime(clock)), soundFont: soundFont, clock: clock)
+        try await first.start(song, title: "First")
         await clock.advance(by: .seconds(1))
-        #expect(await eventually { await engine.positionSeconds >= 0.95 })
+        #expect(await eventually { await first.positionSeconds >= 0.95 })
         let second = Fixtures.song(program: Fixtures.piano, notes: [(64, 0, 1)], duration: 2)
-        try await engine.play(second, title: "Second")
-        #expect(await engine.title == "Second")
-        #expect(await engine.durationSeconds == 2)
-        #expect(await engine.positionSeconds < 0.1)
-        await engine.stop()
+        let refusal = await #expect(throws: PlaybackSessionError.self) { try await first.start(second, title: "Second") }
+        #expect(refusal?.description == "cannot start Second: playback is playing")
+        #expect(await first.title == "First")
+        #expect(await first.state == .playing)
+        #expect(await first.durationSeconds == 10)
+        await first.stop()
+
+        let next = PlaybackSession(output: NullOutput(pacing: .realTime(clock)), soundFont: soundFont, clock: clock)
+        try await next.start(second, title: "Second")
+        #expect(await next.title == "Second")
+        #expect(await next.durationSeconds == 2)
+        #expect(await next.positionSeconds < 0.1)
+        await next.stop()
     }
 
     @Test("a missing SoundFont fails the play request with a clear message")
     func missingSoundFontFailsPlay() async throws {
-        let engine = PlaybackEngine(output: NullOutput(pacing: .offline)) {
+        let engine = PlaybackSession(output: NullOutput(pacing: .offline)) {
             try await SoundFont.load(path: "/nonexistent/font.sf2")
         }
         await #expect(throws: SoundFontError.missing(path: "/nonexistent/font.sf2")) {
-            try await engine.play(song, title: "x")
+            try await engine.start(song, title: "x")
         }
         #expect(await engine.state == .failed(SoundFontError.missing(path: "/nonexistent/font.sf2").description))
     }
@@ -169,9 +177,9 @@ struct PlaybackEngineTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("recording.wav").path
-        let engine = PlaybackEngine(output: WAVFileOutput(path: path, pacing: .realTime(clock)),
+        let engine = PlaybackSession(output: WAVFileOutput(path: path, pacing: .realTime(clock)),
                                     soundFont: try await Fixtures.soundFont(), clock: clock)
-        try await engine.play(song, title: "Recording")
+        try await engine.start(song, title: "Recording")
         await clock.advance(by: .seconds(1))
         #expect(await eventually { await engine.positionSeconds >= 0.95 })
         await engine.stop()
@@ -189,9 +197,9 @@ struct PlaybackEngineTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("paused.wav").path
-        let engine = PlaybackEngine(output: WAVFileOutput(path: path, pacing: .realTime(clock)),
+        let engine = PlaybackSession(output: WAVFileOutput(path: path, pacing: .realTime(clock)),
                                     soundFont: try await Fixtures.soundFont(), clock: clock)
-        try await engine.play(song, title: "Paused recording")
+        try await engine.start(song, title: "Paused recording")
         await clock.advance(by: .seconds(1))
         #expect(await eventually { await engine.positionSeconds >= 0.95 })
         try await engine.pause()
@@ -212,9 +220,9 @@ struct PlaybackEngineTests {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("after-reconnect.wav").path
-        let engine = PlaybackEngine(output: NullOutput(pacing: .realTime(clock)),
+        let engine = PlaybackSession(output: NullOutput(pacing: .realTime(clock)),
                                     soundFont: try await Fixtures.soundFont(), clock: clock)
-        try await engine.play(song, title: "Reconnected")
+        try await engine.start(song, title: "Reconnected")
         await clock.advance(by: .seconds(1))
         #expect(await eventually { await engine.positionSeconds >= 0.95 })
         try await engine.pause()
@@ -241,9 +249,9 @@ struct PlaybackEngineTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let first = directory.appendingPathComponent("before.wav").path
         let second = directory.appendingPathComponent("after.wav").path
-        let engine = PlaybackEngine(output: WAVFileOutput(path: first, pacing: .realTime(clock)),
+        let engine = PlaybackSession(output: WAVFileOutput(path: first, pacing: .realTime(clock)),
                                     soundFont: try await Fixtures.soundFont(), clock: clock)
-        try await engine.play(song, title: "Long pause")
+        try await engine.start(song, title: "Long pause")
         await clock.advance(by: .seconds(1))
         #expect(await eventually { await engine.positionSeconds >= 0.95 })
         try await engine.pause()
@@ -283,9 +291,9 @@ struct PlaybackEngineTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let first = directory.appendingPathComponent("first.wav").path
         let second = directory.appendingPathComponent("second.wav").path
-        let engine = PlaybackEngine(output: WAVFileOutput(path: first, pacing: .realTime(clock)),
+        let engine = PlaybackSession(output: WAVFileOutput(path: first, pacing: .realTime(clock)),
                                     soundFont: try await Fixtures.soundFont(), clock: clock)
-        try await engine.play(song, title: "Moved")
+        try await engine.start(song, title: "Moved")
         await clock.advance(by: .seconds(1))
         #expect(await eventually { await engine.positionSeconds >= 0.95 })
         try await engine.replaceOutput(with: WAVFileOutput(path: second, pacing: .realTime(clock)))
@@ -303,18 +311,18 @@ struct PlaybackEngineTests {
 
     @Test("a song plays to its end through FluidSynth's ALSA driver (ALSA's null PCM), pulled by the device thread")
     func playsThroughALSADriver() async throws {
-        let engine = PlaybackEngine(output: DeviceOutput(.alsa(device: "null")), soundFont: try await Fixtures.soundFont())
+        let engine = PlaybackSession(output: DeviceOutput(.alsa(device: "null")), soundFont: try await Fixtures.soundFont())
         let short = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 0.2)], duration: 0.3)
-        try await engine.play(short, title: "Through ALSA")
+        try await engine.start(short, title: "Through ALSA")
         #expect(await engine.waitUntilEnded() == .finished)
         #expect(await engine.positionSeconds == 0.3)
     }
 
     @Test("an ALSA device that does not exist fails the song with a clear message")
     func missingALSADeviceFails() async throws {
-        let engine = PlaybackEngine(output: DeviceOutput(.alsa(device: "speakerd_no_such_device")),
+        let engine = PlaybackSession(output: DeviceOutput(.alsa(device: "speakerd_no_such_device")),
                                     soundFont: try await Fixtures.soundFont())
-        let error = await #expect(throws: AudioOutputError.self) { try await engine.play(song, title: "Nowhere") }
+        let error = await #expect(throws: AudioOutputError.self) { try await engine.start(song, title: "Nowhere") }
         guard case let .deviceUnavailable(output, _) = error else {
             Issue.record("expected deviceUnavailable, got \(String(describing: error))")
             return
