@@ -144,6 +144,18 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // logind's side of sleep: the sleep delay lock held while speaker operations run (so a
+        // suspend waits for a connect to finish), and PrepareForSleep as events (reconnect on
+        // resume). Over the DBus module; knows nothing of speakers beyond the operation queue.
+        .target(
+            name: "Logind",
+            dependencies: [
+                "AsyncSignals",
+                "DBus",
+                "Readiness",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The sound server's side over libpulse (CPulse, opened with dlopen): the sink and card
         // watcher behind sink-level readiness, and short requests (a sink's volume, a card's
         // profile). PulseAudio and PipeWire's pipewire-pulse both speak it.
@@ -187,6 +199,7 @@ let package = Package(
                 "BlueZ",
                 "Readiness",
                 "Systemd",
+                "Logind",
                 "MIDI",
                 "Playback",
                 "PulseAudio",

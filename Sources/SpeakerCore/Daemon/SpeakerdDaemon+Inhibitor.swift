@@ -1,3 +1,4 @@
+import Logind
 import DBus
 import Readiness
 /// A logind sleep delay lock while a speaker operation (connect, scan) is under way, so a

@@ -1,4 +1,5 @@
 import DBus
+import Logind
 /// logind's suspend and resume: the reconnect policy holds still while the machine sleeps and
 /// reconnects shortly after it wakes (`PrepareForSleep(false)`).
 extension SpeakerdDaemon {

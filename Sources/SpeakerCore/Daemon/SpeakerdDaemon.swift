@@ -3,6 +3,7 @@ import BlueZ
 import DBus
 import Glibc
 import Logging
+import Logind
 import Readiness
 import SpeakerdAPI
 import Systemd

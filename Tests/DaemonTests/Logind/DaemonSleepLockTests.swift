@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import SpeakerCore
+import Logind
 
 /// The daemon's connects and scans under logind's sleep delay lock.
 extension DaemonIntegrationTests {

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Glibc
 import SpeakerCore
+import Logind
 import TestSupport
 
 /// python-dbusmock's stock `logind` template on a test's private bus.

@@ -1,6 +1,7 @@
 import Logging
 @testable import Readiness
 @testable import SpeakerCore
+import Logind
 import Synchronization
 @testable import Systemd
 import TestSupport

@@ -1,5 +1,6 @@
 import Testing
 import SpeakerCore
+import Logind
 import TestSupport
 
 @Suite("logind client")

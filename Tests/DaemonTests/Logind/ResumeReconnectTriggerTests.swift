@@ -2,6 +2,7 @@ import AsyncSignals
 import Clocks
 import Testing
 import SpeakerCore
+import Logind
 
 @Suite("resume reconnect trigger")
 struct ResumeReconnectTriggerTests {

@@ -2,6 +2,7 @@ import DBus
 import Glibc
 @testable import Readiness
 import SpeakerCore
+import Logind
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
 @testable import Readiness
 import SpeakerCore
+import Logind
 import TestSupport
 import Testing
 
