@@ -212,6 +212,22 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
         ),
+        // composer-cli's logic, so its executable only parses and wires: the doctor (local probes,
+        // the sound stack, the running daemon's view), the scan picker, the start-up charts, the
+        // play waiter and progress line. It reads the daemon's configuration and state files to
+        // diagnose them, so it sees the daemon module; the daemon never sees it.
+        .target(
+            name: "ComposerCLIKit",
+            dependencies: [
+                "AsyncSignals",
+                "DBus",
+                "BlueZ",
+                "Playback",
+                "SpeakerdAPI",
+                "SpeakerCore",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         .executableTarget(
             name: "speakerd",
             dependencies: [
@@ -232,6 +248,7 @@ let package = Package(
                 "Playback",
                 "SpeakerdAPI",
                 "SpeakerCore",
+                "ComposerCLIKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             linkerSettings: staticSwiftRuntime
@@ -264,11 +281,11 @@ let package = Package(
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "Playback", "SpeakerCore", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "SpeakerdAPI", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "SpeakerdAPI", "SpeakerCore", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "SpeakerdAPI", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Logind", "Playback", "PulseAudio", "SpeakerdAPI", "SpeakerCore", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,6 @@
 import ArgumentParser
 import BlueZ
-import SpeakerCore
+import ComposerCLIKit
 import SpeakerdAPI
 
 /// Options every subcommand that talks to speakerd shares.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SpeakerCore
+import ComposerCLIKit
 import SpeakerdAPI
 
 /// composer-cli: talks to speakerd. The root only wires subcommands; each lives in its file.

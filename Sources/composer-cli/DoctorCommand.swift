@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ComposerCLIKit
 import SpeakerCore
 import SpeakerdAPI
 

@@ -1,5 +1,5 @@
 import ArgumentParser
-import SpeakerCore
+import ComposerCLIKit
 import SpeakerdAPI
 
 struct ForgetCommand: AsyncParsableCommand {

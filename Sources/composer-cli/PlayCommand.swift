@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import ComposerCLIKit
 import SpeakerCore
 import SpeakerdAPI
 import Synchronization

@@ -4,7 +4,7 @@ import Foundation
 import Glibc
 import MIDI
 import Playback
-import SpeakerCore
+import ComposerCLIKit
 import SpeakerdAPI
 
 /// `composer-cli render FILE -o OUT.wav`: offline rendering, no daemon involved.

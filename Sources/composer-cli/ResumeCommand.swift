@@ -1,5 +1,5 @@
 import ArgumentParser
-import SpeakerCore
+import ComposerCLIKit
 
 struct ResumeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,7 +2,7 @@ import ArgumentParser
 import AsyncSignals
 import Foundation
 import Glibc
-import SpeakerCore
+import ComposerCLIKit
 import SpeakerdAPI
 import Synchronization
 

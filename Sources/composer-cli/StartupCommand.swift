@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Glibc
-import SpeakerCore
+import ComposerCLIKit
 import SpeakerdAPI
 
 struct StartupCommand: AsyncParsableCommand {

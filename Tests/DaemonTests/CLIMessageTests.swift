@@ -1,4 +1,5 @@
 import DBus
+@testable import ComposerCLIKit
 @testable import SpeakerCore
 @testable import SpeakerdAPI
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+@testable import ComposerCLIKit
 @testable import SpeakerCore
 @testable import SpeakerdAPI
 import TestSupport

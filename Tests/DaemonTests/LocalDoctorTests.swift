@@ -1,6 +1,7 @@
 @testable import DBus
 import Foundation
 @testable import Playback
+@testable import ComposerCLIKit
 @testable import SpeakerCore
 import Testing
 

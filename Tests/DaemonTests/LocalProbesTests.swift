@@ -1,6 +1,7 @@
 @testable import DBus
 import Foundation
 import Testing
+@testable import ComposerCLIKit
 @testable import SpeakerCore
 
 /// The real-machine probes `composer-cli doctor` runs, on files and addresses made per test.

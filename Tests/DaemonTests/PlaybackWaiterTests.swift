@@ -1,5 +1,6 @@
 import AsyncSignals
 import Clocks
+@testable import ComposerCLIKit
 @testable import SpeakerCore
 @testable import SpeakerdAPI
 import TestSupport

@@ -1,3 +1,4 @@
+@testable import ComposerCLIKit
 @testable import SpeakerCore
 @testable import SpeakerdAPI
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+@testable import ComposerCLIKit
 @testable import SpeakerCore
 import Testing
 import TestSupport

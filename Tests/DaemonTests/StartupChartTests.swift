@@ -1,5 +1,6 @@
 import Foundation
 import FoundationXML
+@testable import ComposerCLIKit
 @testable import SpeakerCore
 @testable import SpeakerdAPI
 import Testing

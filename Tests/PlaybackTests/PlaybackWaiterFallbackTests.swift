@@ -1,5 +1,6 @@
 import AsyncSignals
 import Clocks
+import ComposerCLIKit
 import SpeakerCore
 @testable import SpeakerdAPI
 import Synchronization

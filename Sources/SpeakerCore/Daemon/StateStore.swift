@@ -157,6 +157,12 @@ public actor StateStore {
     /// Whether the known speakers in memory are not yet on disk (a write failed).
     public var hasUnsavedChanges: Bool { unsaved }
 
+    /// The speakers a state file's text lists, as `load` would read them (for `composer-cli
+    /// doctor`, which looks at the file without being the daemon); throws what is wrong with it.
+    public static func knownSpeakers(inStateFile text: String) throws(StateFileProblem) -> [KnownSpeaker] {
+        try decode(text).speakers
+    }
+
     static func decode(_ text: String) throws(StateFileProblem) -> StateFile {
         struct VersionOnly: Decodable { var version: Int }
         let data = Data(text.utf8)
@@ -242,11 +248,11 @@ public actor StateStore {
 }
 
 /// Why a state file was not used.
-enum StateFileProblem: Error, CustomStringConvertible {
+public enum StateFileProblem: Error, CustomStringConvertible {
     case unreadable(String)
     case newerVersion(Int)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .unreadable(let detail): detail
         case .newerVersion(let version):

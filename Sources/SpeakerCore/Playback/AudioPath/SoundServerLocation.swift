@@ -57,7 +57,7 @@ public struct SoundServerLocation: Sendable, Equatable {
         for candidate in candidates(environment: environment) {
             guard candidate.server.hasPrefix("unix:") else { return .reachable(candidate) }
             let path = String(candidate.server.dropFirst(5))
-            if let problem = LocalProbes.connectUnix(name: path, abstract: false) {
+            if let problem = UnixSocketProbe.connect(name: path, abstract: false) {
                 problems.append("\(path) (\(problem.lowercased()))")
             } else {
                 return .reachable(candidate)

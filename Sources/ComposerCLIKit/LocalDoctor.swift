@@ -1,6 +1,7 @@
 import Glibc
 import Playback
 import SpeakerdAPI
+import SpeakerCore
 
 /// The checks `composer-cli doctor` can make on this machine without the daemon.
 ///
@@ -98,10 +99,10 @@ public struct LocalDoctor: Sendable {
             guard let text = try probes.readFile(path) else {
                 return .init(name: "state", outcome: .ok, detail: "no \(path) yet (first run)")
             }
-            let file = try StateStore.decode(text)
-            let names = file.speakers.prefix(3).map(\.name).joined(separator: ", ")
+            let speakers = try StateStore.knownSpeakers(inStateFile: text)
+            let names = speakers.prefix(3).map(\.name).joined(separator: ", ")
             return .init(name: "state", outcome: .ok,
-                         detail: "\(file.speakers.count) known speaker(s)" + (names.isEmpty ? "" : ": \(names)"))
+                         detail: "\(speakers.count) known speaker(s)" + (names.isEmpty ? "" : ": \(names)"))
         } catch {
             return .init(name: "state", outcome: .warning,
                          detail: "\(path) is unusable (\(error)); speakerd will set it aside and start fresh")

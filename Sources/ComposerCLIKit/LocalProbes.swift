@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Glibc
+import SpeakerCore
 
 /// The real-machine probes behind `LocalDoctor`.
 public enum LocalProbes {
@@ -88,7 +89,7 @@ public enum LocalProbes {
             for pair in entry.dropFirst(5).split(separator: ",") {
                 let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
                 guard parts.count == 2, parts[0] == "path" || parts[0] == "abstract" else { continue }
-                return connectUnix(name: unescape(parts[1]) ?? parts[1], abstract: parts[0] == "abstract")
+                return UnixSocketProbe.connect(name: unescape(parts[1]) ?? parts[1], abstract: parts[0] == "abstract")
             }
         }
         return "no unix:path= or unix:abstract= transport in the address"
@@ -111,23 +112,5 @@ public enum LocalProbes {
         let entry = UInt32(user).map { getpwuid($0) } ?? getpwnam(user)
         guard let entry, let home = entry.pointee.pw_dir else { return nil }
         return String(cString: home)
-    }
-
-    static func connectUnix(name: String, abstract: Bool) -> String? {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return String(cString: strerror(errno)) }
-        defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(name.utf8), offset = abstract ? 1 : 0
-        guard bytes.count + offset < MemoryLayout.size(ofValue: address.sun_path) else { return "socket name too long" }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in bytes.enumerated() { raw[offset + index] = byte }
-        }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + offset + bytes.count)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) }
-        }
-        return result == 0 ? nil : String(cString: strerror(errno))
     }
 }

@@ -1,4 +1,5 @@
 import SpeakerdAPI
+import SpeakerCore
 /// The sound stack as the running speakerd sees it, beside the doctor's own checks.
 ///
 /// `composer-cli doctor` looks for the sound server from the caller's shell: its PULSE_SERVER,
