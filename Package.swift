@@ -178,6 +178,22 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // Where a speaker's sound goes: the audio path to one speaker under `audio_output` (BlueALSA's
+        // PCMs on the system bus, the speaker's sink on a sound server, ALSA, a file) as a stream of
+        // states, BlueALSA's output, and the speaker's volume on that device. Knows nothing of the
+        // daemon: the daemon turns a problem into its readiness reason.
+        .target(
+            name: "AudioPath",
+            dependencies: [
+                "AsyncSignals",
+                "DBus",
+                "BlueZ",
+                "Playback",
+                "PulseAudio",
+                "SpeakerdAPI",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         // speakerd's D-Bus API, both sides of it: the `SpeakerdControl` protocol, the wire records
         // and reports (the stable `--json` keys), the client composer-cli uses and the exported
         // object the daemon serves, with its request limits.
@@ -203,6 +219,7 @@ let package = Package(
                 "MIDI",
                 "Playback",
                 "PulseAudio",
+                "AudioPath",
                 "SpeakerdAPI",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -223,6 +240,7 @@ let package = Package(
                 "DBus",
                 "BlueZ",
                 "Playback",
+                "AudioPath",
                 "SpeakerdAPI",
                 "SpeakerCore",
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -281,11 +299,11 @@ let package = Package(
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "Playback", "SpeakerCore", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "SpeakerdAPI", "SpeakerCore", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "AudioPath", "SpeakerdAPI", "SpeakerCore", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Logind", "Playback", "PulseAudio", "SpeakerdAPI", "SpeakerCore", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Logind", "Playback", "PulseAudio", "AudioPath", "SpeakerdAPI", "SpeakerCore", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
     ],
     swiftLanguageModes: [.v6]

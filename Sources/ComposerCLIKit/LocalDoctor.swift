@@ -1,6 +1,7 @@
 import Glibc
 import Playback
 import SpeakerdAPI
+import AudioPath
 import SpeakerCore
 
 /// The checks `composer-cli doctor` can make on this machine without the daemon.

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Glibc
-import SpeakerCore
+import AudioPath
 
 /// The real-machine probes behind `LocalDoctor`.
 public enum LocalProbes {

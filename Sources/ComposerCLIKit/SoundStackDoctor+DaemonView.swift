@@ -1,4 +1,5 @@
 import SpeakerdAPI
+import AudioPath
 import SpeakerCore
 /// The sound stack as the running speakerd sees it, beside the doctor's own checks.
 ///

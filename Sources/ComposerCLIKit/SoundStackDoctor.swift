@@ -1,5 +1,6 @@
 import BlueZ
 import DBus
+import AudioPath
 import SpeakerCore
 /// `composer-cli doctor`'s checks of the sound stack: whether a song could reach a speaker on this
 /// box, and if not which part is missing — the sound server, BlueALSA, a Bluetooth audio

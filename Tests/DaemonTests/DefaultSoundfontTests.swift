@@ -1,3 +1,4 @@
+@testable import AudioPath
 import Foundation
 @testable import Playback
 @testable import SpeakerCore

@@ -1,3 +1,4 @@
+@testable import AudioPath
 @testable import SpeakerCore
 @testable import SpeakerdAPI
 import DBus

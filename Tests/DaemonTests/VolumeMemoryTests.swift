@@ -1,5 +1,6 @@
 import DBus
 import AsyncSignals
+@testable import AudioPath
 @testable import BlueZ
 @testable import DBus
 import Foundation

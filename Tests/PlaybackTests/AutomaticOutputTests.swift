@@ -1,3 +1,4 @@
+@testable import AudioPath
 @testable import BlueZ
 import Foundation
 @testable import SpeakerCore

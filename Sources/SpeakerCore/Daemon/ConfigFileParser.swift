@@ -1,4 +1,5 @@
 import AsyncSignals
+import AudioPath
 import SpeakerdAPI
 /// Reads speakerd's config file: one `key = value` per line.
 ///

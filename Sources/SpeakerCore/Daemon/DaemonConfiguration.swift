@@ -1,4 +1,5 @@
 import AsyncSignals
+import AudioPath
 import SpeakerdAPI
 /// Everything speakerd is told by its operator: the config file, then environment, then flags;
 /// plus how it was started (by bus activation or not).

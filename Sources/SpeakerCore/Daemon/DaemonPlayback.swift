@@ -1,3 +1,4 @@
+import AudioPath
 import DBus
 import ServiceLifecycle
 import SpeakerdAPI

@@ -193,7 +193,7 @@ extension SpeakerdDaemon: SpeakerdControl {
     /// directory made writable, a sound server started. Looked at again before a `play`.
     func lookAgainBeforePlaying() async {
         if case .failed = inputs.soundfont { try? await loadSoundfont() }
-        if case .notReady(let reason) = inputs.audioPath, !reason.waitingCanSucceed {
+        if case .notReady(let problem) = inputs.audioPath, !NotReadyReason(problem).waitingCanSucceed {
             await followAudioPath(to: inputs.link.target, waitForFirst: true)
         }
     }

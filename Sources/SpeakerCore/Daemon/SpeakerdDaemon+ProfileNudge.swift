@@ -12,7 +12,7 @@ extension SpeakerdDaemon {
     /// since the world may change during the grace period.
     private var targetToAsk: LinkSnapshot.Target? {
         guard let target = inputs.link.target, inputs.link.connected,
-              case .notReady(let reason) = inputs.audioPath, reason.code == .noAudioDevice,
+              case .notReady(.noAudioDevice) = inputs.audioPath,
               profileAskedOnLink != linkUps, bluez != nil else { return nil }
         return target
     }

@@ -268,7 +268,7 @@ extension SpeakerdDaemon {
         if audioPathTarget?.address != inputs.link.target?.address || audioPathFollower == nil {
             await followAudioPath(to: inputs.link.target, waitForFirst: true)
         }
-        if case .notReady(let reason) = inputs.audioPath, !reason.waitingCanSucceed {
+        if case .notReady(let problem) = inputs.audioPath, case let reason = NotReadyReason(problem), !reason.waitingCanSucceed {
             throw DaemonOperationError.notReady(reason)
         }
     }

@@ -1,3 +1,4 @@
+import AudioPath
 import SpeakerdAPI
 /// The speaker's hardware volume: `composer-cli volume`, and the volume each speaker gets back
 /// when its audio device appears.

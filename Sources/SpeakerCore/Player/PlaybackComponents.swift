@@ -1,3 +1,4 @@
+import AudioPath
 import BlueZ
 import MIDI
 import Playback

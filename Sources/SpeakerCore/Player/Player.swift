@@ -1,4 +1,5 @@
 import AsyncSignals
+import AudioPath
 import BlueZ
 import DBus
 import DequeModule

@@ -1,3 +1,4 @@
+import AudioPath
 /// Why playback is not ready, as one value.
 ///
 /// The same value is shown everywhere a person may look: `composer-cli status` (and `--json`,
@@ -84,6 +85,15 @@ public struct NotReadyReason: Equatable, Sendable, CustomStringConvertible {
     public static let blueALSANotRunning = NotReadyReason(
         .blueALSANotRunning, "BlueALSA is not running (org.bluealsa is not on the bus; is bluealsa.service running?)",
         waitingCanSucceed: false)
+
+    /// The reason an audio path problem is, as the daemon tells it.
+    public init(_ problem: AudioPathProblem) {
+        switch problem {
+        case let .noAudioDevice(name, detail): self = .noAudioDevice(name, detail)
+        case let .soundServerUnreachable(detail): self = .soundServerUnreachable(detail)
+        case let .outputUnusable(detail): self = .outputUnusable(detail)
+        }
+    }
 
     public static func noAudioDevice(_ name: String, _ detail: String) -> NotReadyReason {
         NotReadyReason(.noAudioDevice, "waiting for \(name)'s audio device (\(detail))", waitingCanSucceed: true)

@@ -1,3 +1,4 @@
+import AudioPath
 import Readiness
 /// Everything playback readiness depends on, each part kept current by the one owner that
 /// observes it: the bus step, BlueZ's adapter (the compatibility gate), the speaker link
@@ -38,13 +39,8 @@ public struct ReadinessInputs: Equatable, Sendable {
         case user
     }
 
-    public enum AudioPath: Equatable, Sendable {
-        /// Not looked at yet.
-        case unknown
-        /// Audio can go to the speaker; the text says through what ("BlueALSA PCM …", "file …").
-        case ready(String)
-        case notReady(NotReadyReason)
-    }
+    /// The audio path to the target, as its follower (`AudioPathMonitor`) last saw it.
+    public typealias AudioPath = AudioPathState
 
     public var bus = false
     public var bluetooth = Bluetooth.unknown
@@ -129,7 +125,7 @@ public struct ReadinessInputs: Equatable, Sendable {
     private var audioPathReason: NotReadyReason? {
         switch audioPath {
         case .ready: nil
-        case .notReady(let reason): reason
+        case .notReady(let problem): NotReadyReason(problem)
         case .unknown: link.target.map { .noAudioDevice($0.name, "not checked yet") }
         }
     }

@@ -6,11 +6,13 @@ import Synchronization
 /// The route is built before start-up connects the bus and is first asked for PCMs after it did,
 /// so the player passes the connection along with each speaker it follows; this source keeps
 /// the latest one it was given (its own state, not a view into the daemon's).
-final class BusPCMSource: BlueALSAPCMSource {
+public final class BusPCMSource: BlueALSAPCMSource {
     private let connection = Mutex<DBusConnection?>(nil)
 
+    public init() {}
+
     /// Asks BlueALSA over `bus` from now on (nil: no bus yet, or it was lost).
-    func use(_ bus: DBusConnection?) {
+    public func use(_ bus: DBusConnection?) {
         connection.withLock { $0 = bus }
     }
 
@@ -18,17 +20,17 @@ final class BusPCMSource: BlueALSAPCMSource {
         connection.withLock { $0 }.map { BlueALSADBusPCMSource(connection: $0) }
     }
 
-    func pcmSets() -> AsyncThrowingStream<[BlueALSAPCM], any Error> {
+    public func pcmSets() -> AsyncThrowingStream<[BlueALSAPCM], any Error> {
         guard let source = current else { return AsyncThrowingStream { $0.finish(throwing: Self.noBus) } }
         return source.pcmSets()
     }
 
-    func serviceStates() -> AsyncThrowingStream<[BlueALSAPCM]?, any Error> {
+    public func serviceStates() -> AsyncThrowingStream<[BlueALSAPCM]?, any Error> {
         guard let source = current else { return AsyncThrowingStream { $0.finish(throwing: Self.noBus) } }
         return source.serviceStates()
     }
 
-    func volume(ofPCM path: String) -> (any SpeakerVolume)? {
+    public func volume(ofPCM path: String) -> (any SpeakerVolume)? {
         current?.volume(ofPCM: path)
     }
 

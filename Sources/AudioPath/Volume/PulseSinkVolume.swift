@@ -8,17 +8,22 @@ import SpeakerdAPI
 /// Each read or write is one short connection: a volume change is rare, and a connection kept
 /// open for it would be one more thing to keep alive across sound-server restarts, which the
 /// sink watcher already does for readiness.
-struct PulseSinkVolume: SpeakerVolume {
+public struct PulseSinkVolume: SpeakerVolume {
     /// The sink's name, as the sink watcher found it by its properties (never guessed).
-    let sink: String
+    public let sink: String
     /// A PulseAudio server string; nil lets libpulse find the server as every client does.
-    let server: String?
+    public let server: String?
 
-    var deviceDescription: String { "PulseAudio sink \(sink)" }
+    public init(sink: String, server: String?) {
+        self.sink = sink
+        self.server = server
+    }
 
-    func percent() async throws(SpeakerVolumeError) -> Int { try await run(setting: nil) }
+    public var deviceDescription: String { "PulseAudio sink \(sink)" }
 
-    func setPercent(_ percent: Int) async throws(SpeakerVolumeError) -> Int { try await run(setting: percent) }
+    public func percent() async throws(SpeakerVolumeError) -> Int { try await run(setting: nil) }
+
+    public func setPercent(_ percent: Int) async throws(SpeakerVolumeError) -> Int { try await run(setting: percent) }
 
     private func run(setting target: Int?) async throws(SpeakerVolumeError) -> Int {
         switch await PulseRequests.sinkVolume(server: server, sink: sink, setting: target) {

@@ -7,7 +7,7 @@ import SystemPackage
 /// The audio path to one speaker under the configured output, as a stream of states.
 ///
 /// Each backend has its own idea of "ready", and each not-ready state is a reason a person can
-/// act on, carried as data (``NotReadyReason``) rather than a log line:
+/// act on, carried as data (``AudioPathProblem``) rather than a log line:
 /// - BlueALSA (`auto`): its A2DP playback PCM for *that* speaker exists on `org.bluealsa`;
 ///   "BlueALSA is not running" and "no PCM for it yet" are told apart.
 /// - PulseAudio/PipeWire: the server has an A2DP sink whose properties name *that* speaker
@@ -55,7 +55,7 @@ public struct AudioPathMonitor: Sendable {
     }
 
     /// The path to `speaker` (nil: none chosen yet), current state first.
-    public func states(to speaker: (address: BluetoothAddress, name: String)?) -> AsyncStream<ReadinessInputs.AudioPath> {
+    public func states(to speaker: (address: BluetoothAddress, name: String)?) -> AsyncStream<AudioPathState> {
         switch setting {
         case .automatic:
             guard let speaker else { return Self.just(.unknown) }
@@ -107,7 +107,7 @@ public struct AudioPathMonitor: Sendable {
     /// stopping) changes it without a restart; each choice is kept in `automaticChoice` with its
     /// reason, for the song's output and for `status`.
     func followAutomatic(_ speaker: (address: BluetoothAddress, name: String),
-                         environment: [String: String]) -> AsyncStream<ReadinessInputs.AudioPath> {
+                         environment: [String: String]) -> AsyncStream<AudioPathState> {
         let (blueALSA, slot, sink, pcm, location, soundServer) = (self.blueALSA, automaticChoice, speakerSink, speakerPCM, soundServers, self.soundServer)
         let switches = cardSwitches
         return AsyncStream { continuation in
@@ -160,14 +160,14 @@ public struct AudioPathMonitor: Sendable {
     }
 
     /// The path through BlueALSA, given its PCMs: ready once the speaker's A2DP playback PCM exists.
-    static func blueALSAState(_ set: [BlueALSAPCM], _ speaker: (address: BluetoothAddress, name: String)) -> ReadinessInputs.AudioPath {
+    static func blueALSAState(_ set: [BlueALSAPCM], _ speaker: (address: BluetoothAddress, name: String)) -> AudioPathState {
         if let pcm = set.first(where: { $0.isA2DPPlayback && $0.address == speaker.address }) {
             return .ready("BlueALSA PCM \(pcm.path)")
         }
         return .notReady(.noAudioDevice(speaker.name, "BlueALSA has no A2DP playback PCM for it yet"))
     }
 
-    static func just(_ state: ReadinessInputs.AudioPath) -> AsyncStream<ReadinessInputs.AudioPath> {
+    static func just(_ state: AudioPathState) -> AsyncStream<AudioPathState> {
         AsyncStream { continuation in
             continuation.yield(state)
             continuation.finish()
@@ -188,18 +188,18 @@ public struct AudioPathMonitor: Sendable {
                        sink: SpeakerSink, location: SoundServerLocation = SoundServerLocation(),
                        switches: HeadsetCardSwitches = HeadsetCardSwitches(),
                        switchCard: @escaping @Sendable (UInt32, String) async -> String? = { _, _ in "no sound server to ask" })
-        -> AsyncStream<ReadinessInputs.AudioPath> {
+        -> AsyncStream<AudioPathState> {
         let (address, name) = speaker
         return AsyncStream { continuation in
             let task = Task {
-                var last: ReadinessInputs.AudioPath?
+                var last: AudioPathState?
                 /// Each card switched (by index): what the switch answered (nil: done).
                 var switched: [UInt32: String?] = [:]
                 switches.forgetAll()
                 for await state in states {
                     // A follower replaced by a newer one (the target changed) leaves the sink alone.
                     guard !Task.isCancelled else { break }
-                    let path: ReadinessInputs.AudioPath
+                    let path: AudioPathState
                     switch state {
                     case .unreachable(let problem):
                         sink.name = nil
@@ -243,14 +243,14 @@ public struct AudioPathMonitor: Sendable {
     /// Why a sound server libpulse could not reach is unreachable: where the socket was looked
     /// for when that explains it, else libpulse's own words.
     static func unreachable(_ problem: String, location: SoundServerLocation = SoundServerLocation(),
-                            environment: [String: String]) -> ReadinessInputs.AudioPath {
+                            environment: [String: String]) -> AudioPathState {
         if case .notReady(let reason) = soundServerState(location, environment: environment) { return .notReady(reason) }
         return .notReady(.soundServerUnreachable(
             "the sound server did not answer (\(problem.lowercased())): is PulseAudio or PipeWire running, and may speakerd reach it?"))
     }
 
     /// A WAV file can be written where its directory is writable.
-    static func fileState(_ path: String) -> ReadinessInputs.AudioPath {
+    static func fileState(_ path: String) -> AudioPathState {
         let directory = FilePath(path).removingLastComponent().string
         let checked = directory.isEmpty ? "." : directory
         guard access(checked, W_OK) == 0 else {
@@ -263,7 +263,7 @@ public struct AudioPathMonitor: Sendable {
     /// Whether a sound server answers where speakerd looks (``SoundServerLocation``). Only a
     /// unix socket can be checked here; a TCP server is taken as reachable (the song's stream
     /// says otherwise if not).
-    static func soundServerState(_ location: SoundServerLocation, environment: [String: String]) -> ReadinessInputs.AudioPath {
+    static func soundServerState(_ location: SoundServerLocation, environment: [String: String]) -> AudioPathState {
         switch location.find(environment: environment) {
         case .reachable(let candidate):
             return .ready("PulseAudio server at \(candidate.server.hasPrefix("unix:") ? String(candidate.server.dropFirst(5)) : candidate.server)")
@@ -318,8 +318,8 @@ public final class SpeakerSink: Sendable {
 }
 
 /// The process environment as a dictionary (Glibc's `environ`).
-enum ProcessEnvironment {
-    static var current: [String: String] {
+public enum ProcessEnvironment {
+    public static var current: [String: String] {
         var result: [String: String] = [:]
         var pointer = environ
         while let entry = pointer.pointee {

@@ -1,0 +1,22 @@
+/// Whether audio can reach the speaker now, as the audio path's follower sees it.
+///
+/// The daemon turns a problem into its readiness reason (`NotReadyReason`), which adds the
+/// stable code and whether waiting can succeed; here it is only what was seen.
+public enum AudioPathState: Equatable, Sendable {
+    /// Not looked at yet.
+    case unknown
+    /// Audio can go to the speaker; the text says through what ("BlueALSA PCM …", "file …").
+    case ready(String)
+    case notReady(AudioPathProblem)
+}
+
+/// Why audio cannot reach the speaker.
+public enum AudioPathProblem: Equatable, Sendable {
+    /// The speaker (named) has no audio device yet on the chosen stack; `detail` says what is
+    /// missing ("BlueALSA has no A2DP playback PCM for it yet"). Usually comes with the link.
+    case noAudioDevice(String, String)
+    /// The sound server cannot be reached; the sentence says where speakerd looked.
+    case soundServerUnreachable(String)
+    /// The configured output cannot be used (a WAV file's directory is not writable).
+    case outputUnusable(String)
+}
