@@ -194,6 +194,27 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // speakerd's player: one actor owning the queue and the play/pause/stop state machine behind
+        // the daemon's playback port (`DaemonPlayback`), each song a `PlaybackSession` with the
+        // output the audio path picks for the speaker, readiness-gated, its snapshots the one
+        // playback status type. The daemon tells it the speaker, the bus and the readiness reason.
+        .target(
+            name: "PlaybackService",
+            dependencies: [
+                "AsyncSignals",
+                "DBus",
+                "BlueZ",
+                "MIDI",
+                "Readiness",
+                "Playback",
+                "AudioPath",
+                "SpeakerdAPI",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Collections", package: "swift-collections"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         // speakerd's D-Bus API, both sides of it: the `SpeakerdControl` protocol, the wire records
         // and reports (the stable `--json` keys), the client composer-cli uses and the exported
         // object the daemon serves, with its request limits.
@@ -220,6 +241,7 @@ let package = Package(
                 "Playback",
                 "PulseAudio",
                 "AudioPath",
+                "PlaybackService",
                 "SpeakerdAPI",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -299,11 +321,11 @@ let package = Package(
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "Playback", "SpeakerCore", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "AudioPath", "SpeakerdAPI", "SpeakerCore", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "AudioPath", "PlaybackService", "SpeakerdAPI", "SpeakerCore", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Logind", "Playback", "PulseAudio", "AudioPath", "SpeakerdAPI", "SpeakerCore", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Logind", "Playback", "PulseAudio", "AudioPath", "PlaybackService", "SpeakerdAPI", "SpeakerCore", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
     ],
     swiftLanguageModes: [.v6]

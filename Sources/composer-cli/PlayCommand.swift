@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import Glibc
 import ComposerCLIKit
-import SpeakerCore
+import Glibc
+import Playback
 import SpeakerdAPI
 import Synchronization
 import SystemPackage

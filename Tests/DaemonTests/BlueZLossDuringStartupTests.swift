@@ -3,6 +3,7 @@ import AsyncSignals
 @testable import BlueZ
 @testable import DBus
 import Logging
+@testable import PlaybackService
 @testable import SpeakerCore
 import TestSupport
 import Testing
@@ -12,7 +13,7 @@ import Testing
 private struct HeldAudioPath: StandInPlayback {
     let held: HeldGate
 
-    func audioPath(to speaker: LinkSnapshot.Target?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
+    func audioPath(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
         AsyncStream { continuation in
             let held = held
             Task {

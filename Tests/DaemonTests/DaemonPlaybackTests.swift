@@ -1,5 +1,6 @@
 import Foundation
 @testable import ComposerCLIKit
+@testable import PlaybackService
 @testable import SpeakerCore
 @testable import SpeakerdAPI
 import SystemPackage

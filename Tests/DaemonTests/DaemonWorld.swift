@@ -4,6 +4,7 @@ import Clocks
 @testable import DBus
 import Foundation
 import Logging
+@testable import PlaybackService
 @testable import SpeakerCore
 @testable import SpeakerdAPI
 import Synchronization

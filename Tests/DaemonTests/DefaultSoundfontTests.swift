@@ -1,6 +1,7 @@
 @testable import AudioPath
 import Foundation
 @testable import Playback
+@testable import PlaybackService
 @testable import SpeakerCore
 import Testing
 

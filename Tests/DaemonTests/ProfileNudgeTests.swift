@@ -4,6 +4,7 @@ import AsyncSignals
 import Clocks
 import Foundation
 import Logging
+@testable import PlaybackService
 @testable import SpeakerCore
 import Synchronization
 import TestSupport
@@ -18,7 +19,7 @@ struct ProfileNudgeTests {
         private let outputs = Mutex<[AsyncStream<ReadinessInputs.AudioPath>.Continuation]>([])
         private let current = Mutex<ReadinessInputs.AudioPath>(.notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
 
-        func audioPath(to speaker: LinkSnapshot.Target?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
+        func audioPath(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
             let (stream, continuation) = AsyncStream.makeStream(of: ReadinessInputs.AudioPath.self)
             outputs.withLock { $0.append(continuation) }
             continuation.yield(current.withLock { $0 })

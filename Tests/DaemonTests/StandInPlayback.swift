@@ -2,6 +2,7 @@
 @testable import SpeakerCore
 @testable import SpeakerdAPI
 import DBus
+@testable import PlaybackService
 import ServiceLifecycle
 import SystemPackage
 
@@ -12,7 +13,7 @@ protocol StandInPlayback: DaemonPlayback {}
 
 extension StandInPlayback {
     func preloadSoundfont(_ path: String) async throws {}
-    func audioPath(to speaker: LinkSnapshot.Target?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
+    func audioPath(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
         AsyncStream { $0.yield(.ready("the stand-in output")); $0.finish() }
     }
     func readinessChanged(_ waiting: PlaybackWait?) async {}
@@ -27,7 +28,7 @@ extension StandInPlayback {
     /// A stand-in that never changes by itself has nothing to report.
     func changes() async -> AsyncStream<PlaybackSnapshot> { AsyncStream { $0.finish() } }
     /// A stand-in that does not say which device it plays to has no volume to offer.
-    func speakerVolume(for speaker: LinkSnapshot.Target) throws(SpeakerVolumeError) -> any SpeakerVolume {
+    func speakerVolume(for speaker: TargetSpeaker) throws(SpeakerVolumeError) -> any SpeakerVolume {
         throw .notAvailable(output: "this playback engine")
     }
     var lifecycleService: (any Service)? { nil }

@@ -5,6 +5,7 @@ import AsyncSignals
 @testable import DBus
 import Foundation
 import Logging
+@testable import PlaybackService
 @testable import SpeakerCore
 @testable import SpeakerdAPI
 import Synchronization
@@ -37,8 +38,8 @@ struct VolumeMemoryTests {
         let path = ProfileNudgeTests.SteerablePlayback()
         let device = FakeDevice()
 
-        func audioPath(to speaker: LinkSnapshot.Target?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> { path.audioPath(to: speaker, over: bus) }
-        func speakerVolume(for speaker: LinkSnapshot.Target) throws(SpeakerVolumeError) -> any SpeakerVolume { device }
+        func audioPath(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> { path.audioPath(to: speaker, over: bus) }
+        func speakerVolume(for speaker: TargetSpeaker) throws(SpeakerVolumeError) -> any SpeakerVolume { device }
         func deviceAppears() { path.set(.ready("the test's sink")) }
         func deviceGoes() { path.set(.notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet"))) }
     }

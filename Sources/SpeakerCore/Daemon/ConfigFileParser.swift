@@ -1,5 +1,6 @@
 import AsyncSignals
 import AudioPath
+import PlaybackService
 import SpeakerdAPI
 /// Reads speakerd's config file: one `key = value` per line.
 ///

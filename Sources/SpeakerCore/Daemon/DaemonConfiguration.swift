@@ -1,5 +1,6 @@
 import AsyncSignals
 import AudioPath
+import PlaybackService
 import SpeakerdAPI
 /// Everything speakerd is told by its operator: the config file, then environment, then flags;
 /// plus how it was started (by bus activation or not).

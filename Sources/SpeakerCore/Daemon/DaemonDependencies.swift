@@ -7,6 +7,7 @@ import SpeakerdAPI
 import Foundation
 #endif
 import Logging
+import PlaybackService
 
 /// Everything the coordinator reaches outside itself, injected so tests can swap each part:
 /// an in-process fake BlueZ, a test clock, no bus at all, a fake playback engine.

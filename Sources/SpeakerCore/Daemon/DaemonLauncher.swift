@@ -1,5 +1,6 @@
 import Glibc
 import Logging
+import PlaybackService
 import ServiceLifecycle
 import Systemd
 import UnixSignals

@@ -1,3 +1,4 @@
+import PlaybackService
 import Readiness
 
 /// What a playback side needs from the daemon that builds it: the daemon's readiness gate (songs

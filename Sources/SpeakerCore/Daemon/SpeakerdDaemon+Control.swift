@@ -5,6 +5,7 @@ import SpeakerdAPI
 #else
 import Foundation
 #endif
+import PlaybackService
 
 /// speakerd's API: what `composer-cli` asks, answered from the coordinator's state.
 extension SpeakerdDaemon: SpeakerdControl {

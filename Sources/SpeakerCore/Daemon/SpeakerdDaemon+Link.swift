@@ -3,6 +3,7 @@ import AsyncSignals
 import FoundationEssentials
 #else
 import Foundation
+import PlaybackService
 #endif
 
 /// Following the speaker link and the audio path to it, and remembering connected speakers.
@@ -42,7 +43,7 @@ extension SpeakerdDaemon {
         audioPathGeneration += 1
         guard let playback, !isWindingDown else { return }
         let generation = audioPathGeneration
-        let states = await playback.audioPath(to: target, over: connection)
+        let states = await playback.audioPath(to: target?.speaker, over: connection)
         let first = OneShotSignal<Void, Never>()
         audioPathFollower = Task { [weak self] in
             for await state in states {

@@ -1,3 +1,4 @@
+import PlaybackService
 import SpeakerdAPI
 /// Following playback: when a song ends by itself (or the queue starts the next one) the status
 /// line and the PlaybackChanged signal say so, instead of "Playing X" lingering after the end.

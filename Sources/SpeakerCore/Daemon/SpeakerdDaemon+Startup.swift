@@ -3,6 +3,7 @@ import BlueZ
 import DBus
 import Glibc
 import Playback
+import PlaybackService
 import Readiness
 import SpeakerdAPI
 

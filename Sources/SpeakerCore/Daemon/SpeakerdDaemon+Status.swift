@@ -1,3 +1,4 @@
+import PlaybackService
 import SpeakerdAPI
 import Systemd
 /// Publishing: the phase (computed), `STATUS=` for systemd, and the API's properties and signals.

@@ -1,4 +1,5 @@
 import AudioPath
+import PlaybackService
 import SpeakerdAPI
 /// The speaker's hardware volume: `composer-cli volume`, and the volume each speaker gets back
 /// when its audio device appears.
@@ -38,7 +39,7 @@ extension SpeakerdDaemon {
     private func volumeDevice() throws(SpeakerdError) -> (LinkSnapshot.Target, any SpeakerVolume) {
         guard let target = inputs.link.target, inputs.link.connected else { throw Self.rejected(.noSpeaker) }
         guard case .ready = inputs.audioPath, let playback else { throw Self.rejected(.noAudioDevice(speaker: target.name)) }
-        do { return (target, try playback.speakerVolume(for: target)) } catch { throw Self.rejected(error) }
+        do { return (target, try playback.speakerVolume(for: target.speaker)) } catch { throw Self.rejected(error) }
     }
 
     private static func rejected(_ error: SpeakerVolumeError) -> SpeakerdError {
@@ -90,7 +91,7 @@ extension SpeakerdDaemon {
         let device: any SpeakerVolume
         do {
             guard let playback else { return }
-            device = try playback.speakerVolume(for: target)
+            device = try playback.speakerVolume(for: target.speaker)
         } catch {
             logger.debug("no volume to restore on \(target.name): \(error)")  // e.g. a WAV file output
             return

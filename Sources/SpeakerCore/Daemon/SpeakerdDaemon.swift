@@ -4,6 +4,7 @@ import DBus
 import Glibc
 import Logging
 import Logind
+import PlaybackService
 import Readiness
 import SpeakerdAPI
 import Systemd

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Playback
 
 /// Small POSIX file helpers for config and state: read a whole file, write one atomically.
 ///

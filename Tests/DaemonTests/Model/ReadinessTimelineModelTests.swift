@@ -5,6 +5,7 @@ import Clocks
 import Foundation
 import Logging
 @testable import Playback
+@testable import PlaybackService
 @testable import Readiness
 @testable import SpeakerCore
 @testable import SpeakerdAPI
@@ -467,7 +468,7 @@ final class ModelPlayback: StandInPlayback, @unchecked Sendable {
         if !loaded { throw SoundFontError.missing(path: path) }
     }
 
-    func audioPath(to speaker: LinkSnapshot.Target?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
+    func audioPath(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
         let (stream, continuation) = AsyncStream.makeStream(of: ReadinessInputs.AudioPath.self)
         state.withLock { state in
             state.outputs.append(continuation)

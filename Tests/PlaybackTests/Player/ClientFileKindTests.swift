@@ -1,6 +1,8 @@
 import Clocks
 import Foundation
 import Glibc
+import Playback
+import PlaybackService
 import SpeakerCore
 @testable import SpeakerdAPI
 import SystemPackage

@@ -3,6 +3,7 @@ import DBus
 import Foundation
 import MIDI
 @testable import Playback
+import PlaybackService
 @testable import Readiness
 import SpeakerCore
 @testable import SpeakerdAPI

@@ -4,6 +4,7 @@ import Clocks
 import Foundation
 import Logging
 @testable import Playback
+@testable import PlaybackService
 @testable import Readiness
 @testable import SpeakerCore
 @testable import SpeakerdAPI
@@ -27,8 +28,7 @@ struct DeadDeviceTests {
             gate: gate, components: components,
             logger: Logger(label: "speakerd.playback") { JournalLogHandler(label: $0) { line in journal.withLock { $0.append(line) } } })
         // The daemon tells its player which speaker songs go to (the log names it).
-        _ = await player.audioPath(to: LinkSnapshot.Target(address: try BluetoothAddress("11:22:33:AA:BB:CC"), name: "JBL Flip 5",
-                                                           why: .lastKnown), over: nil)
+        _ = await player.audioPath(to: TargetSpeaker(address: try BluetoothAddress("11:22:33:AA:BB:CC"), name: "JBL Flip 5"), over: nil)
         let changes = await player.changes()
         let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 5)], duration: 10)
 

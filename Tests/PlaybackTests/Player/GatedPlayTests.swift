@@ -1,6 +1,7 @@
 import MIDI
 import Clocks
 import Foundation
+import PlaybackService
 import SpeakerCore
 import Testing
 import TestSupport

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Playback
+@testable import PlaybackService
 @testable import SpeakerCore
 import TestSupport
 import Testing

@@ -2,6 +2,7 @@ import AsyncSignals
 import Clocks
 import Foundation
 @testable import Playback
+import PlaybackService
 @testable import Readiness
 import SpeakerCore
 import TestSupport

@@ -1,5 +1,6 @@
 import Clocks
 import Foundation
+import PlaybackService
 import SpeakerCore
 import Testing
 import TestSupport

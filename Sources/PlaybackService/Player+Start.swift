@@ -81,7 +81,7 @@ extension Player {
         case let .failure(error):
             let failure: PlaybackServiceError
             if case ReadinessError.timedOut = error, let timeout {
-                failure = .notReady(file: item.file, after: timeout, waitingFor: waiting?.message ?? NotReadyReason.starting.message)
+                failure = .notReady(file: item.file, after: timeout, waitingFor: waiting?.message ?? "starting…")
             } else {
                 failure = .cancelled(file: item.file)
             }

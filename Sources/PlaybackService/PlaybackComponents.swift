@@ -77,10 +77,12 @@ public struct PlaybackServiceSettings: Sendable, Equatable {
         self.readTimeout = readTimeout
         self.keepAlive = keepAlive
     }
+}
 
-    /// The settings a daemon configuration asks for.
-    public init(_ configuration: DaemonConfiguration) {
-        self.init(playTimeout: configuration.playTimeout, onSpeakerLost: configuration.onSpeakerLost,
-                  keepAlive: configuration.keepAlive)
-    }
+/// What playback does when the speaker drops in the middle of a song.
+public enum SpeakerLostBehaviour: String, Equatable, Sendable, CaseIterable {
+    /// Hold the position and resume once the speaker is back (the default).
+    case pause
+    /// End the song; the user starts it again.
+    case stop
 }

@@ -18,7 +18,7 @@ public protocol DaemonPlayback: Sendable {
     /// The audio path to `speaker` under the configured output (see ``AudioPathMonitor``): the
     /// current state, then each change. Songs from now on play to this speaker; BlueALSA is asked
     /// over `bus` (the daemon's connection, nil until it has one).
-    func audioPath(to speaker: LinkSnapshot.Target?, over bus: DBusConnection?) async -> AsyncStream<ReadinessInputs.AudioPath>
+    func audioPath(to speaker: TargetSpeaker?, over bus: DBusConnection?) async -> AsyncStream<AudioPathState>
     /// What the daemon waits for before songs can play (nil once ready), after each change of
     /// its verdict: a song waiting when waiting can no longer succeed fails with that reason,
     /// a song plays, pauses or resumes with the speaker, and a play timeout names the reason.
@@ -40,7 +40,7 @@ public protocol DaemonPlayback: Sendable {
     func changes() async -> AsyncStream<PlaybackSnapshot>
     /// The volume of the audio device the path to `speaker` goes through now (asked only while
     /// that path is ready). Throws `notAvailable` for an output without hardware volume.
-    func speakerVolume(for speaker: LinkSnapshot.Target) throws(SpeakerVolumeError) -> any SpeakerVolume
+    func speakerVolume(for speaker: TargetSpeaker) throws(SpeakerVolumeError) -> any SpeakerVolume
     /// The part of the playback side that needs an orderly shutdown in the daemon's service
     /// group (after the daemon, so a song's output is closed complete), if any.
     var lifecycleService: (any Service)? { get }
@@ -60,9 +60,5 @@ public struct PlaybackWait: Sendable, Equatable {
     public init(message: String, waitingCanSucceed: Bool) {
         self.message = message
         self.waitingCanSucceed = waitingCanSucceed
-    }
-
-    public init(_ reason: NotReadyReason) {
-        self.init(message: reason.message, waitingCanSucceed: reason.waitingCanSucceed)
     }
 }

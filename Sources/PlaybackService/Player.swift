@@ -81,7 +81,7 @@ public actor Player: DaemonPlayback {
     /// The position last learnt from the session (progress events, pause, status).
     var lastPosition: Double = 0
     /// The speaker songs play to, as the daemon last said (`audioPath(to:over:)`).
-    var speaker: LinkSnapshot.Target?
+    var speaker: TargetSpeaker?
     /// What the daemon waits for before songs can play, as it last said (`readinessChanged`).
     var waiting: PlaybackWait?
     let changeFeed = Broadcaster<PlaybackSnapshot>()
@@ -119,24 +119,6 @@ public actor Player: DaemonPlayback {
         }
     }
 
-    /// The player the live daemon uses: songs rendered by FluidSynth with the configured
-    /// soundfont, to the output `audio_output` picks for the speaker (`AudioRoute`).
-    public static func live(configuration: DaemonConfiguration, gate: ReadinessGate<DaemonReadiness>,
-                            clock: any Clock<Duration> = ContinuousClock()) -> Player {
-        let soundFonts = SoundFontCache(defaultPath: configuration.soundfont)
-        let route = AudioRoute(configuration: configuration, clock: clock)
-        let components = PlaybackComponents.sessions(
-            output: { speaker throws -> any AudioOutput in try route.output(for: speaker, clock: clock) },
-            clock: clock,
-            preRoll: configuration.preRoll,
-            keepAliveWhilePaused: configuration.keepAlive,
-            newOutputWhenSpeakerBack: { route.playsThroughSoundServer },
-            soundFont: { try await soundFonts.load() }
-        )
-        return Player(gate: gate, settings: PlaybackServiceSettings(configuration), components: components,
-                      route: route, soundFonts: soundFonts, clock: clock)
-    }
-
     deinit {
         speakerWatcher?.cancel()
         changeFeed.finish()
@@ -149,7 +131,7 @@ public actor Player: DaemonPlayback {
     }
 
     /// Follows the audio path to `speaker`; songs from now on play to it.
-    public func audioPath(to speaker: LinkSnapshot.Target?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
+    public func audioPath(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<AudioPathState> {
         self.speaker = speaker
         return route.follow(speaker, over: bus)
     }
@@ -167,7 +149,7 @@ public actor Player: DaemonPlayback {
     }
 
     /// BlueALSA's PCM or the sound server's sink the audio path found for `speaker`.
-    public nonisolated func speakerVolume(for speaker: LinkSnapshot.Target) throws(SpeakerVolumeError) -> any SpeakerVolume {
+    public nonisolated func speakerVolume(for speaker: TargetSpeaker) throws(SpeakerVolumeError) -> any SpeakerVolume {
         try route.volume(of: speaker)
     }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import Playback
 import Synchronization
 import SystemPackage
 

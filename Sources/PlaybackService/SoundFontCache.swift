@@ -9,7 +9,7 @@ public final class SoundFontCache: Sendable {
     private let loading = Mutex<(path: String, task: Task<SoundFont, any Error>)?>(nil)
     private let defaultPath: String
 
-    public init(defaultPath: String = DaemonConfiguration.defaultSoundfont) {
+    public init(defaultPath: String = SoundFont.defaultPath) {
         self.defaultPath = defaultPath
     }
 

@@ -19,16 +19,16 @@ public struct AudioRoute: Sendable {
     private let bus: BusPCMSource?
 
     /// The live route: BlueALSA's PCMs over the daemon's bus (handed over with each speaker in
-    /// `follow(_:over:)`), the sound servers `configuration` names, outputs paced by `clock`.
-    public init(configuration: DaemonConfiguration, clock: any Clock<Duration>) {
+    /// `follow(_:over:)`), the sound servers `soundServers` names, outputs paced by `clock`.
+    public static func live(setting: AudioOutputSetting, soundServers: SoundServerLocation, clock: any Clock<Duration>) -> AudioRoute {
         let bus = BusPCMSource()
         let blueALSA = BlueALSAAudioPath(source: bus, clock: clock)
-        self.init(setting: configuration.audioOutput, blueALSA: blueALSA, bus: bus, soundServers: configuration.soundServers)
+        return AudioRoute(setting: setting, blueALSA: blueALSA, bus: bus, soundServers: soundServers)
     }
 
     /// A route with no bus of its own: `blueALSA` as given (a test's mock), or none.
     public init(setting: AudioOutputSetting, blueALSA: BlueALSAAudioPath? = nil,
-                soundServers: SoundServerLocation = DaemonConfiguration().soundServers) {
+                soundServers: SoundServerLocation = SoundServerLocation()) {
         self.init(setting: setting, blueALSA: blueALSA, bus: nil, soundServers: soundServers)
     }
 
@@ -41,7 +41,7 @@ public struct AudioRoute: Sendable {
 
     /// The audio path to `speaker`, its current state first, then each change; BlueALSA is asked
     /// over `connection` (the daemon's bus, once connected).
-    func follow(_ speaker: LinkSnapshot.Target?, over connection: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
+    func follow(_ speaker: TargetSpeaker?, over connection: DBusConnection?) -> AsyncStream<AudioPathState> {
         bus?.use(connection)
         return monitor.states(to: speaker.map { ($0.address, $0.name) })
     }
@@ -49,7 +49,7 @@ public struct AudioRoute: Sendable {
     /// The output one song for `speaker` plays to: under `pulseaudio` the speaker's sink, which
     /// the gate guarantees exists when a song starts; under `auto`, what the audio path chose for
     /// the speaker (BlueALSA, the speaker's sink on a sound server, or ALSA).
-    func output(for speaker: BluetoothAddress?, clock: any Clock<Duration>) throws(PlaybackServiceError) -> any AudioOutput {
+    public func output(for speaker: BluetoothAddress?, clock: any Clock<Duration>) throws(PlaybackServiceError) -> any AudioOutput {
         switch setting {
         case .automatic:
             guard let speaker, let choice = monitor.automaticChoice.choice else {
@@ -74,7 +74,7 @@ public struct AudioRoute: Sendable {
     }
 
     /// Whether songs go to a sound server's sink (see `AudioPathMonitor.playsThroughSoundServer`).
-    var playsThroughSoundServer: Bool { monitor.playsThroughSoundServer }
+    public var playsThroughSoundServer: Bool { monitor.playsThroughSoundServer }
 
     /// What `audio_output = auto` chose for the current speaker and why (nil under any other
     /// setting, or before a speaker is chosen).
@@ -86,7 +86,7 @@ public struct AudioRoute: Sendable {
     var warnings: [String] { monitor.cardSwitches.warnings }
 
     /// BlueALSA's PCM or the sound server's sink the audio path found for `speaker`.
-    func volume(of speaker: LinkSnapshot.Target?) throws(SpeakerVolumeError) -> any SpeakerVolume {
+    func volume(of speaker: TargetSpeaker?) throws(SpeakerVolumeError) -> any SpeakerVolume {
         let device: (any SpeakerVolume)?
         switch setting {
         case .automatic:

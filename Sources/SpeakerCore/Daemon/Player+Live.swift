@@ -1,0 +1,46 @@
+import AudioPath
+import Playback
+import PlaybackService
+import Readiness
+
+/// The daemon's configuration turned into its player's parts: the one place the player meets
+/// `DaemonConfiguration` and the daemon's readiness reasons.
+extension Player {
+    /// The player the live daemon uses: songs rendered by FluidSynth with the configured
+    /// soundfont, to the output `audio_output` picks for the speaker (`AudioRoute`).
+    public static func live(configuration: DaemonConfiguration, gate: ReadinessGate<DaemonReadiness>,
+                            clock: any Clock<Duration> = ContinuousClock()) -> Player {
+        let soundFonts = SoundFontCache(defaultPath: configuration.soundfont)
+        let route = AudioRoute.live(setting: configuration.audioOutput, soundServers: configuration.soundServers, clock: clock)
+        let components = PlaybackComponents.sessions(
+            output: { speaker throws -> any AudioOutput in try route.output(for: speaker, clock: clock) },
+            clock: clock,
+            preRoll: configuration.preRoll,
+            keepAliveWhilePaused: configuration.keepAlive,
+            newOutputWhenSpeakerBack: { route.playsThroughSoundServer },
+            soundFont: { try await soundFonts.load() }
+        )
+        return Player(gate: gate, settings: PlaybackServiceSettings(configuration), components: components,
+                      route: route, soundFonts: soundFonts, clock: clock)
+    }
+}
+
+extension PlaybackServiceSettings {
+    /// The settings a daemon configuration asks for.
+    public init(_ configuration: DaemonConfiguration) {
+        self.init(playTimeout: configuration.playTimeout, onSpeakerLost: configuration.onSpeakerLost,
+                  keepAlive: configuration.keepAlive)
+    }
+}
+
+extension PlaybackWait {
+    /// What the player hears of a readiness reason: its sentence, and whether waiting can succeed.
+    public init(_ reason: NotReadyReason) {
+        self.init(message: reason.message, waitingCanSucceed: reason.waitingCanSucceed)
+    }
+}
+
+extension LinkSnapshot.Target {
+    /// The target as the player knows it.
+    var speaker: TargetSpeaker { TargetSpeaker(address: address, name: name) }
+}
