@@ -228,7 +228,10 @@ let package = Package(
         // fake BlueZ client, WAV analysis, a seeded RNG. Test doubles live here, never in a product.
         .target(
             name: "TestSupport",
-            dependencies: ["AsyncSignals", "DBus", "BlueZ", "Readiness", "Playback", "PulseAudio", "SpeakerdAPI", "SpeakerCore"],
+            dependencies: [
+                "AsyncSignals", "DBus", "BlueZ", "Readiness", "Playback", "PulseAudio", "SpeakerdAPI", "SpeakerCore",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ],
             path: "Sources/TestSupport"
         ),
 
@@ -239,6 +242,12 @@ let package = Package(
         .executableTarget(name: "bench-startup", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-startup",
                          swiftSettings: noFoundation, linkerSettings: speakerdImage),
 
+        // A test target per module, depending on that module and as little else as it can:
+        // DaemonTests holds what needs SpeakerCore (the daemon, composer-cli, the real programs).
+        .testTarget(
+            name: "AsyncSignalsTests",
+            dependencies: ["AsyncSignals", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+        ),
         .testTarget(name: "DBusTests", dependencies: ["AsyncSignals", "DBus", "TestSupport"]),
         .testTarget(
             name: "ReadinessTests",
