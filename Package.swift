@@ -257,6 +257,13 @@ let package = Package(
             name: "BlueZTests",
             dependencies: ["AsyncSignals", "DBus", "BlueZ", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
+        .testTarget(
+            name: "SystemdTests",
+            dependencies: [
+                "Systemd", "TestSupport",
+                .product(name: "Logging", package: "swift-log"), .product(name: "Clocks", package: "swift-clocks"),
+            ]
+        ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "Playback", "SpeakerCore", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",

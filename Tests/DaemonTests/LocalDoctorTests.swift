@@ -2,6 +2,7 @@
 import Foundation
 @testable import Playback
 @testable import SpeakerCore
+import TestSupport
 import Testing
 
 @Suite("composer-cli doctor's local checks")
