@@ -257,6 +257,7 @@ let package = Package(
             name: "BlueZTests",
             dependencies: ["AsyncSignals", "DBus", "BlueZ", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
+        .testTarget(name: "PulseAudioTests", dependencies: ["BlueZ", "PulseAudio", "TestSupport"]),
         .testTarget(
             name: "SystemdTests",
             dependencies: [

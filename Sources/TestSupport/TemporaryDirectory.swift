@@ -26,3 +26,14 @@ public final class TemporaryDirectory: Sendable {
         ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
     }
 }
+
+extension TemporaryDirectory {
+    /// A fresh directory for one test as a URL, for tests that hand URLs around; the test removes
+    /// it itself (`defer { try? FileManager.default.removeItem(at: directory) }`).
+    public static func makeURL(prefix: String = "speakerd-test") throws -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("\(prefix)-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}

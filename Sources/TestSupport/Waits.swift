@@ -1,6 +1,28 @@
 import Clocks
 import Testing
 
+/// A wait that failed: the condition never held within its bound.
+public struct TimedOut: Error, CustomStringConvertible {
+    public let what: String
+    public var description: String { "timed out waiting until \(what)" }
+
+    public init(what: String) { self.what = what }
+}
+
+/// Polls `condition` every 20 ms until it holds; fails the test after `limit` of real time.
+/// The bound only turns a hang into a failure: the wait ends as soon as the condition holds.
+public func eventually(_ what: String, within limit: Duration = .seconds(20),
+                       _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + limit
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out waiting until \(what)")
+            throw TimedOut(what: what)
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
 extension TestClock where Duration == Swift.Duration {
     /// Returns once some task is sleeping on this clock, so a following `advance` is not lost.
     public func untilSomeoneSleeps(sourceLocation: SourceLocation = #_sourceLocation) async {

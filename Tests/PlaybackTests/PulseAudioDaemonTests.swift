@@ -42,7 +42,7 @@ struct PulseAudioDaemonTests {
             #expect(try await client.status().playback.state == "idle", sourceLocation: sourceLocation)
         }
         let mono = try await #require(recording, sourceLocation: sourceLocation).finish()
-        let tone = PulseAudioOutputTests.a4Windows(mono)
+        let tone = WAVAnalysis.a4Windows(mono)
         #expect(tone.loud > 0, "the sink heard nothing from speakerd", sourceLocation: sourceLocation)
         #expect(tone.clean > 0, "no stretch of what the sink heard is a clean A4 (\(tone.loud) loud windows)",
                 sourceLocation: sourceLocation)
