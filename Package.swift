@@ -265,6 +265,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"), .product(name: "Clocks", package: "swift-clocks"),
             ]
         ),
+        .testTarget(
+            name: "SpeakerdAPITests",
+            dependencies: [
+                "DBus", "BlueZ", "SpeakerdAPI", "TestSupport",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "Playback", "SpeakerCore", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",
