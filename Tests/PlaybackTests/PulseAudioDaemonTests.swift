@@ -170,17 +170,11 @@ struct PulseAudioDaemonTests {
         return PlayRequest(file: try FileDescriptor.open(FilePath(path), .readOnly), displayName: name, queue: false)
     }
 
-    /// Checks `condition` every 50 ms until it holds, or fails the test after `limit`.
+    /// TestSupport's `eventually`, bounded at 30 s by default here: a real daemon and a real sound
+    /// server on a loaded machine.
     static func eventually(_ what: String, within limit: Duration = .seconds(30),
                            _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + limit
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("timed out waiting until \(what)")
-                throw CancellationError()
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await TestSupport.eventually(what, within: limit, condition)
     }
 
     /// `.build/<config>/`, where SwiftPM puts the executables next to the test bundle.
