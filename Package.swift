@@ -225,7 +225,9 @@ let package = Package(
         ),
 
         // Shared by the test targets: the private dbus-daemon + fake BlueZ harness, the in-process
-        // fake BlueZ client, WAV analysis, a seeded RNG. Test doubles live here, never in a product.
+        // fake BlueZ client, private sound servers, stand-ins for systemd's notify socket and for
+        // speakerd's API, WAV analysis, bounded waits, a seeded RNG. Test doubles live here, never
+        // in a product.
         .target(
             name: "TestSupport",
             dependencies: [
@@ -242,8 +244,8 @@ let package = Package(
         .executableTarget(name: "bench-startup", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-startup",
                          swiftSettings: noFoundation, linkerSettings: speakerdImage),
 
-        // A test target per module, depending on that module and as little else as it can:
-        // DaemonTests holds what needs SpeakerCore (the daemon, composer-cli, the real programs).
+        // A test target per module (docs/ARCHITECTURE.md); DaemonTests holds what needs the daemon,
+        // composer-cli or the real programs.
         .testTarget(
             name: "AsyncSignalsTests",
             dependencies: ["AsyncSignals", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
