@@ -9,9 +9,10 @@ public struct TimedOut: Error, CustomStringConvertible {
     public init(what: String) { self.what = what }
 }
 
-/// Polls `condition` every 20 ms until it holds; fails the test after `limit` of real time.
+/// Polls `condition` every `interval` until it holds; fails the test after `limit` of real time.
 /// The bound only turns a hang into a failure: the wait ends as soon as the condition holds.
 public func eventually(_ what: String, within limit: Duration = .seconds(20),
+                       every interval: Duration = .milliseconds(20),
                        _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + limit
     while try await !condition() {
@@ -19,7 +20,7 @@ public func eventually(_ what: String, within limit: Duration = .seconds(20),
             Issue.record("timed out waiting until \(what)")
             throw TimedOut(what: what)
         }
-        try await Task.sleep(for: .milliseconds(20))
+        try await Task.sleep(for: interval)
     }
 }
 

@@ -170,11 +170,11 @@ struct PulseAudioDaemonTests {
         return PlayRequest(file: try FileDescriptor.open(FilePath(path), .readOnly), displayName: name, queue: false)
     }
 
-    /// TestSupport's `eventually`, bounded at 30 s by default here: a real daemon and a real sound
-    /// server on a loaded machine.
+    /// TestSupport's `eventually` for a real daemon and a real sound server on a loaded machine:
+    /// bounded at 30 s by default, and checking every 50 ms (many checks start a `pactl`).
     static func eventually(_ what: String, within limit: Duration = .seconds(30),
                            _ condition: () async throws -> Bool) async throws {
-        try await TestSupport.eventually(what, within: limit, condition)
+        try await TestSupport.eventually(what, within: limit, every: .milliseconds(50), condition)
     }
 
     /// `.build/<config>/`, where SwiftPM puts the executables next to the test bundle.

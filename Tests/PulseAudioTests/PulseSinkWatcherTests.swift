@@ -65,7 +65,7 @@ struct PulseSinkWatcherTests {
             #expect(after.map(\.name) == ["out"])
         }
         // The stream dropped: its connection (and main loop thread) ends.
-        try await eventually("the watcher's connection has closed", within: .seconds(30)) {
+        try await eventually("the watcher's connection has closed", within: .seconds(30), every: .milliseconds(50)) {
             try await Self.clients(of: server).isEmpty
         }
     }

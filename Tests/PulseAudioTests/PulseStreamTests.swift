@@ -68,7 +68,9 @@ struct PulseStreamTests {
         }
         #expect(error?.sink == "bluez_sink_gone")
         #expect(error?.description.hasPrefix("could not open a stream to sink bluez_sink_gone: ") == true, "\(String(describing: error))")
-        try await eventually("no stream is left", within: .seconds(30)) { try await server.sinkInputSinks().isEmpty }
+        try await eventually("no stream is left", within: .seconds(30), every: .milliseconds(50)) {
+            try await server.sinkInputSinks().isEmpty
+        }
     }
 
     @Test("closing a stream stops its renders at once and takes it off the server", .timeLimit(.minutes(1)))
@@ -84,12 +86,16 @@ struct PulseStreamTests {
             left.update(repeating: 0, count: frames)
             right.update(repeating: 0, count: frames)
         }
-        try await eventually("the stream asks for audio", within: .seconds(30)) { renders.withLock { $0 } > 0 }
+        try await eventually("the stream asks for audio", within: .seconds(30), every: .milliseconds(50)) {
+            renders.withLock { $0 } > 0
+        }
         stream.close()
         let after = renders.withLock { $0 }
         #expect(await stream.waitUntilEnded() == .closed)
         #expect(renders.withLock { $0 } == after, "the owner was asked for audio after close()")
-        try await eventually("the stream is gone from the server", within: .seconds(30)) { try await server.sinkInputSinks().isEmpty }
+        try await eventually("the stream is gone from the server", within: .seconds(30), every: .milliseconds(50)) {
+            try await server.sinkInputSinks().isEmpty
+        }
     }
 }
 
