@@ -295,10 +295,15 @@ let package = Package(
         ),
 
         // Shared by the test targets: the private dbus-daemon + fake BlueZ harness, the in-process
-        // fake BlueZ client, WAV analysis, a seeded RNG. Test doubles live here, never in a product.
+        // fake BlueZ client, private sound servers, stand-ins for systemd's notify socket and for
+        // speakerd's API, WAV analysis, bounded waits, a seeded RNG. Test doubles live here, never
+        // in a product.
         .target(
             name: "TestSupport",
-            dependencies: ["AsyncSignals", "DBus", "BlueZ", "Readiness", "Playback", "PulseAudio", "SpeakerdAPI", "SpeakerCore"],
+            dependencies: [
+                "AsyncSignals", "DBus", "BlueZ", "Readiness", "Playback", "PulseAudio", "SpeakerdAPI", "SpeakerCore",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ],
             path: "Sources/TestSupport"
         ),
 
@@ -309,6 +314,12 @@ let package = Package(
         .executableTarget(name: "bench-startup", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-startup",
                          swiftSettings: noFoundation, linkerSettings: speakerdImage),
 
+        // A test target per module (docs/ARCHITECTURE.md); DaemonTests holds what needs the daemon,
+        // composer-cli or the real programs.
+        .testTarget(
+            name: "AsyncSignalsTests",
+            dependencies: ["AsyncSignals", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+        ),
         .testTarget(name: "DBusTests", dependencies: ["AsyncSignals", "DBus", "TestSupport"]),
         .testTarget(
             name: "ReadinessTests",
@@ -317,6 +328,21 @@ let package = Package(
         .testTarget(
             name: "BlueZTests",
             dependencies: ["AsyncSignals", "DBus", "BlueZ", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+        ),
+        .testTarget(name: "PulseAudioTests", dependencies: ["BlueZ", "PulseAudio", "TestSupport"]),
+        .testTarget(
+            name: "SystemdTests",
+            dependencies: [
+                "Systemd", "TestSupport",
+                .product(name: "Logging", package: "swift-log"), .product(name: "Clocks", package: "swift-clocks"),
+            ]
+        ),
+        .testTarget(
+            name: "SpeakerdAPITests",
+            dependencies: [
+                "DBus", "BlueZ", "SpeakerdAPI", "TestSupport",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
         ),
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "Playback", "SpeakerCore", "TestSupport"]),
         .testTarget(

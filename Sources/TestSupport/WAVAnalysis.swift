@@ -67,4 +67,22 @@ public enum WAVAnalysis {
     public static func peak(_ samples: ArraySlice<Float>) -> Float {
         samples.reduce(0) { max($0, abs($1)) }
     }
+
+    /// How many 100 ms windows of a recording are loud (rms > 0.01), and how many of those have
+    /// their energy at 440 Hz rather than at its octaves or neighbours. Counted window by window
+    /// because a busy test machine can starve the audio thread: a recording may carry dropouts,
+    /// but a song that reaches the server sounds clean between them.
+    public static func a4Windows(_ samples: [Float], sampleRate: Int = 44_100) -> (loud: Int, clean: Int) {
+        let length = sampleRate / 10
+        var loud = 0, clean = 0
+        for start in stride(from: 0, to: samples.count - length, by: length / 2) {
+            let window = samples[start..<(start + length)]
+            guard rms(window) > 0.01 else { continue }
+            loud += 1
+            let at440 = energy(at: 440, in: window, sampleRate: sampleRate)
+            let others = [220.0, 330, 494, 880].map { energy(at: $0, in: window, sampleRate: sampleRate) }
+            if others.allSatisfy({ at440 > 20 * $0 }) { clean += 1 }
+        }
+        return (loud, clean)
+    }
 }

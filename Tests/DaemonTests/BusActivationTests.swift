@@ -1,5 +1,6 @@
 @testable import BlueZ
 @testable import SpeakerCore
+import TestSupport
 import Testing
 
 /// How speakerd tells a start by D-Bus activation from any other, and which bus it then serves on.

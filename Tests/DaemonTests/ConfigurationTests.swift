@@ -1,6 +1,7 @@
 import AsyncSignals
 @testable import BlueZ
 @testable import SpeakerCore
+import TestSupport
 import Testing
 
 @Suite("Configuration file and overrides")

@@ -154,26 +154,6 @@ struct DaemonWorld: Sendable {
     }
 }
 
-/// A wait that failed: the condition never held within its bound.
-struct TimedOut: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting until \(what)" }
-}
-
-/// Polls `condition` every 20 ms until it holds; fails the test after `limit` of real time.
-/// The bound only turns a hang into a failure: the wait ends as soon as the condition holds.
-func eventually(_ what: String, within limit: Duration = .seconds(20),
-                _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + limit
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out waiting until \(what)")
-            throw TimedOut(what: what)
-        }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-}
-
 extension TestClock<Duration> {
     /// Moves time on in small steps until `condition` holds, never further than `limit` of
     /// test-clock time. Small steps matter: a timer armed just after a step sleeps from that

@@ -3,6 +3,7 @@ import Foundation
 @testable import Playback
 @testable import PlaybackService
 @testable import SpeakerCore
+import TestSupport
 import Testing
 
 /// The soundfont speakerd loads when nobody says otherwise, and the shipped speakerd.conf that

@@ -3,6 +3,7 @@ import Foundation
 @testable import Playback
 @testable import ComposerCLIKit
 @testable import SpeakerCore
+import TestSupport
 import Testing
 
 @Suite("composer-cli doctor's local checks")

@@ -1,5 +1,6 @@
 @testable import DBus
 import Foundation
+import TestSupport
 import Testing
 @testable import ComposerCLIKit
 @testable import SpeakerCore

@@ -1,6 +1,7 @@
 @testable import BlueZ
 import Foundation
 @testable import SpeakerCore
+import TestSupport
 import Testing
 
 @Suite("Known-speaker state on disk")

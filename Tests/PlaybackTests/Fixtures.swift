@@ -2,6 +2,7 @@ import Foundation
 import MIDI
 @testable import Playback
 import SpeakerCore
+import TestSupport
 
 /// Hand-built songs and per-test scratch space: the engine is tested on songs whose every event
 /// we chose, so what the WAV should contain is known exactly.
@@ -25,10 +26,7 @@ enum Fixtures {
 
     /// A fresh directory for one test; tests run in parallel and never share paths.
     static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("speakerd-playback-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+        try TemporaryDirectory.makeURL(prefix: "speakerd-playback")
     }
 
     /// Loads the default SoundFont (Debian's timgm6mb-soundfont, installed by scripts/setup).

@@ -42,7 +42,7 @@ struct PulseAudioDaemonTests {
             #expect(try await client.status().playback.state == "idle", sourceLocation: sourceLocation)
         }
         let mono = try await #require(recording, sourceLocation: sourceLocation).finish()
-        let tone = PulseAudioOutputTests.a4Windows(mono)
+        let tone = WAVAnalysis.a4Windows(mono)
         #expect(tone.loud > 0, "the sink heard nothing from speakerd", sourceLocation: sourceLocation)
         #expect(tone.clean > 0, "no stretch of what the sink heard is a clean A4 (\(tone.loud) loud windows)",
                 sourceLocation: sourceLocation)
@@ -170,17 +170,11 @@ struct PulseAudioDaemonTests {
         return PlayRequest(file: try FileDescriptor.open(FilePath(path), .readOnly), displayName: name, queue: false)
     }
 
-    /// Checks `condition` every 50 ms until it holds, or fails the test after `limit`.
+    /// TestSupport's `eventually` for a real daemon and a real sound server on a loaded machine:
+    /// bounded at 30 s by default, and checking every 50 ms (many checks start a `pactl`).
     static func eventually(_ what: String, within limit: Duration = .seconds(30),
                            _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + limit
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("timed out waiting until \(what)")
-                throw CancellationError()
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await TestSupport.eventually(what, within: limit, every: .milliseconds(50), condition)
     }
 
     /// `.build/<config>/`, where SwiftPM puts the executables next to the test bundle.

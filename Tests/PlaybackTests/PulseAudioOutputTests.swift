@@ -24,7 +24,7 @@ struct PulseAudioOutputTests {
         #expect(await engine.waitUntilEnded() == .finished)
         let mono = try await recording.finish()
 
-        let tone = Self.a4Windows(mono)
+        let tone = WAVAnalysis.a4Windows(mono)
         #expect(tone.loud > 0, "the sink's monitor heard nothing")
         #expect(tone.clean > 0, "no stretch of what the sink heard is a clean A4 (\(tone.loud) loud windows)")
     }
@@ -98,23 +98,5 @@ struct PulseAudioOutputTests {
             if case let .failed(message) = event { failure = message; break }
         }
         #expect(failure == reason)
-    }
-
-    /// How many 100 ms windows of a recording are loud (rms > 0.01), and how many of those have
-    /// their energy at 440 Hz rather than at its octaves or neighbours. Counted window by window
-    /// because a busy test machine can starve the audio thread: a recording may carry dropouts,
-    /// but a song that reaches the server sounds clean between them.
-    static func a4Windows(_ samples: [Float], sampleRate: Int = 44_100) -> (loud: Int, clean: Int) {
-        let length = sampleRate / 10
-        var loud = 0, clean = 0
-        for start in stride(from: 0, to: samples.count - length, by: length / 2) {
-            let window = samples[start..<(start + length)]
-            guard WAVAnalysis.rms(window) > 0.01 else { continue }
-            loud += 1
-            let at440 = WAVAnalysis.energy(at: 440, in: window, sampleRate: sampleRate)
-            let others = [220.0, 330, 494, 880].map { WAVAnalysis.energy(at: $0, in: window, sampleRate: sampleRate) }
-            if others.allSatisfy({ at440 > 20 * $0 }) { clean += 1 }
-        }
-        return (loud, clean)
     }
 }

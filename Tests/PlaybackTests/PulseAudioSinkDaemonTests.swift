@@ -60,10 +60,10 @@ struct PulseAudioSinkDaemonTests {
             }
         }
         let mono = try await #require(recording).finish()
-        let tone = PulseAudioOutputTests.a4Windows(mono)
+        let tone = WAVAnalysis.a4Windows(mono)
         #expect(tone.loud > 0, "the speaker's sink heard nothing")
         #expect(tone.clean > 0, "no stretch of what the speaker's sink heard is a clean A4 (\(tone.loud) loud windows)")
-        let leaked = PulseAudioOutputTests.a4Windows(try await #require(builtIn).finish())
+        let leaked = WAVAnalysis.a4Windows(try await #require(builtIn).finish())
         #expect(leaked.loud == 0, "the box's own output (the default sink) heard \(leaked.loud) loud windows of the song")
     }
 
@@ -120,7 +120,7 @@ struct PulseAudioSinkDaemonTests {
             _ = try await client.stop()
         }
         let mono = try await #require(recording).finish()
-        let tone = PulseAudioOutputTests.a4Windows(mono)
+        let tone = WAVAnalysis.a4Windows(mono)
         #expect(tone.clean > 0, "after its return the speaker's sink heard no clean A4 (\(tone.loud) loud windows)")
         // Digital silence: no song, and no keep-alive signal (-60 dBFS) either.
         #expect(whileGone.count > 44_100 / 2, "the default sink's monitor recorded \(whileGone.count) samples in 2.5 s")
@@ -223,7 +223,7 @@ struct PulseAudioSinkDaemonTests {
                 try await client.status().playback.state != "playing"
             }
         }
-        let tone = PulseAudioOutputTests.a4Windows(try await #require(recording).finish())
+        let tone = WAVAnalysis.a4Windows(try await #require(recording).finish())
         #expect(tone.clean > 0, "the speaker's sink heard no clean A4 under audio_output = auto (\(tone.loud) loud windows)")
     }
 
@@ -268,7 +268,7 @@ struct PulseAudioSinkDaemonTests {
                 try await client.status().playback.state != "playing"
             }
         }
-        let tone = PulseAudioOutputTests.a4Windows(try await #require(recording).finish())
+        let tone = WAVAnalysis.a4Windows(try await #require(recording).finish())
         #expect(tone.clean > 0, "the speaker's sink heard no clean A4 after the profile was asked for")
     }
 }

@@ -64,7 +64,7 @@ struct SinkFollowsConnectionTests {
             #expect(done.readiness == "playbackReady")
             #expect(follower.actions == ["loaded \(first.name)", "unloaded \(first.name)", "loaded \(back.name)"])
         }
-        let tone = PulseAudioOutputTests.a4Windows(try await #require(recording).finish())
+        let tone = WAVAnalysis.a4Windows(try await #require(recording).finish())
         #expect(tone.clean > 0, "after the speaker came back its sink heard no clean A4 (\(tone.loud) loud windows)")
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Note timing as the speaker's sink hears it: the pitch checks (`PulseAudioOutputTests.a4Windows`)
+/// Note timing as the speaker's sink hears it: the pitch checks (`WAVAnalysis.a4Windows`)
 /// show the song reaches the sink in tune; these show it reaches it in time, its rhythm neither
 /// stretched, squeezed nor shifted note by note on the way through speakerd and the sound server.
 @Suite("notes reach the speaker's sink in time, on PulseAudio and on PipeWire", .serialized)

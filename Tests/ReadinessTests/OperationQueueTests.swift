@@ -3,6 +3,7 @@ import AsyncSignals
 import Clocks
 @testable import Readiness
 @testable import SpeakerCore
+import TestSupport
 import Testing
 
 private struct PairingError: Error, CustomStringConvertible {
@@ -48,7 +49,7 @@ struct OperationQueueTests {
             started.succeed(context)  // hand the context to a "callback" and return at once
         }
         let context = try await started.value()
-        await eventually("the work has returned") { await queue.runningNames == ["connect speaker"] }
+        await yieldUntil("the work has returned") { await queue.runningNames == ["connect speaker"] }
         #expect(await queue.isBusy, "returning did not finish it")
         #expect(context.finish())
         #expect(!context.fail(reason: "too late"), "the first ending wins")
@@ -118,7 +119,7 @@ struct OperationQueueTests {
         let clock = TestClock()
         let queue = SpeakerOperationQueue(clock: clock)
         let ticket = await queue.add("scan") { _ in try await clock.sleep(for: .seconds(5)) }
-        await eventually("it runs") { await queue.runningNames == ["scan"] }
+        await yieldUntil("it runs") { await queue.runningNames == ["scan"] }
         await queue.cancel(named: "scan")
         #expect(try await ticket.outcome() == .cancelled)
         #expect(await queue.isBusy == false)
@@ -141,7 +142,7 @@ struct OperationQueueTests {
         let queue = SpeakerOperationQueue(clock: clock)
         var events = queue.events().makeAsyncIterator()
         let old = await queue.add("scan", uniqueness: .replace) { _ in try await clock.sleep(for: .seconds(60)) }
-        await eventually("the old scan runs") { await queue.runningNames == ["scan"] }
+        await yieldUntil("the old scan runs") { await queue.runningNames == ["scan"] }
         let new = await queue.add("scan", uniqueness: .replace) { _ in }
         #expect(try await old.outcome() == .cancelled)
         #expect(try await new.outcome() == .ok)
@@ -180,7 +181,7 @@ struct OperationQueueTests {
         }
         let other = await queue.add("unrelated") { _ in journal.record("unrelated") }
         #expect(try await other.outcome() == .ok, "ungrouped work is not held up by the group")
-        await eventually("the first write runs") { journal.all.contains("start 0") }
+        await yieldUntil("the first write runs") { journal.all.contains("start 0") }
         #expect(await queue.runningNames == ["write state 0"])
         for gate in gates.reversed() { gate.succeed(()) }
         for ticket in tickets { #expect(try await ticket.outcome() == .ok) }
@@ -240,7 +241,7 @@ struct OperationQueueTests {
         let clock = TestClock()
         let queue = SpeakerOperationQueue(clock: clock, logger: LogCapture().logger())
         let ticket = await queue.add("pair speaker", timeout: .seconds(30), completion: .explicit) { _ in }
-        await eventually("it runs") { await queue.runningNames == ["pair speaker"] }
+        await yieldUntil("it runs") { await queue.runningNames == ["pair speaker"] }
         await clock.untilSomeoneSleeps()
         await clock.advance(by: .seconds(30))
         #expect(try await ticket.outcome() == .timedOut)

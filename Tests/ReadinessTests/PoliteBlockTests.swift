@@ -2,6 +2,7 @@ import AsyncSignals
 import Clocks
 @testable import Readiness
 @testable import SpeakerCore
+import TestSupport
 import Testing
 
 @Suite("Readiness gate: polite deferred work is spaced out, not stampeded", .timeLimit(.minutes(1)))
@@ -35,7 +36,7 @@ struct PoliteBlockTests {
         await clock.advance(by: .milliseconds(100))
         #expect(await next(&order) == "tidy state")
 
-        await eventually("the polite runner is idle") { !gate.isRunningPoliteBlocks }
+        await yieldUntil("the polite runner is idle") { !gate.isRunningPoliteBlocks }
         #expect(gate.pendingCount == 0)
         await #expect(throws: Never.self) { try await clock.checkSuspension() }
     }
@@ -68,7 +69,7 @@ struct PoliteBlockTests {
         await clock.untilSomeoneSleeps()
         gate.drop(to: .adapter)  // speaker lost before the polite block's turn
         await clock.advance(by: .milliseconds(50))
-        await eventually("the block went back to waiting") { !gate.isRunningPoliteBlocks }
+        await yieldUntil("the block went back to waiting") { !gate.isRunningPoliteBlocks }
         #expect(gate.pendingCount == 1)
         #expect(journal.all.isEmpty)
 

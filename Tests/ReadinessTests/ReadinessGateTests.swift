@@ -1,6 +1,7 @@
 import Clocks
 @testable import Readiness
 @testable import SpeakerCore
+import TestSupport
 import Testing
 
 @Suite("Readiness gate: run now or when ready", .timeLimit(.minutes(1)))
@@ -136,10 +137,10 @@ struct ReadinessGateTests {
         let watcher = Task {
             for await level in gate.levels() where level == .playbackReady { return }
         }
-        await eventually("the watcher subscribed") { gate.changes.subscriberCount == 1 }
+        await yieldUntil("the watcher subscribed") { gate.changes.subscriberCount == 1 }
         watcher.cancel()
         await watcher.value
-        await eventually("the gate forgot the stream") { gate.changes.subscriberCount == 0 }
+        await yieldUntil("the gate forgot the stream") { gate.changes.subscriberCount == 0 }
     }
 
     @Test("the daemon's levels are ordered by start-up and print their stable names")

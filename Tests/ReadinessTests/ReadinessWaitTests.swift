@@ -1,6 +1,7 @@
 import Clocks
 @testable import Readiness
 @testable import SpeakerCore
+import TestSupport
 import Testing
 
 @Suite("Readiness gate: async callers wait for a level", .timeLimit(.minutes(1)))
@@ -17,7 +18,7 @@ struct ReadinessWaitTests {
         let clock = TestClock()
         let gate = ReadinessGate(initial: DaemonReadiness.bus, clock: clock)
         let request = Task { try await gate.wait(for: .playbackReady, timeout: .seconds(30)) }
-        await eventually("the request is parked") { gate.pendingCount == 1 }
+        await yieldUntil("the request is parked") { gate.pendingCount == 1 }
         gate.raise(to: .speakerConnected)
         #expect(gate.pendingCount == 1, "a lower level does not release it")
         gate.raise(to: .playbackReady)
@@ -44,7 +45,7 @@ struct ReadinessWaitTests {
     func cancelledWaiterIsRemoved() async {
         let gate = ReadinessGate(initial: DaemonReadiness.started, clock: TestClock())
         let request = Task { await waitError(gate, .playbackReady) }
-        await eventually("the request is parked") { gate.pendingCount == 1 }
+        await yieldUntil("the request is parked") { gate.pendingCount == 1 }
         request.cancel()
         #expect(await request.value == .cancelled(waitingFor: "playbackReady"))
         #expect(gate.pendingCount == 0)

@@ -4,6 +4,7 @@ import Clocks
 @testable import Readiness
 @testable import SpeakerCore
 import Synchronization
+import TestSupport
 import Testing
 
 /// Start-up operations whose ends the test decides: each body records that it started, then

@@ -2,6 +2,7 @@
 import AsyncSignals
 @testable import Readiness
 @testable import SpeakerCore
+import TestSupport
 import Testing
 
 @Suite("Readiness gate: slow blocks are named in the log", .timeLimit(.minutes(1)))
@@ -63,7 +64,7 @@ struct SlowBlockTests {
         }
         gate.raise(to: .playbackReady)
         _ = try? await done.result()
-        await eventually("the polite runner finished") { !gate.isRunningPoliteBlocks }
+        await yieldUntil("the polite runner finished") { !gate.isRunningPoliteBlocks }
         #expect(logs.warnings.map { $0.metadata["label"] } == ["preload soundfont"])
         #expect(logs.warnings.first?.message.contains("120.0 ms") == true)
     }
@@ -83,7 +84,7 @@ struct SlowBlockTests {
         }
         gate.raise(to: .bus)
         _ = try? await done.result()
-        await eventually("the polite runner finished") { !gate.isRunningPoliteBlocks }
+        await yieldUntil("the polite runner finished") { !gate.isRunningPoliteBlocks }
         #expect(logs.warnings.map { $0.metadata["label"] } == ["index the library"], "400 ms is within a 10 s budget")
         #expect(logs.warnings.first?.message.contains("(threshold 100.0 ms)") == true, "\(logs.warnings.map(\.message))")
     }

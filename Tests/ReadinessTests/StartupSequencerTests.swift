@@ -4,6 +4,7 @@ import Clocks
 import Foundation
 @testable import Readiness
 @testable import SpeakerCore
+import TestSupport
 import Testing
 
 @Suite("Start-up sequencer: running the graph", .timeLimit(.minutes(1)))
@@ -101,7 +102,7 @@ struct StartupSequencerTests {
         #expect(timeline.entry("preload soundfont")?.outcome == .cancelled)
         #expect(timeline.entry("find BlueZ")?.outcome == .cancelled)
         #expect(timeline.entry("playback ready")?.outcome == .cancelled)
-        await eventually("the running soundfont load saw its cancellation") {
+        await yieldUntil("the running soundfont load saw its cancellation") {
             ops.journal.all.contains("cancelled preload soundfont")
         }
         #expect(!ops.journal.all.contains("start find BlueZ"))
@@ -150,7 +151,7 @@ struct StartupSequencerTests {
         #expect(timeline.entry("connect last speaker")?.endMs == 8_000)
         #expect(timeline.entry("announce speaker")?.outcome == .skipped("connect last speaker ended timedOut"))
         #expect(timeline.abortReason == nil)
-        await eventually("the hung work was cancelled") { ops.journal.all.contains("cancelled connect last speaker") }
+        await yieldUntil("the hung work was cancelled") { ops.journal.all.contains("cancelled connect last speaker") }
     }
 
     @Test("a start-up over its budget is reported while it runs and in the timeline")

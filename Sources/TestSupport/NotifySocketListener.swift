@@ -2,20 +2,20 @@ import Foundation
 
 /// A datagram socket bound by a test where `NOTIFY_SOCKET` points, standing in for systemd.
 /// Unchecked: each test uses its listener from one task at a time.
-final class NotifySocketListener: @unchecked Sendable {
-    let fd: Int32
+public final class NotifySocketListener: @unchecked Sendable {
+    public let fd: Int32
     /// The value to put in `NOTIFY_SOCKET`.
-    let notifySocket: String
+    public let notifySocket: String
     /// Datagrams received so far by `receivedCount(adding:)`.
-    var pending: [String] = []
+    public var pending: [String] = []
 
-    init(path: String) {
+    public init(path: String) {
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         notifySocket = path
         bind(to: path, abstract: false)
     }
 
-    init(abstractName: String) {
+    public init(abstractName: String) {
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         notifySocket = "@" + abstractName
         bind(to: abstractName, abstract: true)
@@ -28,7 +28,7 @@ final class NotifySocketListener: @unchecked Sendable {
     deinit { close(fd) }
 
     /// The datagrams already delivered, oldest first; never blocks.
-    func receiveAll() -> [String] {
+    public func receiveAll() -> [String] {
         var messages: [String] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -36,5 +36,13 @@ final class NotifySocketListener: @unchecked Sendable {
             guard count > 0 else { return messages }
             messages.append(String(decoding: buffer[0..<count], as: UTF8.self))
         }
+    }
+}
+
+extension NotifySocketListener {
+    /// Drains the socket into `pending` and returns how many have arrived so far.
+    public func receivedCount(adding _: Int) -> Int {
+        pending.append(contentsOf: receiveAll())
+        return pending.count
     }
 }

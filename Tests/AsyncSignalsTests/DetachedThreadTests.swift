@@ -1,7 +1,5 @@
 @testable import AsyncSignals
 import Foundation
-@testable import Playback
-@testable import SpeakerCore
 import Synchronization
 import Testing
 

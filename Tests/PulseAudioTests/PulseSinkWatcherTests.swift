@@ -1,15 +1,12 @@
-import AsyncSignals
-@testable import AudioPath
 @testable import BlueZ
 import Foundation
 @testable import PulseAudio
-@testable import SpeakerCore
 import TestSupport
 import Testing
 
 /// Finding the speaker's own sink on a sound server: which sinks count (by their properties,
-/// never their name), libpulse's view of a real server as sinks come and go, and the audio
-/// path's states that follow from it.
+/// never their name), and libpulse's view of a real server as sinks come and go. The audio
+/// path's states that follow from it are SpeakerCore's (PlaybackTests' SoundServerPathTests).
 @Suite("The speaker's sink on a PulseAudio server")
 struct PulseSinkWatcherTests {
     static let speaker = try! BluetoothAddress("11:22:33:AA:BB:CC")
@@ -42,37 +39,10 @@ struct PulseSinkWatcherTests {
         #expect(!named.isA2DPSink(of: Self.speaker))
     }
 
-    @Test("the audio path follows the server: unreachable, then no sink for the speaker, then its sink, then gone again")
-    func pathFollowsTheServer() async {
-        let (states, feed) = AsyncStream.makeStream(of: SoundServerState.self)
-        let sink = SpeakerSink()
-        var path = AudioPathMonitor.follow(states, (Self.speaker, "JBL Flip 5"), sink: sink).makeAsyncIterator()
-        let speakerSink = SoundServerSink(index: 7, name: "bluez_sink_x", properties: [
-            "device.bus": "bluetooth", "api.bluez5.address": "11:22:33:AA:BB:CC", "api.bluez5.profile": "a2dp-sink"])
-        let builtIn = SoundServerSink(index: 0, name: "out", properties: ["device.bus": "pci"])
-
-        feed.yield(.unreachable("Connection refused"))
-        guard case .notReady(.soundServerUnreachable)? = await path.next() else { Issue.record("not unreachable"); return }
-
-        feed.yield(.sinks([builtIn]))
-        #expect(await path.next() == .notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
-        #expect(sink.name == nil)
-
-        feed.yield(.sinks([builtIn, speakerSink]))
-        #expect(await path.next() == .ready("PulseAudio sink bluez_sink_x"))
-        #expect(sink.name == "bluez_sink_x")
-
-        feed.yield(.sinks([builtIn]))
-        #expect(await path.next() == .notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
-        #expect(sink.name == nil)
-        feed.finish()
-        #expect(await path.next() == nil)
-    }
-
     @Test("libpulse sees a real server's Bluetooth sink appear and vanish, with its properties", .timeLimit(.minutes(1)),
           arguments: SoundServerKind.allCases)
     func watcherFollowsARealServer(kind: SoundServerKind) async throws {
-        let directory = try Fixtures.temporaryDirectory()
+        let directory = try TemporaryDirectory.makeURL()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory, kind: kind)
         do {
@@ -95,7 +65,7 @@ struct PulseSinkWatcherTests {
             #expect(after.map(\.name) == ["out"])
         }
         // The stream dropped: its connection (and main loop thread) ends.
-        try await PulseAudioDaemonTests.eventually("the watcher's connection has closed") {
+        try await eventually("the watcher's connection has closed", within: .seconds(30), every: .milliseconds(50)) {
             try await Self.clients(of: server).isEmpty
         }
     }
@@ -106,29 +76,6 @@ struct PulseSinkWatcherTests {
         try await server.pactl(["list", "clients"]).split(separator: "\n").compactMap { line in
             let text = line.trimmingCharacters(in: .whitespaces)
             return text == "application.name = \"speakerd\"" ? "speakerd" : nil
-        }
-    }
-
-    @Test("libpulse without a server says so, and the path names where it looked", .timeLimit(.minutes(1)))
-    func watcherWithoutServer() async throws {
-        let directory = try Fixtures.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let socket = "\(directory.path)/no-server/native"
-        var states = PulseSinkWatcher.states(server: "unix:" + socket, retryEvery: .milliseconds(100)).makeAsyncIterator()
-        guard case .unreachable(let problem)? = await states.next() else {
-            Issue.record("a missing server was not reported as unreachable")
-            return
-        }
-        #expect(!problem.isEmpty)
-        guard case .notReady(.soundServerUnreachable(let sentence)) = AudioPathMonitor.unreachable(problem, environment: ["PULSE_SERVER": "unix:" + socket]) else {
-            Issue.record("unreachable server not read as unreachable")
-            return
-        }
-        #expect(sentence.contains(socket), "\(sentence)")
-        // It tries again: a server started later is found.
-        guard case .unreachable? = await states.next() else {
-            Issue.record("the watcher did not try again")
-            return
         }
     }
 

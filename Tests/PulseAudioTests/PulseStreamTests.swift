@@ -13,7 +13,7 @@ struct PulseStreamTests {
     @Test("a stream plays what its owner renders on the named sink; when the sink goes away the server ends it with its reason, and moves nothing to the default sink",
           .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
     func streamEndsWithItsSink(kind: SoundServerKind) async throws {
-        let directory = try Fixtures.temporaryDirectory()
+        let directory = try TemporaryDirectory.makeURL()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory, kind: kind)
         let sink = try await server.addBluetoothSink(address: Self.speaker)
@@ -29,7 +29,7 @@ struct PulseStreamTests {
         // An idle null sink renders in 2 s blocks: the tone reaches the monitor once it wakes.
         _ = try await recording.firstSoundArrival()
         try await Task.sleep(for: .seconds(1))
-        let heard = PulseAudioOutputTests.a4Windows(try await recording.finish())
+        let heard = WAVAnalysis.a4Windows(try await recording.finish())
         #expect(heard.clean > 0, "the sink heard no clean A4 (\(heard.loud) loud windows)")
         #expect(stream.end == nil)
 
@@ -55,7 +55,7 @@ struct PulseStreamTests {
     @Test("a stream to a sink the server does not have is refused with the server's reason and leaves no stream",
           .timeLimit(.minutes(1)), arguments: SoundServerKind.allCases)
     func missingSinkIsRefused(kind: SoundServerKind) async throws {
-        let directory = try Fixtures.temporaryDirectory()
+        let directory = try TemporaryDirectory.makeURL()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory, kind: kind)
 
@@ -68,12 +68,14 @@ struct PulseStreamTests {
         }
         #expect(error?.sink == "bluez_sink_gone")
         #expect(error?.description.hasPrefix("could not open a stream to sink bluez_sink_gone: ") == true, "\(String(describing: error))")
-        try await PulseAudioDaemonTests.eventually("no stream is left") { try await server.sinkInputSinks().isEmpty }
+        try await eventually("no stream is left", within: .seconds(30), every: .milliseconds(50)) {
+            try await server.sinkInputSinks().isEmpty
+        }
     }
 
     @Test("closing a stream stops its renders at once and takes it off the server", .timeLimit(.minutes(1)))
     func closeEndsTheStream() async throws {
-        let directory = try Fixtures.temporaryDirectory()
+        let directory = try TemporaryDirectory.makeURL()
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory)
         let sink = try await server.addBluetoothSink(address: Self.speaker)
@@ -84,12 +86,16 @@ struct PulseStreamTests {
             left.update(repeating: 0, count: frames)
             right.update(repeating: 0, count: frames)
         }
-        try await PulseAudioDaemonTests.eventually("the stream asks for audio") { renders.withLock { $0 } > 0 }
+        try await eventually("the stream asks for audio", within: .seconds(30), every: .milliseconds(50)) {
+            renders.withLock { $0 } > 0
+        }
         stream.close()
         let after = renders.withLock { $0 }
         #expect(await stream.waitUntilEnded() == .closed)
         #expect(renders.withLock { $0 } == after, "the owner was asked for audio after close()")
-        try await PulseAudioDaemonTests.eventually("the stream is gone from the server") { try await server.sinkInputSinks().isEmpty }
+        try await eventually("the stream is gone from the server", within: .seconds(30), every: .milliseconds(50)) {
+            try await server.sinkInputSinks().isEmpty
+        }
     }
 }
 

@@ -1,4 +1,3 @@
-@testable import SpeakerCore
 @testable import SpeakerdAPI
 import Testing
 

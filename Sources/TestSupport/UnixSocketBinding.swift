@@ -2,7 +2,7 @@ import Glibc
 
 /// Binds the unix socket `fd` to `name`: a filesystem path, or with `abstract` a name in the
 /// abstract namespace (`sun_path` starting with a NUL). Returns bind(2)'s result.
-func bindUnixSocket(_ fd: Int32, to name: String, abstract: Bool = false) -> Int32 {
+public func bindUnixSocket(_ fd: Int32, to name: String, abstract: Bool = false) -> Int32 {
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
     let bytes = Array(name.utf8), offset = abstract ? 1 : 0

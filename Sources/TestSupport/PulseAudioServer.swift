@@ -1,17 +1,14 @@
-import DBus
-import AsyncSignals
 import Foundation
 import Testing
-import TestSupport
 
 /// Which sound server a test runs: PulseAudio itself, or PipeWire with WirePlumber behind
 /// pipewire-pulse (the default stack on Raspberry Pi OS and Debian desktops), which speaks the
 /// same native protocol, so speakerd and the test's `pactl`/`parec` reach either alike.
-enum SoundServerKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+public enum SoundServerKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case pulseAudio
     case pipeWire
 
-    var testDescription: String { self == .pulseAudio ? "PulseAudio" : "PipeWire (pipewire-pulse, WirePlumber)" }
+    public var testDescription: String { self == .pulseAudio ? "PulseAudio" : "PipeWire (pipewire-pulse, WirePlumber)" }
 }
 
 /// A private sound server for one test: a null sink `out` (audio goes nowhere, but its monitor
@@ -25,17 +22,17 @@ enum SoundServerKind: String, CaseIterable, Sendable, CustomTestStringConvertibl
 ///   pipewire-pulse) on a private session bus of their own (WirePlumber will not start without
 ///   one); `start()` returns once pipewire-pulse answers and `out` exists.
 /// Every process is killed when the test ends.
-final class PulseAudioServer: Sendable {
-    let kind: SoundServerKind
-    let directory: URL
+public final class PulseAudioServer: Sendable {
+    public let kind: SoundServerKind
+    public let directory: URL
     /// PulseAudio's daemon, by the pid in its pid file (it is not our child).
     private let daemon: pid_t?
     /// PipeWire's programs, our children (signalled only while unreaped).
     private let stack: [SpawnedProcess]
     /// What clients pass as their server (FluidSynth's `audio.pulseaudio.server`, PULSE_SERVER).
-    var address: String { "unix:\(directory.path)/pulse/native" }
+    public var address: String { "unix:\(directory.path)/pulse/native" }
     /// The null sink's monitor: everything played to the server.
-    static let monitor = "out.monitor"
+    public static let monitor = "out.monitor"
 
     private init(kind: SoundServerKind, directory: URL, daemon: pid_t? = nil, stack: [SpawnedProcess] = []) {
         self.kind = kind
@@ -44,7 +41,7 @@ final class PulseAudioServer: Sendable {
         self.stack = stack
     }
 
-    static func start(in directory: URL, kind: SoundServerKind = .pulseAudio) async throws -> PulseAudioServer {
+    public static func start(in directory: URL, kind: SoundServerKind = .pulseAudio) async throws -> PulseAudioServer {
         let runtime = directory.appendingPathComponent("sound", isDirectory: true)
         try FileManager.default.createDirectory(at: runtime.appendingPathComponent("pulse"), withIntermediateDirectories: true)
         switch kind {
@@ -129,7 +126,7 @@ final class PulseAudioServer: Sendable {
     /// recording stream is connected (parec says so on stderr), so nothing played afterwards is
     /// missed. The wait looks at parec's log every 10 ms, bounded (30 s) so a broken parec fails
     /// the test, and says what parec said.
-    func record(to path: String, from source: String = monitor) async throws -> Recording {
+    public func record(to path: String, from source: String = monitor) async throws -> Recording {
         let log = path + ".log"
         let parec = try SpawnedProcess.spawn("/usr/bin/parec", [
             "--verbose", "--server=\(address)", "--device=\(source)", "--raw", "--latency-msec=20",
@@ -150,7 +147,7 @@ final class PulseAudioServer: Sendable {
 
     /// Runs `pactl` against this server and returns what it printed; throws with what it said
     /// when it fails.
-    func pactl(_ arguments: [String]) async throws -> String {
+    public func pactl(_ arguments: [String]) async throws -> String {
         let output = directory.appendingPathComponent("pactl-\(UUID().uuidString)").path
         let process = try SpawnedProcess.spawn("/usr/bin/pactl", ["--server=\(address)"] + arguments,
                                                environment: Self.environment(directory),
@@ -172,7 +169,7 @@ final class PulseAudioServer: Sendable {
     /// give one. The server would make a new Bluetooth sink its default (by priority), so `out`,
     /// the box's own output, is first made the chosen default, as a user's chosen default stays:
     /// a stream that sits on the speaker's sink is there because it asked for it.
-    func addBluetoothSink(address: String, name: String = "bluez_sink_x",
+    public func addBluetoothSink(address: String, name: String = "bluez_sink_x",
                           profile: String = "a2dp-sink") async throws -> BluetoothSink {
         let properties = "device.bus=bluetooth device.string=\(address) api.bluez5.address=\(address) "
             + "api.bluez5.profile=\(profile) device.description=Speaker"
@@ -187,12 +184,12 @@ final class PulseAudioServer: Sendable {
     }
 
     /// Removes a sink `addBluetoothSink` added, as the speaker's disconnection does.
-    func remove(_ sink: BluetoothSink) async throws {
+    public func remove(_ sink: BluetoothSink) async throws {
         _ = try await pactl(["unload-module", String(sink.module)])
     }
 
     /// The server's sinks: name to index.
-    func sinks() async throws -> [String: Int] {
+    public func sinks() async throws -> [String: Int] {
         var result: [String: Int] = [:]
         for line in try await pactl(["list", "short", "sinks"]).split(separator: "\n") {
             let fields = line.split(separator: "\t")
@@ -203,7 +200,7 @@ final class PulseAudioServer: Sendable {
 
     /// The loudest channel's volume of `sink` in percent, as `pactl get-sink-volume` prints it
     /// ("Volume: front-left: 42598 /  65% / -11.23 dB,   front-right: …").
-    func volume(of sink: BluetoothSink) async throws -> Int {
+    public func volume(of sink: BluetoothSink) async throws -> Int {
         let text = try await pactl(["get-sink-volume", sink.name])
         let percents = text.matches(of: /(\d+)%/).compactMap { Int($0.output.1) }
         guard let loudest = percents.max() else { throw PulseAudioServerError("pactl get-sink-volume printed no percent: \(text)") }
@@ -211,12 +208,12 @@ final class PulseAudioServer: Sendable {
     }
 
     /// Sets `sink`'s volume as another client (pavucontrol, the speaker's buttons) would.
-    func setVolume(of sink: BluetoothSink, to percent: Int) async throws {
+    public func setVolume(of sink: BluetoothSink, to percent: Int) async throws {
         _ = try await pactl(["set-sink-volume", sink.name, "\(percent)%"])
     }
 
     /// The sink index of every playback stream on the server (`pactl list short sink-inputs`).
-    func sinkInputSinks() async throws -> [Int] {
+    public func sinkInputSinks() async throws -> [Int] {
         try await pactl(["list", "short", "sink-inputs"]).split(separator: "\n").compactMap { line in
             let fields = line.split(separator: "\t")
             return fields.count > 1 ? Int(fields[1]) : nil
@@ -224,7 +221,7 @@ final class PulseAudioServer: Sendable {
     }
 
     /// Kills the server at once, as a crash would (every program of a PipeWire stack).
-    func kill() {
+    public func kill() {
         if let daemon { _ = Foundation.kill(daemon, SIGKILL) }
         for process in stack { process.signal(SIGKILL) }
     }
@@ -239,22 +236,22 @@ final class PulseAudioServer: Sendable {
 }
 
 /// A sink `PulseAudioServer.addBluetoothSink` added: its name, index, and the module behind it.
-struct BluetoothSink: Sendable {
-    let name: String
-    let index: Int
-    let module: Int
-    var monitor: String { name + ".monitor" }
+public struct BluetoothSink: Sendable {
+    public let name: String
+    public let index: Int
+    public let module: Int
+    public var monitor: String { name + ".monitor" }
 }
 
 /// A running `parec`; `finish()` stops it and returns what it recorded.
-struct Recording: Sendable {
+public struct Recording: Sendable {
     let parec: SpawnedProcess
-    let path: String
+    public let path: String
 
     /// When the first sample above -60 dBFS reached the recording file, read as it grows (every
     /// 2 ms): a time on the test's clock that comes after the sound was played, never before, so
     /// "not sooner than" checks need no alignment between the recording and the clock.
-    func firstSoundArrival(timeout: Duration = .seconds(30)) async throws -> ContinuousClock.Instant {
+    public func firstSoundArrival(timeout: Duration = .seconds(30)) async throws -> ContinuousClock.Instant {
         let deadline = ContinuousClock.now + timeout
         var offset: UInt64 = 0
         while ContinuousClock.now < deadline {
@@ -276,7 +273,7 @@ struct Recording: Sendable {
 
     /// Stops recording (SIGINT: parec writes out what it holds), waits for parec to exit, and
     /// returns the recording as mono samples.
-    func finish() async throws -> [Float] {
+    public func finish() async throws -> [Float] {
         parec.signal(SIGINT)
         _ = await parec.exitStatus()
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -289,7 +286,7 @@ struct Recording: Sendable {
     }
 }
 
-struct PulseAudioServerError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct PulseAudioServerError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }

@@ -1,8 +1,6 @@
-import AsyncSignals
 @testable import DBus
 import Foundation
 import Glibc
-@testable import SpeakerCore
 @testable import SpeakerdAPI
 import TestSupport
 import Testing

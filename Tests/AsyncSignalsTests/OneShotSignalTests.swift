@@ -1,8 +1,7 @@
-import AsyncSignals
-import Clocks
-import Testing
 @testable import AsyncSignals
-@testable import SpeakerCore
+import Clocks
+import TestSupport
+import Testing
 
 /// The failure of the adapter-powered signal in these scenarios.
 private struct AdapterError: Error, Equatable, CustomStringConvertible {
@@ -18,7 +17,7 @@ struct OneShotSignalTests {
     func firstResultWins() async throws {
         let signal = OneShotSignal<String, AdapterError>()
         let waiters = (0..<50).map { _ in Task { try await signal.value() } }
-        await eventually("all 50 waiters are parked") { signal.waiterCount == 50 }
+        await yieldUntil("all 50 waiters are parked") { signal.waiterCount == 50 }
 
         #expect(signal.succeed("hci0 powered"))
         #expect(!signal.succeed("hci1 powered"))
@@ -47,7 +46,7 @@ struct OneShotSignalTests {
                 return error
             }
         }
-        await eventually("the waiter is parked") { signal.waiterCount == 1 }
+        await yieldUntil("the waiter is parked") { signal.waiterCount == 1 }
         signal.fail(AdapterError(reason: "adapter is rfkill-blocked"))
         guard case let .failed(failure)? = await waiter.value else {
             Issue.record("expected the typed failure")
@@ -62,7 +61,7 @@ struct OneShotSignalTests {
         let signal = OneShotSignal<Int, Never>()
         let cancelled = Task { try await signal.result() }
         let patient = Task { try await signal.result() }
-        await eventually("both waiters are parked") { signal.waiterCount == 2 }
+        await yieldUntil("both waiters are parked") { signal.waiterCount == 2 }
         cancelled.cancel()
         await #expect(throws: SignalWaitError.cancelled) { try await cancelled.value }
         #expect(signal.waiterCount == 1, "removed at cancellation, not at resolution")

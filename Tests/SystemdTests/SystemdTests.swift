@@ -1,9 +1,9 @@
 import Clocks
 import Foundation
 import Logging
-@testable import SpeakerCore
 import Synchronization
 @testable import Systemd
+import TestSupport
 import Testing
 
 @Suite("systemd notification, watchdog and journal logging")
@@ -131,14 +131,6 @@ struct SystemdTests {
             "<7>speakerd: two lines\n",
         ])
         #expect(JournalLogHandler.priority(of: .critical) == 2)
-    }
-}
-
-extension NotifySocketListener {
-    /// Drains the socket into `pending` and returns how many have arrived so far.
-    func receivedCount(adding _: Int) -> Int {
-        pending.append(contentsOf: receiveAll())
-        return pending.count
     }
 }
 

@@ -1,8 +1,6 @@
 @testable import BlueZ
 @testable import DBus
 import Foundation
-@testable import Readiness
-@testable import SpeakerCore
 @testable import SpeakerdAPI
 import Synchronization
 import SystemPackage
