@@ -6,7 +6,7 @@ import PackageDescription
 /// mapping and relocating the shared libswiftCore, Foundation and ICU libraries is most of an
 /// idle daemon's RSS and of its time to exec (docs/BENCHMARKS.md, "Start-up").
 ///
-/// SpeakerCore and the tests keep the shared runtime; only the final link of an executable is
+/// The library modules and the tests keep the shared runtime; only the final link of an executable is
 /// static. Its objects were compiled against the shared Foundation, whose autolink entries do not
 /// name the static archives Foundation needs, so they are listed here (as `swiftc -static-stdlib`
 /// itself lists them), in one group so their order does not matter.
@@ -20,7 +20,7 @@ let staticSwiftRuntime: [LinkerSetting] = [.unsafeFlags([
 ])]
 
 /// speakerd's own image, smaller in memory at idle (docs/BENCHMARKS.md, "Start-up"):
-/// - No libFoundation, CoreFoundation or ICU: SpeakerCore and speakerd use FoundationEssentials
+/// - No libFoundation, CoreFoundation or ICU: the library modules and speakerd use FoundationEssentials
 ///   (`noFoundation` keeps a Foundation-only call from slipping into speakerd unnoticed).
 /// - `-z pack-relative-relocs` (DT_RELR, glibc 2.36+, Debian 12): the ~51,000 relative
 ///   relocations of the position-independent image take 10 KB instead of 1.2 MB, all of it read
@@ -51,14 +51,15 @@ let noFoundation: [SwiftSetting] = [.unsafeFlags([
 
 /// speakerd: a Bluetooth-speaker companion daemon (`speakerd`) and its CLI (`composer-cli`).
 ///
-/// Everything with logic lives in `SpeakerCore`; the executables only parse, wire and run.
+/// Everything with logic lives in the library modules (docs/ARCHITECTURE.md); the executables
+/// only parse, wire and run.
 /// C libraries are reached through their own C modules (CDBus, CBluetooth, CFluidSynth, CPulse), each imported
 /// by the one module that wraps it, and never leak past it.
 let package = Package(
     name: "speakerd",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "SpeakerCore", targets: ["SpeakerCore"]),
+        .library(name: "Daemon", targets: ["Daemon"]),
         .executable(name: "speakerd", targets: ["speakerd"]),
         .executable(name: "composer-cli", targets: ["composer-cli"]),
     ],
@@ -228,8 +229,12 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // The daemon: start-up as a graph of operations, the speaker link and reconnects, readiness
+        // derived from what it observes (bus, adapter, link, audio path, soundfont), the state
+        // file, logind, status publishing and the API's methods; it wires the player and serves
+        // `SpeakerdControl`. Imports no C module.
         .target(
-            name: "SpeakerCore",
+            name: "Daemon",
             dependencies: [
                 "AsyncSignals",
                 "DBus",
@@ -264,14 +269,14 @@ let package = Package(
                 "Playback",
                 "AudioPath",
                 "SpeakerdAPI",
-                "SpeakerCore",
+                "Daemon",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         .executableTarget(
             name: "speakerd",
             dependencies: [
-                "SpeakerCore",
+                "Daemon",
                 "SpeakerdAPI",
                 "Systemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -287,7 +292,7 @@ let package = Package(
                 "MIDI",
                 "Playback",
                 "SpeakerdAPI",
-                "SpeakerCore",
+                "Daemon",
                 "ComposerCLIKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -301,7 +306,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "AsyncSignals", "DBus", "BlueZ", "Readiness", "Playback", "PulseAudio", "SpeakerdAPI", "SpeakerCore",
+                "AsyncSignals", "DBus", "BlueZ", "Readiness", "Playback", "PulseAudio", "SpeakerdAPI", "Daemon",
                 .product(name: "Clocks", package: "swift-clocks"),
             ],
             path: "Sources/TestSupport"
@@ -310,8 +315,8 @@ let package = Package(
         // Benchmarks: run in release builds (`scripts/bench`), figures in docs/BENCHMARKS.md.
         .executableTarget(name: "bench-dbus", dependencies: ["AsyncSignals", "DBus", "CDBus"], path: "Benchmarks/bench-dbus"),
         .executableTarget(name: "bench-readiness", dependencies: ["AsyncSignals", "Readiness"], path: "Benchmarks/bench-readiness"),
-        .executableTarget(name: "bench-playback", dependencies: ["MIDI", "Playback", "SpeakerCore"], path: "Benchmarks/bench-playback"),
-        .executableTarget(name: "bench-startup", dependencies: ["SpeakerCore"], path: "Benchmarks/bench-startup",
+        .executableTarget(name: "bench-playback", dependencies: ["MIDI", "Playback", "Daemon"], path: "Benchmarks/bench-playback"),
+        .executableTarget(name: "bench-startup", dependencies: ["Daemon"], path: "Benchmarks/bench-startup",
                          swiftSettings: noFoundation, linkerSettings: speakerdImage),
 
         // A test target per module (docs/ARCHITECTURE.md); DaemonTests holds what needs the daemon,
@@ -323,7 +328,7 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["AsyncSignals", "DBus", "TestSupport"]),
         .testTarget(
             name: "ReadinessTests",
-            dependencies: ["AsyncSignals", "Readiness", "SpeakerCore", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["AsyncSignals", "Readiness", "Daemon", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "BlueZTests",
@@ -344,14 +349,14 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        .testTarget(name: "MIDITests", dependencies: ["MIDI", "Playback", "SpeakerCore", "TestSupport"]),
+        .testTarget(name: "MIDITests", dependencies: ["MIDI", "Playback", "Daemon", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "AudioPath", "PlaybackService", "SpeakerdAPI", "SpeakerCore", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "AudioPath", "PlaybackService", "SpeakerdAPI", "Daemon", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Logind", "Playback", "PulseAudio", "AudioPath", "PlaybackService", "SpeakerdAPI", "SpeakerCore", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Logind", "Playback", "PulseAudio", "AudioPath", "PlaybackService", "SpeakerdAPI", "Daemon", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
     ],
     swiftLanguageModes: [.v6]

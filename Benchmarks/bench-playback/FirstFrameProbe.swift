@@ -1,6 +1,6 @@
 import AsyncSignals
 import Playback
-import SpeakerCore
+import Daemon
 
 /// An output that records the instant the first block of audio exists, then ends the song: the
 /// "play request → first audio frame" benchmark measures up to that instant.

@@ -1,7 +1,7 @@
 import Foundation
 import MIDI
 import Playback
-import SpeakerCore
+import Daemon
 
 // bench-playback: the Playback figures of docs/BENCHMARKS.md, side by side in one run.
 //   swift build -c release --product bench-playback && .build/release/bench-playback [RUNS]

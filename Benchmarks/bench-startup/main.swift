@@ -2,15 +2,15 @@
 //
 // The start-up benchmark itself is `scripts/bench-startup` (it drives speakerd, the peers and the
 // fake BlueZ as separate processes, which is what is measured). This executable is the control
-// it compares speakerd's idle RSS against: a process that links SpeakerCore exactly as speakerd
-// does (the Swift runtime, FoundationEssentials, libdbus and libbluetooth static, no libFoundation
+// it compares speakerd's idle RSS against: a process that links the Daemon module exactly as speakerd
+// does (the Swift runtime and FoundationEssentials static, Debian's shared libdbus and libbluetooth, no libFoundation
 // or ICU; libfluidsynth is opened only on first use) but does no work, so "speakerd
 // idle RSS - this" is what the daemon's own code and state cost. Like speakerd, it reads its
-// file with SpeakerCore's `TextFile`: importing Foundation here would link the full Foundation
+// file with the Daemon module's `TextFile`: importing Foundation here would link the full Foundation
 // into the probe.
 import DBus
 import Glibc
-import SpeakerCore
+import Daemon
 
 /// VmRSS of this process in KiB, from /proc/self/status.
 func residentKiB() -> Int? {
@@ -21,7 +21,7 @@ func residentKiB() -> Int? {
     return nil
 }
 
-// Touch SpeakerCore so that it is initialised as in speakerd, without doing any of its work.
+// Touch the Daemon module so that it is initialised as in speakerd, without doing any of its work.
 let bus = BusAddress.system
 withExtendedLifetime(bus) {}
 
@@ -29,4 +29,4 @@ guard let kib = residentKiB() else {
     _ = "bench-startup: cannot read VmRSS from /proc/self/status\n".withCString { write(STDERR_FILENO, $0, strlen($0)) }
     exit(1)
 }
-print("\(kib) KiB VmRSS: idle Swift process linking SpeakerCore")
+print("\(kib) KiB VmRSS: idle Swift process linking the Daemon module")

@@ -3,7 +3,7 @@ import Glibc
 /// A named, detached OS thread for work that blocks (a soundfont parse, a driver's deletion) and
 /// so must not hold one of the few threads of Swift's cooperative pool.
 ///
-/// A plain pthread rather than Foundation's `Thread`: `Thread` is the one thing SpeakerCore used
+/// A plain pthread rather than Foundation's `Thread`: `Thread` is the one thing the library used
 /// from the full Foundation, and linking it pulls libFoundation, CoreFoundation and ICU into
 /// speakerd's static image, megabytes of resident pages at idle (docs/BENCHMARKS.md, "Start-up").
 ///

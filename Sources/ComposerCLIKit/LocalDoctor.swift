@@ -2,7 +2,7 @@ import Glibc
 import Playback
 import SpeakerdAPI
 import AudioPath
-import SpeakerCore
+import Daemon
 
 /// The checks `composer-cli doctor` can make on this machine without the daemon.
 ///

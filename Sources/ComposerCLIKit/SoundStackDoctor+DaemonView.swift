@@ -1,6 +1,6 @@
 import SpeakerdAPI
 import AudioPath
-import SpeakerCore
+import Daemon
 /// The sound stack as the running speakerd sees it, beside the doctor's own checks.
 ///
 /// `composer-cli doctor` looks for the sound server from the caller's shell: its PULSE_SERVER,

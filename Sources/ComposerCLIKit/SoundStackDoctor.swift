@@ -1,7 +1,7 @@
 import BlueZ
 import DBus
 import AudioPath
-import SpeakerCore
+import Daemon
 /// `composer-cli doctor`'s checks of the sound stack: whether a song could reach a speaker on this
 /// box, and if not which part is missing — the sound server, BlueALSA, a Bluetooth audio
 /// endpoint registered with BlueZ, or WirePlumber's BlueZ monitor stopped by seat monitoring.

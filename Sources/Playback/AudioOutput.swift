@@ -2,7 +2,7 @@
 ///
 /// An output *pulls* audio from a `PlaybackSource` at its own pace until the source ends, so the
 /// same engine serves an offline file writer and a sound card's callback thread alike. Conforming
-/// types outside SpeakerCore (the daemon's BlueALSA output) usually wrap one of ours and add
+/// types outside this module (AudioPath's BlueALSA output) usually wrap one of ours and add
 /// their own readiness check.
 public protocol AudioOutput: Sendable, CustomStringConvertible {
     /// Returns when the audio path can take audio, or throws if it cannot become ready.

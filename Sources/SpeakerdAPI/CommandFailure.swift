@@ -4,8 +4,8 @@ import Glibc
 /// exactly one line on stderr ("composer-cli: …") and a non-zero exit.
 ///
 /// ArgumentParser's default `main()` adds usage lines to each error; both executables replace
-/// it with `run(program:_:outcome:)`. The parsing itself stays in the executables (SpeakerCore
-/// does not link ArgumentParser); they only say what an error means through `outcome`.
+/// it with `run(program:_:outcome:)`. The parsing itself stays in the executables (the library
+/// modules do not link ArgumentParser); they only say what an error means through `outcome`.
 public enum CommandFailure {
     /// What a thrown error ends the process with.
     public enum Outcome: Sendable, Equatable {

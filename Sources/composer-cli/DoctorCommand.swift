@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import ComposerCLIKit
-import SpeakerCore
+import Daemon
 import SpeakerdAPI
 
 struct DoctorCommand: AsyncParsableCommand {

@@ -2,7 +2,7 @@ import SpeakerdAPI
 import Systemd
 import ArgumentParser
 import Logging
-import SpeakerCore
+import Daemon
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import SpeakerCore
+import Daemon
 
 /// The process's entry point: runs `SpeakerdCommand` as a task and parks the main thread until
 /// it is done.

@@ -1,5 +1,5 @@
 @testable import BlueZ
-@testable import SpeakerCore
+@testable import Daemon
 import Testing
 
 /// Real devices as BlueZ reports them (Class, Icon, UUIDs as seen in `bluetoothctl info`).

@@ -1,6 +1,6 @@
 @testable import TestSupport
 @testable import BlueZ
-@testable import SpeakerCore
+@testable import Daemon
 import Testing
 
 @Suite("BlueZ errors")

@@ -1,7 +1,7 @@
 @testable import BlueZ
 import Clocks
 import DBus
-import SpeakerCore
+import Daemon
 import TestSupport
 import Testing
 

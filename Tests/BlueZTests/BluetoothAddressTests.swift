@@ -3,7 +3,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import SpeakerCore
+@testable import Daemon
 
 @Suite("Bluetooth addresses")
 struct BluetoothAddressTests {

@@ -1,7 +1,7 @@
 @testable import BlueZ
 import Clocks
 @testable import DBus
-@testable import SpeakerCore
+@testable import Daemon
 import TestSupport
 import Testing
 

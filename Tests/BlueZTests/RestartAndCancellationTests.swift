@@ -1,6 +1,6 @@
 @testable import BlueZ
 import DBus
-import SpeakerCore
+import Daemon
 import TestSupport
 import Testing
 

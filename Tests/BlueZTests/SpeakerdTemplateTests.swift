@@ -2,7 +2,7 @@ import AsyncSignals
 @testable import BlueZ
 import Clocks
 import DBus
-import SpeakerCore
+import Daemon
 import TestSupport
 import Testing
 

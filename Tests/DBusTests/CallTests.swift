@@ -1,6 +1,6 @@
 import AsyncSignals
 import DBus
-import SpeakerCore
+import Daemon
 import TestSupport
 import Testing
 

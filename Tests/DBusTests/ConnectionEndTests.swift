@@ -1,6 +1,6 @@
 import DBus
 import Glibc
-import SpeakerCore
+import Daemon
 import Testing
 import TestSupport
 

@@ -1,5 +1,5 @@
 import DBus
-import SpeakerCore
+import Daemon
 import Testing
 
 @Suite("Typed conversions say exactly what did not match, and where")

@@ -1,5 +1,5 @@
 import DBus
-import SpeakerCore
+import Daemon
 import Testing
 import TestSupport
 

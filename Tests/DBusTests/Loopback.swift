@@ -1,5 +1,5 @@
 import DBus
-import SpeakerCore
+import Daemon
 import TestSupport
 
 /// A private bus with two connections: `server` exports objects, `client` calls them.

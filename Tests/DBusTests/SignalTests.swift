@@ -1,5 +1,5 @@
 import DBus
-import SpeakerCore
+import Daemon
 import Testing
 
 /// The number of match rules the bus holds for `connection` (dbus-daemon's Debug.Stats).

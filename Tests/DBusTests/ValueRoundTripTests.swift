@@ -1,6 +1,6 @@
 import DBus
 import Glibc
-import SpeakerCore
+import Daemon
 import Testing
 
 /// One sample of every D-Bus type, alone and nested. Built per test (not a global) so the

@@ -1,6 +1,6 @@
 @testable import DBus
 import Foundation
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 import TestSupport
 import Testing

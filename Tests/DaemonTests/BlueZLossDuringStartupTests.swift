@@ -4,7 +4,7 @@ import AsyncSignals
 @testable import DBus
 import Logging
 @testable import PlaybackService
-@testable import SpeakerCore
+@testable import Daemon
 import TestSupport
 import Testing
 

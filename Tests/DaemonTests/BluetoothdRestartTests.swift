@@ -2,7 +2,7 @@ import Clocks
 import Foundation
 import Testing
 import TestSupport
-@testable import SpeakerCore
+@testable import Daemon
 
 /// bluetoothd restarting under a running speakerd: org.bluez loses its owner (NameOwnerChanged),
 /// the daemon says so, and once bluetoothd is back (knowing its adapter and the speaker, as a

@@ -3,7 +3,7 @@ import AsyncSignals
 @testable import DBus
 import Foundation
 import Logging
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 import Synchronization
 @testable import Systemd

@@ -1,6 +1,6 @@
 import DBus
 @testable import ComposerCLIKit
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 import Testing
 

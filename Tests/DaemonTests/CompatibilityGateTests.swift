@@ -2,7 +2,7 @@ import Clocks
 import Foundation
 import Testing
 import TestSupport
-@testable import SpeakerCore
+@testable import Daemon
 
 /// The compatibility gate's other conditions (no BlueZ is in DaemonIntegrationTests): the status
 /// says why start-up cannot go on, the API keeps answering, and when the condition clears the

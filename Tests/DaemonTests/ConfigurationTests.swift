@@ -1,6 +1,6 @@
 import AsyncSignals
 @testable import BlueZ
-@testable import SpeakerCore
+@testable import Daemon
 import TestSupport
 import Testing
 

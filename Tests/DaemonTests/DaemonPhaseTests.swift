@@ -1,6 +1,6 @@
 import AsyncSignals
 import Testing
-@testable import SpeakerCore
+@testable import Daemon
 
 @Suite("Status lines a person reads")
 struct DaemonPhaseTests {

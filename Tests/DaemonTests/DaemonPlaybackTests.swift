@@ -1,7 +1,7 @@
 import Foundation
 @testable import ComposerCLIKit
 @testable import PlaybackService
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 import SystemPackage
 import TestSupport

@@ -1,7 +1,7 @@
 import Clocks
 import Testing
 import TestSupport
-@testable import SpeakerCore
+@testable import Daemon
 
 /// Steps several daemon scenarios share: a daemon already connected to its known speaker, the
 /// compatibility gate seen closed, and the same daemon connecting once the gate reopens.

@@ -5,7 +5,7 @@ import Clocks
 import Foundation
 import Logging
 @testable import PlaybackService
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 import Synchronization
 @testable import Systemd

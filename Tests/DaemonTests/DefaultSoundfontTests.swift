@@ -2,7 +2,7 @@
 import Foundation
 @testable import Playback
 @testable import PlaybackService
-@testable import SpeakerCore
+@testable import Daemon
 import TestSupport
 import Testing
 

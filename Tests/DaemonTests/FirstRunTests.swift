@@ -2,7 +2,7 @@ import Clocks
 import Foundation
 import Testing
 import TestSupport
-@testable import SpeakerCore
+@testable import Daemon
 
 /// First run (no state file) and known speakers that do not answer: scan-and-pick on the real
 /// coordinator against our fake BlueZ. Scans last `scan_seconds` on the test clock.

@@ -2,7 +2,7 @@ import MIDI
 import Foundation
 import Testing
 import TestSupport
-@testable import SpeakerCore
+@testable import Daemon
 
 /// The whole product path with the real programs: `composer-cli play` → speakerd's D-Bus API →
 /// the readiness gate → FluidSynth → a WAV file, on a private bus with the fake BlueZ.

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 import SystemPackage
 import TestSupport

@@ -3,7 +3,7 @@ import Clocks
 import Foundation
 import Testing
 import TestSupport
-@testable import SpeakerCore
+@testable import Daemon
 
 /// The speaker dropping and coming back, on the real coordinator against our fake BlueZ: the
 /// reconnect policy's schedules as a user would see them (status lines, `Connect` calls on the

@@ -3,7 +3,7 @@ import AsyncSignals
 import Clocks
 import Foundation
 import Logging
-@testable import SpeakerCore
+@testable import Daemon
 import TestSupport
 import Testing
 

@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import Testing
 @testable import ComposerCLIKit
-@testable import SpeakerCore
+@testable import Daemon
 
 /// The real-machine probes `composer-cli doctor` runs, on files and addresses made per test.
 @Suite("Local probes: file headers and D-Bus address escapes")

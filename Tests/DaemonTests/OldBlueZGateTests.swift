@@ -2,7 +2,7 @@ import Clocks
 import Foundation
 import Testing
 import TestSupport
-@testable import SpeakerCore
+@testable import Daemon
 
 /// The compatibility gate's "BlueZ too old": speakerd started against a BlueZ 4 bluetoothd says
 /// what it found and what it needs, starts nothing else, and resumes on its own when a BlueZ 5

@@ -1,6 +1,6 @@
 import Clocks
 import Foundation
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 import SystemPackage
 import TestSupport

@@ -1,7 +1,7 @@
 import AsyncSignals
 import Clocks
 @testable import ComposerCLIKit
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 import TestSupport
 import Testing

@@ -1,5 +1,5 @@
 @testable import BlueZ
-@testable import SpeakerCore
+@testable import Daemon
 import Testing
 
 /// The "not ready to play" log line: a condition that repeats is said once until it changes.

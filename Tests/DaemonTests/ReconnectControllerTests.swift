@@ -2,7 +2,7 @@
 import AsyncSignals
 @testable import BlueZ
 import Clocks
-@testable import SpeakerCore
+@testable import Daemon
 import Synchronization
 import TestSupport
 import Testing

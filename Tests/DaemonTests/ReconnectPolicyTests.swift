@@ -2,7 +2,7 @@ import AsyncSignals
 import Clocks
 import Testing
 import TestSupport
-@testable import SpeakerCore
+@testable import Daemon
 
 @Suite("Reconnect policy scenarios")
 struct ReconnectPolicyTests {

@@ -2,7 +2,7 @@ import MIDI
 import Foundation
 import Testing
 import TestSupport
-@testable import SpeakerCore
+@testable import Daemon
 
 /// The real speakerd, started the way speakerd.service starts it as far as seccomp goes, doing
 /// everything a box does in a day: start, tell systemd it is ready, connect the known speaker,

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import SpeakerCore
+@testable import Daemon
 
 /// speakerd under the seccomp half of systemd/speakerd.service's sandbox, with no systemd.
 ///

@@ -2,7 +2,7 @@ import AsyncSignals
 @testable import BlueZ
 import Foundation
 import Logging
-@testable import SpeakerCore
+@testable import Daemon
 import TestSupport
 import Testing
 

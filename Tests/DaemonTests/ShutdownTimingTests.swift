@@ -4,7 +4,7 @@ import Glibc
 import Synchronization
 import Testing
 import TestSupport
-@testable import SpeakerCore
+@testable import Daemon
 
 /// systemd stops speakerd with SIGTERM on every shutdown and restart; an idle daemon must be
 /// gone at once, with what it knows on disk.

@@ -1,7 +1,7 @@
 @testable import AudioPath
 import Foundation
 @testable import ComposerCLIKit
-@testable import SpeakerCore
+@testable import Daemon
 import Testing
 import TestSupport
 

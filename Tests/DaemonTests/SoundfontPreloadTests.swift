@@ -3,7 +3,7 @@ import AsyncSignals
 @testable import BlueZ
 import Foundation
 import Logging
-@testable import SpeakerCore
+@testable import Daemon
 import SystemPackage
 @testable import Systemd
 import TestSupport

@@ -1,5 +1,5 @@
 @testable import AudioPath
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 import DBus
 @testable import PlaybackService

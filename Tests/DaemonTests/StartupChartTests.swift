@@ -1,7 +1,7 @@
 import Foundation
 import FoundationXML
 @testable import ComposerCLIKit
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 import Testing
 

@@ -1,5 +1,5 @@
 @testable import Readiness
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 import Testing
 

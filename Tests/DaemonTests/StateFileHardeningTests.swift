@@ -1,7 +1,7 @@
 @testable import BlueZ
 import Foundation
 import Glibc
-@testable import SpeakerCore
+@testable import Daemon
 import TestSupport
 import Testing
 

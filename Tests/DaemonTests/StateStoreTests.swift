@@ -1,6 +1,6 @@
 @testable import BlueZ
 import Foundation
-@testable import SpeakerCore
+@testable import Daemon
 import TestSupport
 import Testing
 

@@ -6,7 +6,7 @@ import AsyncSignals
 import Foundation
 import Logging
 @testable import PlaybackService
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 import Synchronization
 import TestSupport

@@ -2,7 +2,7 @@ import AsyncSignals
 import Foundation
 import Testing
 import TestSupport
-@testable import SpeakerCore
+@testable import Daemon
 
 /// The real speakerd process under a stand-in systemd: `NOTIFY_SOCKET` bound by the test,
 /// `WATCHDOG_USEC` set, and `WATCHDOG_PID` set to speakerd's own pid the way systemd does it

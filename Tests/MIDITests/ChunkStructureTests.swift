@@ -1,6 +1,6 @@
 import MIDI
 import Testing
-import SpeakerCore
+import Daemon
 
 @Suite("Chunk structure")
 struct ChunkStructureTests {

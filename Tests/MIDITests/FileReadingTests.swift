@@ -1,6 +1,6 @@
 import MIDI
 import Foundation
-import SpeakerCore
+import Daemon
 import SystemPackage
 import Testing
 

@@ -1,7 +1,7 @@
 import MIDI
 import Testing
 import TestSupport
-import SpeakerCore
+import Daemon
 
 /// Mutations that hit what a reader trusts: lengths, status bytes, continuation bits, the end.
 enum Mutation: CaseIterable {

@@ -1,5 +1,5 @@
 import MIDI
-import SpeakerCore
+import Daemon
 @testable import SpeakerdAPI
 import TestSupport
 

@@ -1,6 +1,6 @@
 import MIDI
 import Testing
-import SpeakerCore
+import Daemon
 
 @Suite("Timing: tempo map, SMPTE and formats")
 struct TimingTests {

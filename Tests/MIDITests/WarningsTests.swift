@@ -1,6 +1,6 @@
 import MIDI
 import Testing
-import SpeakerCore
+import Daemon
 
 @Suite("Tolerated deviations are reported as warnings")
 struct WarningsTests {

@@ -1,5 +1,5 @@
 @testable import Playback
-import SpeakerCore
+import Daemon
 import Testing
 
 @Suite("Audio output specs")

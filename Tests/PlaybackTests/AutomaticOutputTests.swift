@@ -1,7 +1,7 @@
 @testable import AudioPath
 @testable import BlueZ
 import Foundation
-@testable import SpeakerCore
+@testable import Daemon
 import Synchronization
 import TestSupport
 import Testing

@@ -3,7 +3,7 @@ import AsyncSignals
 import Clocks
 import Foundation
 @testable import Playback
-@testable import SpeakerCore
+@testable import Daemon
 import Synchronization
 import Testing
 

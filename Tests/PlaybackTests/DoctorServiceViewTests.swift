@@ -1,6 +1,6 @@
 import Foundation
 @testable import ComposerCLIKit
-@testable import SpeakerCore
+@testable import Daemon
 import Testing
 import TestSupport
 

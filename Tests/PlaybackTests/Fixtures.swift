@@ -1,7 +1,7 @@
 import Foundation
 import MIDI
 @testable import Playback
-import SpeakerCore
+import Daemon
 import TestSupport
 
 /// Hand-built songs and per-test scratch space: the engine is tested on songs whose every event

@@ -1,6 +1,6 @@
 import Foundation
 @testable import Playback
-@testable import SpeakerCore
+@testable import Daemon
 import Testing
 
 /// libfluidsynth is opened on first use (dlopen), so its absence must surface as a typed error

@@ -2,7 +2,7 @@
 @testable import BlueZ
 import Foundation
 @testable import PulseAudio
-@testable import SpeakerCore
+@testable import Daemon
 import Synchronization
 import TestSupport
 import Testing

@@ -2,7 +2,7 @@ import AsyncSignals
 import Clocks
 import Foundation
 @testable import Playback
-import SpeakerCore
+import Daemon
 import Synchronization
 import TestSupport
 import Testing

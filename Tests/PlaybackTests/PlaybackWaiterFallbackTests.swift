@@ -1,7 +1,7 @@
 import AsyncSignals
 import Clocks
 import ComposerCLIKit
-import SpeakerCore
+import Daemon
 @testable import SpeakerdAPI
 import Synchronization
 import TestSupport

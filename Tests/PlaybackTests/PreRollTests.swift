@@ -3,7 +3,7 @@ import Clocks
 import Foundation
 import MIDI
 @testable import Playback
-@testable import SpeakerCore
+@testable import Daemon
 import TestSupport
 import Testing
 

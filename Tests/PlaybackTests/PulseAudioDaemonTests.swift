@@ -1,6 +1,6 @@
 import AsyncSignals
 import Foundation
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 import SystemPackage
 import TestSupport

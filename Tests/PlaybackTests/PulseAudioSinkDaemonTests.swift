@@ -1,7 +1,7 @@
 import AsyncSignals
 @testable import DBus
 import Foundation
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 import TestSupport
 import Testing

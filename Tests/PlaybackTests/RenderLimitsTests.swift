@@ -1,7 +1,7 @@
 import AsyncSignals
 import Foundation
 @testable import Playback
-@testable import SpeakerCore
+@testable import Daemon
 import TestSupport
 import Testing
 

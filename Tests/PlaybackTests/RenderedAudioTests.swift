@@ -1,7 +1,7 @@
 import Foundation
 import MIDI
 @testable import Playback
-import SpeakerCore
+import Daemon
 import TestSupport
 import Testing
 

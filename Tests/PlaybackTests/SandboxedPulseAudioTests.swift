@@ -1,5 +1,5 @@
 import Foundation
-@testable import SpeakerCore
+@testable import Daemon
 import Testing
 
 /// The PulseAudio path under speakerd.service's seccomp filters (Tests/Tools/systemd-seccomp-exec).

@@ -1,5 +1,5 @@
 import Foundation
-@testable import SpeakerCore
+@testable import Daemon
 import Testing
 import TestSupport
 

@@ -1,6 +1,6 @@
 import Foundation
 @testable import Playback
-import SpeakerCore
+import Daemon
 import Testing
 
 @Suite("SoundFont loading")

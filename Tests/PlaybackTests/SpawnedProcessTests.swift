@@ -1,7 +1,7 @@
 @testable import AsyncSignals
 import Foundation
 @testable import Playback
-import SpeakerCore
+import Daemon
 import TestSupport
 import Testing
 

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// The short requests speakerd makes of a sound server through libpulse (a card's profile),
-/// against a real one. What asks for them, and when, is SpeakerCore's (PlaybackTests'
+/// against a real one. What asks for them, and when, is AudioPath's (its
 /// HeadsetCardTests).
 @Suite("Short requests to a sound server")
 struct PulseRequestsTests {

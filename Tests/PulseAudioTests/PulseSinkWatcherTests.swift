@@ -6,7 +6,7 @@ import Testing
 
 /// Finding the speaker's own sink on a sound server: which sinks count (by their properties,
 /// never their name), and libpulse's view of a real server as sinks come and go. The audio
-/// path's states that follow from it are SpeakerCore's (PlaybackTests' SoundServerPathTests).
+/// path's states that follow from it are AudioPath's (its SoundServerPathTests).
 @Suite("The speaker's sink on a PulseAudio server")
 struct PulseSinkWatcherTests {
     static let speaker = try! BluetoothAddress("11:22:33:AA:BB:CC")

@@ -1,7 +1,7 @@
 import AsyncSignals
 import Clocks
 @testable import Readiness
-@testable import SpeakerCore
+@testable import Daemon
 import TestSupport
 import Testing
 

@@ -1,6 +1,6 @@
 import Clocks
 @testable import Readiness
-@testable import SpeakerCore
+@testable import Daemon
 import TestSupport
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
 @testable import Readiness
-@testable import SpeakerCore
+@testable import Daemon
 import Synchronization
 import Testing
 

@@ -1,7 +1,7 @@
 @testable import AsyncSignals
 import AsyncSignals
 @testable import Readiness
-@testable import SpeakerCore
+@testable import Daemon
 import TestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 import AsyncSignals
 import Clocks
 @testable import Readiness
-@testable import SpeakerCore
+@testable import Daemon
 import Testing
 
 /// A running start-up switching scenarios: what has begun stays, what has not is replaced.

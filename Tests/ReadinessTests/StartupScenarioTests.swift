@@ -1,5 +1,5 @@
 @testable import Readiness
-@testable import SpeakerCore
+@testable import Daemon
 import Testing
 
 /// The daemon's three start-up shapes, as the sequencer sees them.

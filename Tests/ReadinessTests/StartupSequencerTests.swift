@@ -3,7 +3,7 @@ import Clocks
 @testable import DBus
 import Foundation
 @testable import Readiness
-@testable import SpeakerCore
+@testable import Daemon
 import TestSupport
 import Testing
 

@@ -22,7 +22,7 @@ import Synchronization
 /// - **Fast for the daemon's levels.** The hot entry points carry exported specialisations for
 ///   ``DaemonReadiness``, so callers in other modules (the executables, the benchmark) do not pay
 ///   for unspecialised generic code: that alone is worth about 2× on registration throughput.
-///   Other level types behave the same and are specialised inside SpeakerCore; called from
+///   Other level types behave the same and are specialised inside the Daemon module; called from
 ///   another module they run the generic code (see docs/BENCHMARKS.md).
 /// - **Slow blocks are named.** A block slower than `slowBlockThreshold` (10 ms) on the injected
 ///   clock is logged with its label (the registering `file:line` by default).

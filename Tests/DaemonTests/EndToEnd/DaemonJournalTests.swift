@@ -2,7 +2,7 @@ import AsyncSignals
 @testable import BlueZ
 import Foundation
 import Logging
-@testable import SpeakerCore
+@testable import Daemon
 @testable import Systemd
 import Synchronization
 import TestSupport

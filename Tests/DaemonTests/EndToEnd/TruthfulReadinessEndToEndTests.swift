@@ -1,7 +1,7 @@
 import AsyncSignals
 import Foundation
 import MIDI
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 import TestSupport
 import Testing

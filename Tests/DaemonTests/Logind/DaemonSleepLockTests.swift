@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import SpeakerCore
+@testable import Daemon
 import Logind
 
 /// The daemon's connects and scans under logind's sleep delay lock.

@@ -1,7 +1,7 @@
 import DBus
 import Foundation
 import Glibc
-import SpeakerCore
+import Daemon
 import Logind
 import TestSupport
 

@@ -1,6 +1,6 @@
 import Logging
 @testable import Readiness
-@testable import SpeakerCore
+@testable import Daemon
 import Logind
 import Synchronization
 @testable import Systemd

@@ -1,5 +1,5 @@
 import Testing
-import SpeakerCore
+import Daemon
 import Logind
 import TestSupport
 

@@ -1,7 +1,7 @@
 import AsyncSignals
 import Clocks
 import Testing
-import SpeakerCore
+import Daemon
 import Logind
 
 @Suite("resume reconnect trigger")

@@ -1,7 +1,7 @@
 import DBus
 import Glibc
 @testable import Readiness
-import SpeakerCore
+import Daemon
 import Logind
 import Synchronization
 import Testing

@@ -1,5 +1,5 @@
 @testable import Readiness
-import SpeakerCore
+import Daemon
 import Logind
 import TestSupport
 import Testing

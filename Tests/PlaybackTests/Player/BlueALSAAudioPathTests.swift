@@ -1,7 +1,7 @@
 import AudioPath
 @testable import BlueZ
 import Clocks
-import SpeakerCore
+import Daemon
 import Synchronization
 import Testing
 

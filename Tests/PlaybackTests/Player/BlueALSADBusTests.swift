@@ -1,7 +1,7 @@
 import AudioPath
 @testable import BlueZ
 import Foundation
-import SpeakerCore
+import Daemon
 import TestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 @testable import AudioPath
 @testable import BlueZ
 import Foundation
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 import TestSupport
 import Testing

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import Playback
 import PlaybackService
-import SpeakerCore
+import Daemon
 @testable import SpeakerdAPI
 import SystemPackage
 import Testing

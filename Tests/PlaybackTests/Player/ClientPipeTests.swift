@@ -5,7 +5,7 @@ import MIDI
 @testable import Playback
 import PlaybackService
 @testable import Readiness
-import SpeakerCore
+import Daemon
 @testable import SpeakerdAPI
 import Synchronization
 import SystemPackage

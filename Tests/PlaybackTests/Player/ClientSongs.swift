@@ -1,5 +1,5 @@
 import Foundation
-import SpeakerCore
+import Daemon
 @testable import SpeakerdAPI
 import SystemPackage
 import TestSupport

@@ -6,7 +6,7 @@ import Logging
 @testable import Playback
 @testable import PlaybackService
 @testable import Readiness
-@testable import SpeakerCore
+@testable import Daemon
 @testable import SpeakerdAPI
 @testable import Systemd
 import TestSupport

@@ -2,7 +2,7 @@ import MIDI
 import Clocks
 import Foundation
 import PlaybackService
-import SpeakerCore
+import Daemon
 import Testing
 import TestSupport
 

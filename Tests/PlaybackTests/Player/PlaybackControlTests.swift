@@ -1,7 +1,7 @@
 import Clocks
 import Foundation
 import PlaybackService
-import SpeakerCore
+import Daemon
 @testable import SpeakerdAPI
 import TestSupport
 import Testing

@@ -4,7 +4,7 @@ import Foundation
 @testable import Playback
 import PlaybackService
 @testable import Readiness
-import SpeakerCore
+import Daemon
 @testable import SpeakerdAPI
 import Synchronization
 import TestSupport

@@ -1,7 +1,7 @@
 import Clocks
 import Foundation
 import PlaybackService
-import SpeakerCore
+import Daemon
 import Testing
 import TestSupport
 
