@@ -130,7 +130,7 @@ extension SpeakerdDaemon: SpeakerdControl {
 
     public func forget(_ address: BluetoothAddress, keepPairing: Bool) async throws(SpeakerdError) -> SpeakersReport {
         userChoices += 1
-        if await link.clearTarget(address) { try? await bluez?.disconnect(address) }
+        if await link.forget(address) { try? await bluez?.disconnect(address) }
         let removed: Bool
         do { removed = try await stateStore.forget(address) } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.failed, message: "\(error)")

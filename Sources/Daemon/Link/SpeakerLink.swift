@@ -50,6 +50,12 @@ public actor SpeakerLink {
     private var lastFailureLogged: String?
     /// The attempt under way for the current target; a second ask joins it.
     private var inFlight: (address: BluetoothAddress, task: Task<AttemptResult, Never>)?
+    /// Speakers the user forgot. A choice resting on the remembered speakers (start-up's known
+    /// speakers, a known speaker connecting by itself) may rest on a list read before the
+    /// forget reached the state file, or on BlueZ's report of a connection older than the
+    /// forget: it never makes a forgotten speaker the target again. A choice made afresh (the
+    /// user's `connect`, a scan's auto-pick) does, and lifts this.
+    private var forgotten: Set<BluetoothAddress> = []
 
     public init(clock: any Clock<Duration>, reconnectCap: Duration, operations: SpeakerOperationQueue, logger: Logger) {
         self.clock = ErasedClock(clock)
@@ -76,15 +82,22 @@ public actor SpeakerLink {
 
     /// Makes `address` the speaker to keep. A new target gets a fresh reconnect policy and any
     /// attempt at the old one is cancelled; the same target keeps its policy (its name and
-    /// reason may be refreshed).
+    /// reason may be refreshed). A speaker the user forgot is chosen again only afresh (see
+    /// `forgotten`).
     public func choose(_ address: BluetoothAddress, name: String, why: LinkSnapshot.Why) async {
         guard lifecycle == .following else { return }
+        switch why {
+        case .userPick, .autoPick: forgotten.remove(address)
+        case .lastKnown, .otherKnown, .inbound: guard !forgotten.contains(address) else { return }
+        }
         if snapshot.target?.address == address {
             snapshot.target = .init(address: address, name: name, why: why)
             await changed()
             return
         }
-        await dropTarget()
+        // The new target is in place before anything here suspends: a forget arriving
+        // meanwhile finds it, and the old target's controller is stopped after.
+        let previous = detachReconnect()
         heldByUser = false
         snapshot.target = .init(address: address, name: name, why: why)
         snapshot.servicesResolved = nil
@@ -102,6 +115,7 @@ public actor SpeakerLink {
                 await self?.reconnectChanged(change, address: address)
             }
         }
+        await previous?.shutdown()
         await changed()
     }
 
@@ -165,17 +179,20 @@ public actor SpeakerLink {
         await reconnect?.handle(.unreachableAtBoot)
     }
 
-    /// The speaker was forgotten: nothing to keep connected any more. Returns whether it was
-    /// connected (the caller ends the link).
-    public func clearTarget(_ address: BluetoothAddress) async -> Bool {
+    /// The user forgot the speaker: nothing to keep connected any more, and nothing remembered
+    /// brings it back (see `forgotten`). Returns whether it was the target and connected (the
+    /// caller ends the link).
+    public func forget(_ address: BluetoothAddress) async -> Bool {
+        forgotten.insert(address)
         guard snapshot.target?.address == address else { return false }
         let wasConnected = snapshot.connected
-        await reconnect?.handle(.targetCleared)
-        await dropTarget()
+        let previous = detachReconnect()
         snapshot.target = nil
         snapshot.connected = false
         snapshot.servicesResolved = nil
         snapshot.activity = .idle
+        await previous?.handle(.targetCleared)
+        await previous?.shutdown()
         await changed()
         return wasConnected
     }
@@ -205,6 +222,8 @@ public actor SpeakerLink {
             // Said once, by the daemon: "connected to NAME (ADDRESS), it connected by itself".
             guard !snapshot.connected, let speaker = known.first(where: { $0.address == address }) else { return }
             await choose(address, name: speaker.name, why: .inbound)
+            // Not taken (the user forgot it), or replaced while the choice was handed on.
+            guard snapshot.target?.address == address else { return }
             await linkUp()
         case .disconnected(let address, let reason) where address == target:
             // The user's own disconnect is said once, by the daemon ("… as asked").
@@ -304,11 +323,17 @@ public actor SpeakerLink {
     }
 
     private func dropTarget() async {
+        await detachReconnect()?.shutdown()
+    }
+
+    /// Lets go of the target's reconnects at once (its attempt cancelled, its changes no longer
+    /// followed) and hands back its controller, for the caller to stop.
+    private func detachReconnect() -> ReconnectController<ErasedClock>? {
         cancelInFlight()
-        await reconnect?.shutdown()
         reconnectWatcher?.cancel()
-        reconnect = nil
         reconnectWatcher = nil
+        defer { reconnect = nil }
+        return reconnect
     }
 
     private func cancelInFlight() {
@@ -320,6 +345,8 @@ public actor SpeakerLink {
     private func attempt(_ address: BluetoothAddress) async -> AttemptResult {
         guard lifecycle == .following else { return .failed(reason: "speakerd is stopping") }
         guard !heldByUser else { return .failed(reason: "you disconnected it") }
+        // A retry of a target let go of, due while its controller was being stopped.
+        guard snapshot.target?.address == address else { return .failed(reason: "another speaker was chosen") }
         if let inFlight, inFlight.address == address { return await inFlight.task.value }
         let dropsBefore = drops
         let task = Task { await self.runAttempt(address) }

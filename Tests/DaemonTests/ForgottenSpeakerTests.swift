@@ -1,0 +1,72 @@
+@testable import BlueZ
+import Clocks
+import Foundation
+import Logging
+@testable import SpeakerCore
+import TestSupport
+import Testing
+
+/// The user forgets a speaker just as it connects by itself (switched on, it connects to the
+/// box). BlueZ reports that in two signals (the device changed, then "connected"), and the
+/// daemon judges such a report against the speakers it knew when it read the report; the
+/// user's forget can land in between. The forget must stand: found by the readiness model
+/// (seed 2819181), where a forgotten speaker became the target again and was connected "as the
+/// last known speaker" once the adapter came back under another index.
+@Suite("A forgotten speaker stays forgotten")
+struct ForgottenSpeakerTests {
+    struct ReadyPlayback: StandInPlayback {}
+
+    static let adapterAddress = try! BluetoothAddress("00:01:02:03:04:05")
+
+    @Test("a speaker forgotten while BlueZ's report of it connecting was on its way is not taken back, and is not connected when the adapter returns")
+    func forgetOvertakingTheSpeakersOwnConnect() async throws {
+        let speaker = try BluetoothAddress(DaemonWorld.flip.address)
+        let bluez = FakeBlueZClient(
+            adapters: [Adapter(name: "hci0", address: Self.adapterAddress, powered: true, powerState: .on)],
+            devices: [Self.flip(on: "hci0")])
+        let state = TemporaryDirectory()
+        DaemonWorld.remember([DaemonWorld.flip], in: state)
+        let clock = TestClock<Duration>()
+        let daemon = SpeakerdDaemon(
+            configuration: DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path),
+            dependencies: DaemonDependencies(clock: clock, connectBus: nil, makeBlueZ: { _ in bluez }, playback: ReadyPlayback()),
+            notifier: nil, logger: Logger(label: "test.speakerd"))
+        let startup = Task { await daemon.start() }
+        _ = try await clock.advance(atMost: .seconds(30), until: "ready with the known speaker") { daemon.gate.isReached(.playbackReady) }
+        #expect(await bluez.calls.filter { $0 == .connect(speaker) }.count == 1)
+
+        // The speaker's own "connected" was read (with the speakers known then) just before
+        // the user's forget, and is handled just after it.
+        let knownWhenRead = await daemon.stateStore.knownSpeakers
+        let report = try await daemon.forget(speaker)
+        #expect(report.speakers.isEmpty)
+        await daemon.link.observe(.connected(speaker), known: knownWhenRead)
+
+        // What the user sees: no speaker, none remembered.
+        #expect(await daemon.link.snapshot.target == nil, "the forgotten speaker is the target again")
+        #expect(try await daemon.speakers().speakers.isEmpty, "the forgotten speaker is remembered again")
+        #expect(try await daemon.status().speaker == nil)
+
+        // The adapter comes back under another index (bluetoothd knows the speaker again):
+        // start-up runs again, and sends no Connect to the speaker the user forgot.
+        await bluez.removeAdapter(named: "hci0")
+        try await eventually("the daemon sees the adapter gone") { !daemon.gate.isReached(.adapter) }
+        await bluez.addAdapter(Adapter(name: "hci1", address: Self.adapterAddress, powered: true, powerState: .on))
+        await bluez.addDevice(Self.flip(on: "hci1"))
+        try await eventually("start-up runs again") { await daemon.rerun != nil }
+        let rerun = try #require(await daemon.rerun)
+        let ranAgain = DoneFlag()
+        Task { await rerun.value; ranAgain.set() }
+        _ = try await clock.advance(atMost: .seconds(30), until: "start-up has run again") { ranAgain.isSet }
+        #expect(await bluez.calls.filter { $0 == .connect(speaker) }.count == 1, "a Connect went to the speaker the user forgot")
+        #expect(await daemon.link.snapshot.target == nil)
+
+        await daemon.shutdown()
+        startup.cancel()
+    }
+
+    static func flip(on adapter: String) -> Device {
+        Device(address: try! BluetoothAddress(DaemonWorld.flip.address), adapterName: adapter, name: "JBL Flip 5",
+               deviceClass: 0x240414, paired: true, trusted: true, uuids: [BlueZUUID.a2dpSink])
+    }
+}
