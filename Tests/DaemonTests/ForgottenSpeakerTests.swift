@@ -1,8 +1,8 @@
 @testable import BlueZ
 import Clocks
+@testable import Daemon
 import Foundation
 import Logging
-@testable import SpeakerCore
 import TestSupport
 import Testing
 
