@@ -300,14 +300,16 @@ let package = Package(
         ),
 
         // Shared by the test targets: the private dbus-daemon + fake BlueZ harness, the in-process
-        // fake BlueZ client, private sound servers, stand-ins for systemd's notify socket and for
-        // speakerd's API, WAV analysis, bounded waits, a seeded RNG. Test doubles live here, never
+        // fake BlueZ client, the logind and BlueALSA mocks, private sound servers, stand-ins for
+        // systemd's notify socket and for speakerd's API, songs as clients send them, a sound device
+        // driven by hand, WAV analysis, bounded waits, a seeded RNG. Test doubles live here, never
         // in a product.
         .target(
             name: "TestSupport",
             dependencies: [
-                "AsyncSignals", "DBus", "BlueZ", "Readiness", "Playback", "PulseAudio", "SpeakerdAPI", "Daemon",
+                "AsyncSignals", "DBus", "BlueZ", "Readiness", "Logind", "MIDI", "Playback", "PulseAudio", "SpeakerdAPI", "Daemon",
                 .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Sources/TestSupport"
         ),

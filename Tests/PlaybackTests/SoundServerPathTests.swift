@@ -2,6 +2,7 @@
 import BlueZ
 import Foundation
 import PulseAudio
+import TestSupport
 import Testing
 
 /// The audio path's states that follow from what libpulse reports of the speaker's sink on a sound

@@ -9,6 +9,7 @@ import Daemon
 @testable import SpeakerdAPI
 import Synchronization
 import SystemPackage
+import TestSupport
 import Testing
 
 /// Songs sent as pipes (`cat song.mid | composer-cli play -`): read as the bytes come, within a

@@ -36,10 +36,10 @@ struct DeadDeviceTests {
         device.pull(times: 100)
         #expect(await player.snapshot().activity == .playing)
 
-        let expected = AudioOutputError.deviceStopped(output: "alsa:hand-driven", after: DeviceWatchdogTests.stallLimit, reason: nil)
+        let expected = AudioOutputError.deviceStopped(output: "alsa:hand-driven", after: HandDrivenDevice.stallLimit, reason: nil)
         var failure: PlaybackSnapshot?
         for _ in 0..<500 where failure == nil {
-            await clock.advance(by: DeviceWatchdogTests.stallLimit + .milliseconds(1))
+            await clock.advance(by: HandDrivenDevice.stallLimit + .milliseconds(1))
             if case .failed = await player.snapshot().activity { break }
         }
         for await change in changes {

@@ -1,9 +1,7 @@
 import DBus
 import Foundation
 import Glibc
-import Daemon
 import Logind
-import TestSupport
 
 /// python-dbusmock's stock `logind` template on a test's private bus.
 ///
@@ -11,10 +9,10 @@ import TestSupport
 /// takes, so the bus comes from `FakeBusWorld.start(bluez: false)` and the mock is spawned here.
 /// It is killed when this object goes away; if the test process dies first, the bus it is
 /// connected to dies with the harness and the mock exits with it.
-final class FakeLogind: Sendable {
-    let world: FakeBusWorld
+public final class FakeLogind: Sendable {
+    public let world: FakeBusWorld
     /// A connection for the test's own checks (ListInhibitors, EmitSignal).
-    let control: DBusConnection
+    public let control: DBusConnection
     private let mock: SpawnedProcess
 
     private init(world: FakeBusWorld, control: DBusConnection, mock: SpawnedProcess) {
@@ -27,7 +25,7 @@ final class FakeLogind: Sendable {
     deinit { mock.signal(SIGKILL) }
 
     /// The logind mock owning `org.freedesktop.login1` on `world`'s bus (a new bus by default).
-    static func start(on existing: FakeBusWorld? = nil) async throws -> FakeLogind {
+    public static func start(on existing: FakeBusWorld? = nil) async throws -> FakeLogind {
         let world: FakeBusWorld
         if let existing { world = existing } else { world = try await FakeBusWorld.start(bluez: false) }
         let control = try await world.connect()
@@ -42,7 +40,7 @@ final class FakeLogind: Sendable {
     }
 
     /// The inhibitors logind holds now, as (what, who, why, mode).
-    func inhibitors() async throws -> [[String]] {
+    public func inhibitors() async throws -> [[String]] {
         let reply = try await control.call(
             destination: LogindClient.busName, path: LogindClient.objectPath,
             interface: LogindClient.managerInterface, method: "ListInhibitors")
@@ -61,7 +59,7 @@ final class FakeLogind: Sendable {
     /// its fork and exec). Each attempt
     /// is one round-trip to the mock (no sleeping); the last list is returned either way so a
     /// failing test shows what the mock still holds.
-    func inhibitors(settlingAt count: Int, attempts: Int = 1_000) async throws -> [[String]] {
+    public func inhibitors(settlingAt count: Int, attempts: Int = 1_000) async throws -> [[String]] {
         var list = try await inhibitors()
         for _ in 1..<attempts where list.count != count {
             list = try await inhibitors()
@@ -70,7 +68,7 @@ final class FakeLogind: Sendable {
     }
 
     /// Makes the mock emit `PrepareForSleep(start)`, as logind does around a suspend.
-    func emitPrepareForSleep(_ start: Bool) async throws {
+    public func emitPrepareForSleep(_ start: Bool) async throws {
         _ = try await control.call(
             destination: LogindClient.busName, path: LogindClient.objectPath,
             interface: "org.freedesktop.DBus.Mock", method: "EmitSignal",
@@ -91,12 +89,12 @@ final class FakeLogind: Sendable {
     }
 }
 
-enum FakeLogindError: Error, CustomStringConvertible {
+public enum FakeLogindError: Error, CustomStringConvertible {
     case spawnFailed(String)
     case didNotStart
     case unexpected(String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .spawnFailed(let why): "could not start the logind mock: \(why)"
         case .didNotStart: "the logind mock never took org.freedesktop.login1"
