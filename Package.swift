@@ -345,6 +345,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "LogindTests",
+            dependencies: ["AsyncSignals", "DBus", "Readiness", "Logind", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+        ),
+        .testTarget(
             name: "SpeakerdAPITests",
             dependencies: [
                 "DBus", "BlueZ", "SpeakerdAPI", "TestSupport",

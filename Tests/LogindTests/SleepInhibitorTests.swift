@@ -1,6 +1,5 @@
-@testable import Readiness
-import Daemon
 import Logind
+@testable import Readiness
 import TestSupport
 import Testing
 

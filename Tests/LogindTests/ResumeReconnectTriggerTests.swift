@@ -1,8 +1,7 @@
 import AsyncSignals
 import Clocks
-import Testing
-import Daemon
 import Logind
+import Testing
 
 @Suite("resume reconnect trigger")
 struct ResumeReconnectTriggerTests {

@@ -1,8 +1,7 @@
 import DBus
 import Glibc
-@testable import Readiness
-import Daemon
 import Logind
+@testable import Readiness
 import Synchronization
 import Testing
 

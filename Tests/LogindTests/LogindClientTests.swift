@@ -1,7 +1,6 @@
-import Testing
-import Daemon
 import Logind
 import TestSupport
+import Testing
 
 @Suite("logind client")
 struct LogindClientTests {
