@@ -345,6 +345,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "AudioPathTests",
+            dependencies: ["BlueZ", "PulseAudio", "SpeakerdAPI", "AudioPath", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+        ),
+        .testTarget(
             name: "LogindTests",
             dependencies: ["AsyncSignals", "DBus", "Readiness", "Logind", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),

@@ -2,7 +2,6 @@
 @testable import BlueZ
 import Foundation
 @testable import PulseAudio
-@testable import Daemon
 import Synchronization
 import TestSupport
 import Testing

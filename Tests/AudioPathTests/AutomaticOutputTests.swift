@@ -1,7 +1,6 @@
 @testable import AudioPath
 @testable import BlueZ
 import Foundation
-@testable import Daemon
 import Synchronization
 import TestSupport
 import Testing
@@ -117,22 +116,5 @@ struct AutomaticOutputTests {
     func tcpServerIsTaken() {
         let found = SoundServerLocation().find(environment: ["PULSE_SERVER": "tcp:192.0.2.1:4713"])
         #expect(found == .reachable(.init(server: "tcp:192.0.2.1:4713", origin: "PULSE_SERVER")))
-    }
-
-    @Test("the sound-server keys and the audio-device grace are read from the config file; a bad value names what is expected")
-    func configurationKeys() throws {
-        let parser = ConfigFileParser(path: "speakerd.conf")
-        let read = try parser.parse("pulse_server = unix:/run/user/1000/pulse/native\nsound_server_user = root\naudio_device_grace_seconds = 9\n")
-        #expect(read.soundServers == SoundServerLocation(configuredServer: "unix:/run/user/1000/pulse/native", user: "root"))
-        #expect(read.audioDeviceGrace == .seconds(9))
-        for (line, expected) in [
-            ("sound_server_user = no-such-user-here", "an existing user name or numeric user id"),
-            ("pulse_server = \"unix:/a unix:/b\"", "one sound server such as unix:/run/user/1000/pulse/native"),
-            ("audio_device_grace_seconds = 0", "a number of seconds from 1 to 60"),
-        ] {
-            let error = #expect(throws: ConfigurationError.self) { try parser.parse(line) }
-            #expect(error?.description.contains(expected) == true, "\(String(describing: error))")
-            #expect(error?.description.hasPrefix("speakerd.conf:1:") == true, "\(String(describing: error))")
-        }
     }
 }

@@ -1,7 +1,6 @@
 @testable import AudioPath
 @testable import BlueZ
 import Foundation
-@testable import Daemon
 @testable import SpeakerdAPI
 import TestSupport
 import Testing

@@ -1,7 +1,6 @@
 import AudioPath
 @testable import BlueZ
 import Foundation
-import Daemon
 import TestSupport
 import Testing
 

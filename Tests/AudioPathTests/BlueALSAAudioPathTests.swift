@@ -1,7 +1,6 @@
 import AudioPath
 @testable import BlueZ
 import Clocks
-import Daemon
 import Synchronization
 import Testing
 
