@@ -365,6 +365,14 @@ let package = Package(
             dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "AudioPath", "PlaybackService", "SpeakerdAPI", "Daemon", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
+            name: "PlaybackServiceTests",
+            dependencies: [
+                "AsyncSignals", "DBus", "BlueZ", "MIDI", "Readiness", "Systemd", "Playback", "PlaybackService", "SpeakerdAPI", "TestSupport",
+                .product(name: "Logging", package: "swift-log"), .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .testTarget(
             name: "DaemonTests",
             dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Logind", "Playback", "PulseAudio", "AudioPath", "PlaybackService", "SpeakerdAPI", "Daemon", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),

@@ -1,10 +1,9 @@
-import MIDI
 import Clocks
 import Foundation
+import MIDI
 import PlaybackService
-import Daemon
-import Testing
 import TestSupport
+import Testing
 
 /// `composer-cli play` against a daemon that is not ready yet: the request waits in the
 /// readiness gate, starts when the gate rises, or fails with a sentence after the timeout; a

@@ -1,7 +1,6 @@
 import Clocks
 import Foundation
 import PlaybackService
-import Daemon
 @testable import SpeakerdAPI
 import TestSupport
 import Testing

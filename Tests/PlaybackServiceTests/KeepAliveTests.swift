@@ -1,7 +1,6 @@
 import Foundation
 @testable import Playback
 @testable import PlaybackService
-@testable import Daemon
 import TestSupport
 import Testing
 

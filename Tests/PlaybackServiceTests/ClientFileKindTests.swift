@@ -3,7 +3,6 @@ import Foundation
 import Glibc
 import Playback
 import PlaybackService
-import Daemon
 @testable import SpeakerdAPI
 import SystemPackage
 import Testing

@@ -4,7 +4,6 @@ import Foundation
 @testable import Playback
 import PlaybackService
 @testable import Readiness
-import Daemon
 @testable import SpeakerdAPI
 import Synchronization
 import TestSupport

@@ -1,9 +1,8 @@
 import Clocks
 import Foundation
 import PlaybackService
-import Daemon
-import Testing
 import TestSupport
+import Testing
 
 /// The speaker dropping in the middle of a song (the gate falls below `.playbackReady`) and
 /// coming back, under both `on_speaker_lost` policies.

@@ -6,7 +6,6 @@ import Logging
 @testable import Playback
 @testable import PlaybackService
 @testable import Readiness
-@testable import Daemon
 @testable import SpeakerdAPI
 @testable import Systemd
 import TestSupport

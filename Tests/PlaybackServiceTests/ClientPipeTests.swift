@@ -5,7 +5,6 @@ import MIDI
 @testable import Playback
 import PlaybackService
 @testable import Readiness
-import Daemon
 @testable import SpeakerdAPI
 import Synchronization
 import SystemPackage
