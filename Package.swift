@@ -373,6 +373,13 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "ComposerCLIKitTests",
+            dependencies: [
+                "AsyncSignals", "DBus", "Playback", "AudioPath", "SpeakerdAPI", "Daemon", "ComposerCLIKit", "TestSupport",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ]
+        ),
+        .testTarget(
             name: "DaemonTests",
             dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Logind", "Playback", "PulseAudio", "AudioPath", "PlaybackService", "SpeakerdAPI", "Daemon", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),

@@ -1,9 +1,8 @@
+@testable import ComposerCLIKit
 @testable import DBus
 import Foundation
 import TestSupport
 import Testing
-@testable import ComposerCLIKit
-@testable import Daemon
 
 /// The real-machine probes `composer-cli doctor` runs, on files and addresses made per test.
 @Suite("Local probes: file headers and D-Bus address escapes")

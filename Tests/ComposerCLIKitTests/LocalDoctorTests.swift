@@ -1,8 +1,8 @@
+@testable import ComposerCLIKit
 @testable import DBus
+@testable import Daemon
 import Foundation
 @testable import Playback
-@testable import ComposerCLIKit
-@testable import Daemon
 import TestSupport
 import Testing
 

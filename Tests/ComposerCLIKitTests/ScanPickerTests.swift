@@ -1,5 +1,4 @@
 @testable import ComposerCLIKit
-@testable import Daemon
 @testable import SpeakerdAPI
 import Testing
 

@@ -1,8 +1,7 @@
-import Foundation
-import FoundationXML
 @testable import ComposerCLIKit
-@testable import Daemon
+import Foundation
 @testable import SpeakerdAPI
+import TestSupport
 import Testing
 
 /// `composer-cli startup` drawn from a timeline recorded from a real first run (speakerd against
@@ -61,37 +60,10 @@ struct StartupChartTests {
         #expect(empty.hasSuffix("No operations recorded (speakerd has not finished a start-up yet)."))
     }
 
-    /// What XMLParser saw: each element's name and attributes.
-    final class Elements: NSObject, XMLParserDelegate {
-        var elements: [(name: String, attributes: [String: String])] = []
-        var titles: [String] = []
-        private var inTitle = false
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                    attributes: [String: String] = [:]) {
-            elements.append((name, attributes))
-            inTitle = name == "title"
-            if inTitle { titles.append("") }
-        }
-        func parser(_ parser: XMLParser, foundCharacters string: String) {
-            if inTitle { titles[titles.count - 1] += string }
-        }
-        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-            if name == "title" { inTitle = false }
-        }
-    }
-
-    func parse(_ svg: String) throws -> Elements {
-        let parser = XMLParser(data: Data(svg.utf8))
-        let elements = Elements()
-        parser.delegate = elements
-        #expect(parser.parse(), "the SVG is not well-formed XML: \(String(describing: parser.parserError))")
-        return elements
-    }
-
     @Test("the SVG parses as XML and has one bar per operation, critical ones marked")
     func svg() throws {
         let report = try Self.recorded()
-        let parsed = try parse(StartupSVG(report: report).document)
+        let parsed = SVGElements.parse(StartupSVG(report: report).document)
         #expect(parsed.elements.first?.name == "svg")
         #expect(parsed.elements.first?.attributes["xmlns"] == "http://www.w3.org/2000/svg")
         let bars = parsed.elements.filter { $0.name == "rect" && ($0.attributes["class"] ?? "").split(separator: " ").contains("bar") }
@@ -110,7 +82,7 @@ struct StartupChartTests {
         let report = StartupReport(scenario: "a <b> & \"c\"", operations: [
             .init(name: "x<y>&'z'", startMs: 0, endMs: 1, outcome: "failed"),
         ], criticalPath: ["x<y>&'z'"])
-        let parsed = try parse(StartupSVG(report: report).document)
+        let parsed = SVGElements.parse(StartupSVG(report: report).document)
         #expect(parsed.titles == ["x<y>&'z': 0.0 ms → 1.0 ms, 1.0 ms, failed"])
         #expect(parsed.elements.contains { $0.attributes["class"] == "bar critical failed" })
     }

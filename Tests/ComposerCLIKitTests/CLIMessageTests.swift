@@ -1,28 +1,16 @@
-import DBus
 @testable import ComposerCLIKit
-@testable import Daemon
+import DBus
 @testable import SpeakerdAPI
 import Testing
 
-/// composer-cli's sentences that need no daemon to check: the pure parts behind `status`,
-/// `play --wait` and the unknown-subcommand line.
+/// composer-cli's sentences that need no daemon to check: the pure parts behind `play --wait` and
+/// the unknown-subcommand line. (`status` prints the daemon's own sentence: DaemonTests' DaemonPhaseTests.)
 @Suite("composer-cli messages")
 struct CLIMessageTests {
     static let paused = StatusReport(
         readiness: "playbackReady", message: "Paused song.mid on JBL Flip 5",
         speaker: .init(address: "11:22:33:AA:BB:CC", name: "JBL Flip 5", connected: true),
         playback: .init(state: "paused", file: "song.mid", positionSeconds: 72, durationSeconds: 184))
-
-    @Test("status shows a paused song as paused, in the daemon's own sentence and the playback line")
-    func pausedStatus() {
-        #expect(Self.paused.humanReadable == """
-            Status:    Paused song.mid on JBL Flip 5
-            Readiness: playbackReady
-            Speaker:   JBL Flip 5 (11:22:33:AA:BB:CC), connected
-            Playback:  paused song.mid 1:12 / 3:04
-            """)
-        #expect(DaemonPhase.paused(file: "song.mid", speakerName: "JBL Flip 5").statusLine == Self.paused.message)
-    }
 
     @Test("play --wait exits 0 when the song finished or was stopped, 1 when it was replaced or lost")
     func waitOutcomes() {

@@ -1,6 +1,6 @@
-import Foundation
 @testable import ComposerCLIKit
 @testable import Daemon
+import Foundation
 @testable import SpeakerdAPI
 import TestSupport
 import Testing

@@ -1,7 +1,6 @@
 import AsyncSignals
 import Clocks
 @testable import ComposerCLIKit
-@testable import Daemon
 @testable import SpeakerdAPI
 import TestSupport
 import Testing

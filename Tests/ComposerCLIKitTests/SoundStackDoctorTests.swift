@@ -1,9 +1,9 @@
 @testable import AudioPath
-import Foundation
 @testable import ComposerCLIKit
 @testable import Daemon
-import Testing
+import Foundation
 import TestSupport
+import Testing
 
 /// `composer-cli doctor` on the sound stack: whether a song could reach a speaker on this box,
 /// and which part is missing when it could not.
@@ -118,18 +118,19 @@ struct SoundStackDoctorTests {
     @Test("against the fake BlueZ and the BlueALSA mock on a real bus: the endpoint appears when BlueZ lists the A2DP source UUID, BlueALSA when it owns its name",
           .timeLimit(.minutes(1)))
     func realBus() async throws {
-        let world = try await DaemonWorld.start()
-        try await world.addAdapter()
-        let address = world.world.address
+        let world = try await FakeBusWorld.start()
+        let control = try await world.connect()
+        _ = try await world.mock("AddAdapter", path: "/org/bluez", arguments: [.string("hci0"), .string("box")], using: control)
+        let address = world.address
         let before = try #require(await SoundStackDoctor.askBus(address))
         #expect(before.blueALSARunning == false)
         #expect(before.adapterUUIDs?["hci0"]?.contains(Self.a2dpSource) == false)
 
         // What BlueZ does when BlueALSA or PipeWire registers an A2DP source endpoint.
         let uuids = (before.adapterUUIDs?["hci0"] ?? []) + [Self.a2dpSource]
-        try await world.mock("UpdateProperties", .string("org.bluez.Adapter1"), .properties(["UUIDs": .strings(uuids)]),
-                             path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Mock")
-        let blueALSA = try await MockBlueALSA.start(on: world.world)
+        _ = try await world.mock("UpdateProperties", interface: "org.freedesktop.DBus.Mock", path: "/org/bluez/hci0",
+                                 arguments: [.string("org.bluez.Adapter1"), .properties(["UUIDs": .strings(uuids)])], using: control)
+        let blueALSA = try await MockBlueALSA.start(on: world)
         defer { Task { await blueALSA.stop() } }
         let after = try #require(await SoundStackDoctor.askBus(address))
         #expect(after.blueALSARunning)

@@ -1,7 +1,6 @@
 import AsyncSignals
 import Clocks
 import ComposerCLIKit
-import Daemon
 @testable import SpeakerdAPI
 import Synchronization
 import TestSupport
