@@ -1,20 +1,16 @@
 @testable import ComposerCLIKit
 import DBus
 @testable import SpeakerdAPI
+import TestSupport
 import Testing
 
 /// composer-cli's sentences that need no daemon to check: the pure parts behind `play --wait` and
 /// the unknown-subcommand line. (`status` prints the daemon's own sentence: DaemonTests' DaemonPhaseTests.)
 @Suite("composer-cli messages")
 struct CLIMessageTests {
-    static let paused = StatusReport(
-        readiness: "playbackReady", message: "Paused song.mid on JBL Flip 5",
-        speaker: .init(address: "11:22:33:AA:BB:CC", name: "JBL Flip 5", connected: true),
-        playback: .init(state: "paused", file: "song.mid", positionSeconds: 72, durationSeconds: 184))
-
     @Test("play --wait exits 0 when the song finished or was stopped, 1 when it was replaced or lost")
     func waitOutcomes() {
-        let status = Self.paused
+        let status = SampleReports.paused
         #expect(PlaybackWaiter.Outcome.finished(status).endedAsAsked)
         #expect(PlaybackWaiter.Outcome.stopped(status).endedAsAsked)
         #expect(PlaybackWaiter.Outcome.stopped(status).sentence(for: "song.mid") == "song.mid was stopped at 1:12")

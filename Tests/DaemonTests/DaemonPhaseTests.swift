@@ -1,6 +1,7 @@
 import AsyncSignals
 @testable import Daemon
 @testable import SpeakerdAPI
+import TestSupport
 import Testing
 
 @Suite("Status lines a person reads")
@@ -21,19 +22,14 @@ struct DaemonPhaseTests {
         #expect(phase.statusLine == expected)
     }
 
-    static let paused = StatusReport(
-        readiness: "playbackReady", message: "Paused song.mid on JBL Flip 5",
-        speaker: .init(address: "11:22:33:AA:BB:CC", name: "JBL Flip 5", connected: true),
-        playback: .init(state: "paused", file: "song.mid", positionSeconds: 72, durationSeconds: 184))
-
     @Test("status shows a paused song as paused, in the daemon's own sentence and the playback line")
     func pausedStatus() {
-        #expect(Self.paused.humanReadable == """
+        #expect(SampleReports.paused.humanReadable == """
             Status:    Paused song.mid on JBL Flip 5
             Readiness: playbackReady
             Speaker:   JBL Flip 5 (11:22:33:AA:BB:CC), connected
             Playback:  paused song.mid 1:12 / 3:04
             """)
-        #expect(DaemonPhase.paused(file: "song.mid", speakerName: "JBL Flip 5").statusLine == Self.paused.message)
+        #expect(DaemonPhase.paused(file: "song.mid", speakerName: "JBL Flip 5").statusLine == SampleReports.paused.message)
     }
 }
