@@ -300,14 +300,16 @@ let package = Package(
         ),
 
         // Shared by the test targets: the private dbus-daemon + fake BlueZ harness, the in-process
-        // fake BlueZ client, private sound servers, stand-ins for systemd's notify socket and for
-        // speakerd's API, WAV analysis, bounded waits, a seeded RNG. Test doubles live here, never
+        // fake BlueZ client, the logind and BlueALSA mocks, private sound servers, stand-ins for
+        // systemd's notify socket and for speakerd's API, songs as clients send them, a sound device
+        // driven by hand, WAV analysis, bounded waits, a seeded RNG. Test doubles live here, never
         // in a product.
         .target(
             name: "TestSupport",
             dependencies: [
-                "AsyncSignals", "DBus", "BlueZ", "Readiness", "Playback", "PulseAudio", "SpeakerdAPI", "Daemon",
+                "AsyncSignals", "DBus", "BlueZ", "Readiness", "Logind", "MIDI", "Playback", "PulseAudio", "SpeakerdAPI", "Daemon",
                 .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Sources/TestSupport"
         ),
@@ -343,6 +345,14 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "AudioPathTests",
+            dependencies: ["BlueZ", "PulseAudio", "SpeakerdAPI", "AudioPath", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+        ),
+        .testTarget(
+            name: "LogindTests",
+            dependencies: ["AsyncSignals", "DBus", "Readiness", "Logind", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+        ),
+        .testTarget(
             name: "SpeakerdAPITests",
             dependencies: [
                 "DBus", "BlueZ", "SpeakerdAPI", "TestSupport",
@@ -352,7 +362,22 @@ let package = Package(
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "Playback", "Daemon", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Readiness", "Systemd", "Playback", "PulseAudio", "AudioPath", "PlaybackService", "SpeakerdAPI", "Daemon", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Playback", "SpeakerdAPI", "Daemon", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+        ),
+        .testTarget(
+            name: "PlaybackServiceTests",
+            dependencies: [
+                "AsyncSignals", "DBus", "BlueZ", "MIDI", "Readiness", "Systemd", "Playback", "PlaybackService", "SpeakerdAPI", "TestSupport",
+                .product(name: "Logging", package: "swift-log"), .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .testTarget(
+            name: "ComposerCLIKitTests",
+            dependencies: [
+                "AsyncSignals", "DBus", "Playback", "AudioPath", "SpeakerdAPI", "Daemon", "ComposerCLIKit", "TestSupport",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ]
         ),
         .testTarget(
             name: "DaemonTests",

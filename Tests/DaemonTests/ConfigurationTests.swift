@@ -1,4 +1,5 @@
 import AsyncSignals
+import AudioPath
 @testable import BlueZ
 @testable import Daemon
 import TestSupport
@@ -104,6 +105,23 @@ struct ConfigurationTests {
         #expect(quote?.description == "/etc/speakerd/speakerd.conf:1: unterminated quoted value")
         let repeated = #expect(throws: ConfigurationError.self) { try parser.parse("scan_seconds = 5\nscan_seconds = 6") }
         #expect(repeated?.description == "/etc/speakerd/speakerd.conf:2: 'scan_seconds' is already set on line 1")
+    }
+
+    @Test("the sound-server keys and the audio-device grace are read from the config file; a bad value names what is expected")
+    func soundServerKeys() throws {
+        let parser = ConfigFileParser(path: "speakerd.conf")
+        let read = try parser.parse("pulse_server = unix:/run/user/1000/pulse/native\nsound_server_user = root\naudio_device_grace_seconds = 9\n")
+        #expect(read.soundServers == SoundServerLocation(configuredServer: "unix:/run/user/1000/pulse/native", user: "root"))
+        #expect(read.audioDeviceGrace == .seconds(9))
+        for (line, expected) in [
+            ("sound_server_user = no-such-user-here", "an existing user name or numeric user id"),
+            ("pulse_server = \"unix:/a unix:/b\"", "one sound server such as unix:/run/user/1000/pulse/native"),
+            ("audio_device_grace_seconds = 0", "a number of seconds from 1 to 60"),
+        ] {
+            let error = #expect(throws: ConfigurationError.self) { try parser.parse(line) }
+            #expect(error?.description.contains(expected) == true, "\(String(describing: error))")
+            #expect(error?.description.hasPrefix("speakerd.conf:1:") == true, "\(String(describing: error))")
+        }
     }
 
     @Test("flags override the environment, which overrides the file")

@@ -1,6 +1,8 @@
 import AsyncSignals
-import Testing
 @testable import Daemon
+@testable import SpeakerdAPI
+import TestSupport
+import Testing
 
 @Suite("Status lines a person reads")
 struct DaemonPhaseTests {
@@ -18,5 +20,16 @@ struct DaemonPhaseTests {
     ])
     func statusLines(phase: DaemonPhase, expected: String) {
         #expect(phase.statusLine == expected)
+    }
+
+    @Test("status shows a paused song as paused, in the daemon's own sentence and the playback line")
+    func pausedStatus() {
+        #expect(SampleReports.paused.humanReadable == """
+            Status:    Paused song.mid on JBL Flip 5
+            Readiness: playbackReady
+            Speaker:   JBL Flip 5 (11:22:33:AA:BB:CC), connected
+            Playback:  paused song.mid 1:12 / 3:04
+            """)
+        #expect(DaemonPhase.paused(file: "song.mid", speakerName: "JBL Flip 5").statusLine == SampleReports.paused.message)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The man pages in docs/man: they format without a warning, match their snapshots (the text

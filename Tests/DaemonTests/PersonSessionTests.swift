@@ -279,7 +279,7 @@ struct PersonSessionTests {
             let drawn = try await ExecutableRun.run("composer-cli", ["startup", "--svg", svg, "--bus", bus])
             #expect(drawn.status == 0, "\(drawn.standardError)")
             #expect(drawn.standardOutput.hasSuffix("\nWrote the chart to \(svg).\n"), "\(drawn.standardOutput)")
-            let parsed = try StartupChartTests().parse(try String(contentsOfFile: svg, encoding: .utf8))
+            let parsed = SVGElements.parse(try String(contentsOfFile: svg, encoding: .utf8))
             #expect(parsed.elements.first?.name == "svg")
             let bars = parsed.elements.filter { $0.name == "rect" && ($0.attributes["class"] ?? "").split(separator: " ").contains("bar") }
             #expect(bars.count == report.operations.count, "one bar per operation")

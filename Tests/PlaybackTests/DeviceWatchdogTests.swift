@@ -5,6 +5,7 @@ import Foundation
 @testable import Playback
 @testable import Daemon
 import Synchronization
+import TestSupport
 import Testing
 
 /// The device output's watchdog on a test clock, with a device the test drives by hand: it asks
@@ -12,7 +13,7 @@ import Testing
 /// until a write error ends it.
 @Suite("Device watchdog")
 struct DeviceWatchdogTests {
-    static let stallLimit: Duration = .seconds(3)
+    static let stallLimit = HandDrivenDevice.stallLimit
 
     @Test("a device that stops asking for audio mid-song fails the song once the stall limit has passed")
     func stalledDeviceFailsTheSong() async throws {
@@ -96,45 +97,5 @@ struct DeviceWatchdogTests {
             await clock.advance(by: stallLimit + .milliseconds(1))
         }
         return await engine.state
-    }
-}
-
-/// A sound device the test drives: `pull` asks the song for one period, as a driver thread would.
-final class HandDrivenDevice: AudioDevice, Sendable {
-    private let pullsOnOpen: Int
-    private let opened = Mutex<PlaybackSource?>(nil)
-    private let openCount = Mutex(0)
-
-    init(pullsOnOpen: Int) {
-        self.pullsOnOpen = pullsOnOpen
-    }
-
-    var source: PlaybackSource? { opened.withLock { $0 } }
-    /// How many times an output opened the device.
-    var opens: Int { openCount.withLock { $0 } }
-
-    func output(clock: TestClock<Duration>) -> DeviceOutput {
-        DeviceOutput(.alsa(device: "hand-driven"), clock: clock, stallLimit: DeviceWatchdogTests.stallLimit) { _, source in
-            self.opened.withLock { $0 = source }
-            self.openCount.withLock { $0 += 1 }
-            self.pull(times: self.pullsOnOpen)
-            return self
-        }
-    }
-
-    /// A hand-driven device has no back-end to explain itself.
-    func failureReason() -> String? { nil }
-
-    /// Asks for `times` periods of 64 frames (FluidSynth's default period size).
-    func pull(times: Int) {
-        guard let source else { return }
-        var left = [Float](repeating: 0, count: 64), right = [Float](repeating: 0, count: 64)
-        for _ in 0..<times {
-            left.withUnsafeMutableBufferPointer { l in
-                right.withUnsafeMutableBufferPointer { r in
-                    _ = source.renderForDevice(left: l.baseAddress!, right: r.baseAddress!, frames: 64)
-                }
-            }
-        }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Playback
 @testable import Daemon
+import TestSupport
 import Testing
 
 /// libfluidsynth is opened on first use (dlopen), so its absence must surface as a typed error

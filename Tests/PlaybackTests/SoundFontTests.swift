@@ -1,6 +1,7 @@
 import Foundation
 @testable import Playback
 import Daemon
+import TestSupport
 import Testing
 
 @Suite("SoundFont loading")

@@ -1,0 +1,120 @@
+@testable import AudioPath
+@testable import BlueZ
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+/// BlueALSA's presence on the bus as the test sets it: nil is "org.bluealsa is not on the bus".
+final class ScriptedBlueALSAService: BlueALSAPCMSource {
+    private let state = Mutex<(current: [BlueALSAPCM]?, subscribers: [AsyncThrowingStream<[BlueALSAPCM]?, any Error>.Continuation])>((nil, []))
+
+    func pcmSets() -> AsyncThrowingStream<[BlueALSAPCM], any Error> {
+        AsyncThrowingStream { $0.finish() }
+    }
+
+    func serviceStates() -> AsyncThrowingStream<[BlueALSAPCM]?, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [BlueALSAPCM]?.self)
+        state.withLock { state in
+            continuation.yield(state.current)
+            state.subscribers.append(continuation)
+        }
+        return stream
+    }
+
+    func set(_ pcms: [BlueALSAPCM]?) {
+        state.withLock { state in
+            state.current = pcms
+            for continuation in state.subscribers { continuation.yield(pcms) }
+        }
+    }
+}
+
+/// `audio_output = auto` on the stacks people run: BlueALSA when it is on the system bus, else a
+/// PulseAudio or PipeWire server that answers where speakerd looks, else ALSA's default device;
+/// each choice said with its reason.
+@Suite("audio_output = auto chooses the sound stack and says why")
+struct AutomaticOutputTests {
+    static let speaker = try! BluetoothAddress("11:22:33:AA:BB:CC")
+    static let speakerPCM = BlueALSAPCM(path: "/org/bluealsa/hci0/dev_11_22_33_AA_BB_CC/a2dpsrc/sink",
+                                        device: "/org/bluez/hci0/dev_11_22_33_AA_BB_CC",
+                                        transport: "A2DP-source", mode: "sink")
+
+    @Test("with BlueALSA on the bus, auto plays through BlueALSA and is ready once the speaker's PCM exists")
+    func blueALSAWins() async {
+        let blueALSA = ScriptedBlueALSAService()
+        blueALSA.set([])
+        let monitor = AudioPathMonitor(setting: .automatic, blueALSA: blueALSA)
+        var path = monitor.followAutomatic((Self.speaker, "JBL Flip 5"), environment: [:]).makeAsyncIterator()
+        #expect(await path.next() == .notReady(.noAudioDevice("JBL Flip 5", "BlueALSA has no A2DP playback PCM for it yet")))
+        #expect(monitor.automaticChoice.choice == AutomaticOutput(backend: .blueALSA, why: "org.bluealsa is on the system bus"))
+        blueALSA.set([Self.speakerPCM])
+        #expect(await path.next() == .ready("BlueALSA PCM \(Self.speakerPCM.path)"))
+        #expect(monitor.automaticChoice.choice?.description == "BlueALSA (org.bluealsa is on the system bus)")
+    }
+
+    @Test("without BlueALSA, auto uses a sound server that answers and the speaker's sink there; BlueALSA starting later takes over",
+          .timeLimit(.minutes(1)), arguments: SoundServerKind.allCases)
+    func soundServerWhenNoBlueALSA(kind: SoundServerKind) async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory, kind: kind)
+        let blueALSA = ScriptedBlueALSAService()
+        let monitor = AudioPathMonitor(setting: .automatic, blueALSA: blueALSA)
+        var path = monitor.followAutomatic((Self.speaker, "JBL Flip 5"), environment: ["PULSE_SERVER": server.address])
+            .makeAsyncIterator()
+
+        #expect(await path.next() == .notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
+        let choice = try #require(monitor.automaticChoice.choice)
+        #expect(choice.backend == .soundServer(server.address))
+        #expect(choice.why == "BlueALSA is not on the system bus; a sound server answers at \(server.address) (PULSE_SERVER)")
+        #expect(monitor.playsThroughSoundServer)
+
+        let sink = try await server.addBluetoothSink(address: Self.speaker.description)
+        #expect(await path.next() == .ready("PulseAudio sink \(sink.name)"))
+        #expect(monitor.speakerSink.name == sink.name)
+
+        blueALSA.set([Self.speakerPCM])
+        #expect(await path.next() == .ready("BlueALSA PCM \(Self.speakerPCM.path)"))
+        #expect(monitor.automaticChoice.choice?.backend == .blueALSA)
+        #expect(!monitor.playsThroughSoundServer)
+    }
+
+    @Test("with neither BlueALSA nor a sound server, auto falls back to ALSA's default device and says where it looked")
+    func alsaLast() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let monitor = AudioPathMonitor(setting: .automatic, blueALSA: nil,
+                                       soundServers: SoundServerLocation(configuredServer: "unix:\(directory.path)/configured"))
+        var path = monitor.followAutomatic((Self.speaker, "JBL Flip 5"), environment: ["XDG_RUNTIME_DIR": directory.path])
+            .makeAsyncIterator()
+        #expect(await path.next() == .ready("ALSA device default"))
+        let choice = try #require(monitor.automaticChoice.choice)
+        #expect(choice.backend == .alsa("default"))
+        #expect(choice.why.hasPrefix("BlueALSA is not on the system bus and no sound server at \(directory.path)/configured ("),
+                "\(choice.why)")
+        #expect(choice.why.contains("\(directory.path)/pulse/native ("), "\(choice.why)")
+        #expect(choice.description.hasPrefix("ALSA device default (BlueALSA is not on the system bus"))
+    }
+
+    @Test("speakerd looks for a sound server in the order a person expects, each place once")
+    func lookupOrder() {
+        let location = SoundServerLocation(configuredServer: "/srv/pulse/native", user: "pi")
+        let candidates = location.candidates(
+            environment: ["PULSE_SERVER": "unix:/tmp/a tcp:box:4713", "XDG_RUNTIME_DIR": "/run/user/1000"],
+            runtimeDirectory: { $0 == "pi" ? "/run/user/1000" : nil })
+        #expect(candidates.map(\.server) == ["unix:/tmp/a", "tcp:box:4713", "unix:/srv/pulse/native",
+                                             "unix:/run/pulse/native", "unix:/run/user/1000/pulse/native"])
+        #expect(candidates.map(\.origin) == ["PULSE_SERVER", "PULSE_SERVER", "pulse_server in the configuration",
+                                             "the system-wide socket", "user pi's session"])
+        #expect(SoundServerLocation.runtimeDirectory(of: "root") == "/run/user/0")
+        #expect(SoundServerLocation.runtimeDirectory(of: "1000") == "/run/user/1000")
+        #expect(SoundServerLocation.runtimeDirectory(of: "no-such-user-here") == nil)
+    }
+
+    @Test("a TCP server cannot be probed from here and is taken as found; the song's stream says otherwise if not")
+    func tcpServerIsTaken() {
+        let found = SoundServerLocation().find(environment: ["PULSE_SERVER": "tcp:192.0.2.1:4713"])
+        #expect(found == .reachable(.init(server: "tcp:192.0.2.1:4713", origin: "PULSE_SERVER")))
+    }
+}

@@ -1,0 +1,61 @@
+@testable import AudioPath
+@testable import BlueZ
+import Foundation
+@testable import SpeakerdAPI
+import TestSupport
+import Testing
+
+/// The speaker's volume through BlueALSA's `org.bluealsa.PCM1.Volume`: both shapes BlueALSA has
+/// published (`q` in 4.0/4.1, `ay` since 4.2), mute bits left alone, and a round trip through the
+/// BlueALSA mock on a private bus.
+@Suite("BlueALSA PCM volume", .timeLimit(.minutes(1)))
+struct BlueALSAVolumeTests {
+    @Test("percent maps onto 0…127 per channel in either shape, and a muted channel stays muted")
+    func conversion() {
+        #expect(BlueALSAVolume.percent(of: .array(element: "y", [.byte(127), .byte(127)])) == 100)
+        #expect(BlueALSAVolume.percent(of: .array(element: "y", [.byte(0x80 | 64), .byte(0)])) == 50)
+        #expect(BlueALSAVolume.percent(of: .uint16(0x7F00)) == 100, "the left channel is the high byte")
+        #expect(BlueALSAVolume.percent(of: .string("loud")) == nil)
+        #expect(BlueALSAVolume.setting(.array(element: "y", [.byte(127), .byte(0x80 | 127)]), to: 40)
+                == .array(element: "y", [.byte(51), .byte(0x80 | 51)]))
+        #expect(BlueALSAVolume.setting(.uint16(0xE464), to: 50) == .uint16(0xC040), "BlueALSA 4.0's q keeps its shape and mute bit")
+        #expect(BlueALSAVolume.setting(.uint16(0), to: 100) == .uint16(0x7F7F))
+    }
+
+    @Test("'volume 40' on a speaker whose PCM is at full volume leaves the mock's PCM at 51/127 per channel; an old BlueALSA's q stays a q")
+    func roundTripThroughTheMock() async throws {
+        let mock = try await MockBlueALSA.start()
+        let source = BlueALSADBusPCMSource(connection: mock.bus)
+        let pcm = try await mock.addSpeakerPCM("11:22:33:AA:BB:CC")
+
+        // The audio path follower keeps the PCM it found, which is where the volume is set.
+        let monitor = AudioPathMonitor(setting: .automatic, blueALSA: source)
+        var states = monitor.states(to: (try BluetoothAddress("11:22:33:AA:BB:CC"), "JBL Flip 5")).makeAsyncIterator()
+        #expect(await states.next() == .ready("BlueALSA PCM \(pcm.rawValue)"))
+        let path = try #require(monitor.speakerPCM.name)
+        let volume = try #require(source.volume(ofPCM: path))
+        #expect(volume.deviceDescription == "BlueALSA PCM \(pcm.rawValue)")
+
+        #expect(try await volume.percent() == 100)
+        #expect(try await volume.setPercent(40) == 40)
+        #expect(try await mock.volume(of: pcm) == .array(element: "y", [.byte(51), .byte(51)]))
+
+        // bluez-alsa 4.0 (Debian 12) publishes a q: left high byte, right low byte, bit 7 mutes.
+        try await mock.setVolume(of: pcm, to: .uint16(0xE464))
+        #expect(try await volume.percent() == 79)
+        #expect(try await volume.setPercent(50) == 50)
+        #expect(try await mock.volume(of: pcm) == .uint16(0xC040))
+        await mock.stop()
+    }
+
+    @Test("a PCM that is gone is a one-line failure naming it")
+    func missingPCM() async throws {
+        let mock = try await MockBlueALSA.start()
+        let volume = try #require(BlueALSADBusPCMSource(connection: mock.bus).volume(ofPCM: "/org/bluealsa/hci0/dev_11_22_33_AA_BB_CC/a2dpsrc/sink"))
+        let error = await #expect(throws: SpeakerVolumeError.self) { try await volume.setPercent(30) }
+        let text = error?.description ?? ""
+        #expect(text.hasPrefix("cannot change the volume of BlueALSA PCM /org/bluealsa/hci0/dev_11_22_33_AA_BB_CC/a2dpsrc/sink: "), "\(text)")
+        #expect(!text.contains("\n"))
+        await mock.stop()
+    }
+}
