@@ -14,7 +14,6 @@ import Testing
 /// last known speaker" once the adapter came back under another index.
 @Suite("A forgotten speaker stays forgotten")
 struct ForgottenSpeakerTests {
-    struct ReadyPlayback: StandInPlayback {}
 
     static let adapterAddress = try! BluetoothAddress("00:01:02:03:04:05")
 
@@ -24,15 +23,8 @@ struct ForgottenSpeakerTests {
         let bluez = FakeBlueZClient(
             adapters: [Adapter(name: "hci0", address: Self.adapterAddress, powered: true, powerState: .on)],
             devices: [Self.flip(on: "hci0")])
-        let state = TemporaryDirectory()
-        DaemonWorld.remember([DaemonWorld.flip], in: state)
-        let clock = TestClock<Duration>()
-        let daemon = SpeakerdDaemon(
-            configuration: DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path),
-            dependencies: DaemonDependencies(clock: clock, connectBus: nil, makeBlueZ: { _ in bluez }, playback: ReadyPlayback()),
-            notifier: nil, logger: Logger(label: "test.speakerd"))
-        let startup = Task { await daemon.start() }
-        _ = try await clock.advance(atMost: .seconds(30), until: "ready with the known speaker") { daemon.gate.isReached(.playbackReady) }
+        let world = try await InProcessDaemon.start(on: bluez)
+        let (daemon, clock, startup) = (world.daemon, world.clock, world.startup)
         #expect(await bluez.calls.filter { $0 == .connect(speaker) }.count == 1)
 
         // The speaker's own "connected" was read (with the speakers known then) just before

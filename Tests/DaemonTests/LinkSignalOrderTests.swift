@@ -13,23 +13,14 @@ import Testing
 /// link's late "disconnected" taken as a drop of the second.
 @Suite("The link follows BlueZ's order of signals, not the order answers happen to arrive in")
 struct LinkSignalOrderTests {
-    struct ReadyPlayback: StandInPlayback {}
-
     @Test("disconnect returns once BlueZ's own report of it is handled, so a connect right after cannot be overtaken by it")
     func disconnectWaitsForItsSignal() async throws {
         let speaker = try BluetoothAddress(DaemonWorld.flip.address)
         let bluez = FakeBlueZClient(
             adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)],
             devices: [Device(address: speaker, name: "JBL Flip 5", deviceClass: 0x240414, paired: true, trusted: true)])
-        let state = TemporaryDirectory()
-        DaemonWorld.remember([DaemonWorld.flip], in: state)
-        let clock = TestClock<Duration>()
-        let daemon = SpeakerdDaemon(
-            configuration: DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path),
-            dependencies: DaemonDependencies(clock: clock, connectBus: nil, makeBlueZ: { _ in bluez }, playback: ReadyPlayback()),
-            notifier: nil, logger: Logger(label: "test.speakerd"))
-        let startup = Task { await daemon.start() }
-        _ = try await clock.advance(atMost: .seconds(30), until: "ready with the known speaker") { daemon.gate.isReached(.playbackReady) }
+        let world = try await InProcessDaemon.start(on: bluez)
+        let (daemon, startup) = (world.daemon, world.startup)
 
         // BlueZ's signals lag behind its answers.
         await bluez.holdEvents()
