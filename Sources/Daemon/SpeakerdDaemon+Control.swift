@@ -194,7 +194,7 @@ extension SpeakerdDaemon: SpeakerdControl {
     /// directory made writable, a sound server started. Looked at again before a `play`.
     func lookAgainBeforePlaying() async {
         if case .failed = inputs.soundfont { try? await loadSoundfont() }
-        if case .notReady(let problem) = inputs.audioPath, !NotReadyReason(problem).waitingCanSucceed {
+        if let reason = inputs.audioPathReason, !reason.waitingCanSucceed {
             await followAudioPath(to: inputs.link.target, waitForFirst: true)
         }
     }
@@ -212,24 +212,21 @@ extension SpeakerdDaemon: SpeakerdControl {
 
     public func stop() async throws(SpeakerdError) -> StatusReport {
         if let playback { playbackSnapshot = await playback.stop() }
-        await publish()
-        return await currentStatus()
+        return await publish()
     }
 
     public func pause() async throws(SpeakerdError) -> StatusReport {
         if let playback {
             do { playbackSnapshot = try await playback.pause() } catch { throw Self.rejected(error) }
         }
-        await publish()
-        return await currentStatus()
+        return await publish()
     }
 
     public func resume() async throws(SpeakerdError) -> StatusReport {
         if let playback {
             do { playbackSnapshot = try await playback.resume() } catch { throw Self.rejected(error) }
         }
-        await publish()
-        return await currentStatus()
+        return await publish()
     }
 }
 

@@ -269,7 +269,7 @@ extension SpeakerdDaemon {
         if audioPathTarget?.address != inputs.link.target?.address || audioPathFollower == nil {
             await followAudioPath(to: inputs.link.target, waitForFirst: true)
         }
-        if case .notReady(let problem) = inputs.audioPath, case let reason = NotReadyReason(problem), !reason.waitingCanSucceed {
+        if let reason = inputs.audioPathReason, !reason.waitingCanSucceed {
             throw DaemonOperationError.notReady(reason)
         }
     }

@@ -33,13 +33,14 @@ extension SpeakerdDaemon {
                             volume: statusVolume)
     }
 
-    /// Tells systemd and the bus what changed (only what changed).
-    func publish() async {
+    /// Tells systemd and the bus what changed (only what changed); returns the status it published.
+    @discardableResult
+    func publish() async -> StatusReport {
         let status = await currentStatus()
         let previous = lastPublished
         lastPublished = status
         if previous?.message != status.message { notify([.status(status.message)]) }
-        guard let apiObject, let connection else { return }
+        guard let apiObject, let connection else { return status }
         let records = SpeakerdDBusRecords.self
         let interface = SpeakerdBus.interface
         try? apiObject.setProperty("Status", of: interface, to: .string(status.message))
@@ -61,6 +62,7 @@ extension SpeakerdDaemon {
             try? apiObject.setProperty("Playback", of: interface, to: value)
             try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "PlaybackChanged", arguments: [value])
         }
+        return status
     }
 
     func notify(_ messages: [NotifyMessage]) {

@@ -53,11 +53,4 @@ public struct PlaybackSnapshot: Sendable, Equatable {
     }
 
     public static let idle = PlaybackSnapshot(activity: .idle)
-
-    /// The same song in the same activity (what a change stream's reader usually compares:
-    /// progress moves the position only).
-    public func isSameMoment(as other: PlaybackSnapshot) -> Bool {
-        activity == other.activity && file == other.file && pauseReason == other.pauseReason
-            && queued == other.queued && error == other.error
-    }
 }

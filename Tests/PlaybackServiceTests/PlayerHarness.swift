@@ -84,3 +84,12 @@ struct PlayerHarness {
     func activity() async -> PlaybackSnapshot.Activity { await player.snapshot().activity }
     func position() async -> Double { await player.snapshot().positionSeconds ?? -1 }
 }
+
+extension PlaybackSnapshot {
+    /// The same song in the same activity: what the tests compare in a change stream, where
+    /// progress moves only the position.
+    func isSameMoment(as other: PlaybackSnapshot) -> Bool {
+        activity == other.activity && file == other.file && pauseReason == other.pauseReason
+            && queued == other.queued && error == other.error
+    }
+}

@@ -122,7 +122,8 @@ public struct ReadinessInputs: Equatable, Sendable {
         }
     }
 
-    private var audioPathReason: NotReadyReason? {
+    /// Why the audio path keeps playback from being ready, if it does (the reason its problem is).
+    var audioPathReason: NotReadyReason? {
         switch audioPath {
         case .ready: nil
         case .notReady(let problem): NotReadyReason(problem)
