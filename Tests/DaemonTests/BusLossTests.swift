@@ -31,21 +31,14 @@ func hasExited(_ pid: pid_t) -> Bool {
     return stat[afterName.upperBound...].hasPrefix("Z")
 }
 
-/// The lines a daemon logged, as the journal would get them (priority prefix included).
-final class LoggedLines: Sendable {
-    private let lines = Mutex<[String]>([])
-    func append(_ line: String) { lines.withLock { $0.append(line) } }
-    func containing(_ text: String) -> [String] { lines.withLock { $0.filter { $0.contains(text) } } }
-}
-
 extension DaemonIntegrationTests {
     /// A daemon whose log lines (with their journald priorities) and sd_notify datagrams the test reads.
     func observedDaemon(_ world: FakeBusWorld, state: TemporaryDirectory, listener: NotifySocketListener,
-                        lines: LoggedLines, makeBlueZ: (@Sendable (DBusConnection?) async throws -> any BlueZClient)? = nil)
+                        lines: Journal, makeBlueZ: (@Sendable (DBusConnection?) async throws -> any BlueZClient)? = nil)
         throws -> SpeakerdDaemon {
         let configuration = DaemonConfiguration(scanDuration: .seconds(1), stateDirectory: state.path,
                                                 bus: .address(world.address))
-        let logger = Logger(label: "speakerd") { JournalLogHandler(label: $0) { lines.append($0) } }
+        let logger = Logger(label: "speakerd") { JournalLogHandler(label: $0) { lines.record($0) } }
         let dependencies = DaemonDependencies(
             connectBus: { _ in try await DBusConnection.connect(world.bus) },
             makeBlueZ: makeBlueZ ?? { connection in try await DBusBlueZClient.start(connection: connection!, logger: logger) })
@@ -61,7 +54,7 @@ extension DaemonIntegrationTests {
         fake.remember([DaemonWorld.flip])
         let world = fake.world, state = fake.state
         let listener = NotifySocketListener(path: state.path + "/notify")
-        let lines = LoggedLines()
+        let lines = Journal()
         let daemon = try observedDaemon(world, state: state, listener: listener, lines: lines)
         let service = SpeakerdService(daemon: daemon)
         let running = Task { try await service.run() }
@@ -82,7 +75,7 @@ extension DaemonIntegrationTests {
         fake.remember([DaemonWorld.flip])
         let world = fake.world, state = fake.state
         let listener = NotifySocketListener(path: state.path + "/notify")
-        let lines = LoggedLines()
+        let lines = Journal()
         // Reaching BlueZ never finishes (and ignores cancellation): only the bus loss can end start-up.
         let stuck = HeldGate()
         let daemon = try observedDaemon(world, state: state, listener: listener, lines: lines) { _ in

@@ -99,7 +99,7 @@ struct SoundfontPreloadTests {
 
     @Test("a soundfont that takes a while to load is no warning: the preload is judged against its own budget, not 10 ms")
     func aLongLoadIsNotSlow() async throws {
-        let lines = Lines()
+        let lines = Journal()
         let logger = Logger(label: "speakerd") { JournalLogHandler(label: $0) { line in lines.withLock { $0.append(line) } } }
         let (daemon, playback, startup, state) = try startFirstRun(logger: logger)
         _ = try await playback.began.result(timeout: .seconds(10)).get()

@@ -22,7 +22,7 @@ struct DeadDeviceTests {
         let soundFont = try await Fixtures.soundFont()
         let components = PlaybackComponents.sessions(output: { _ in device.output(clock: clock) }, soundFont: { soundFont })
         let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
-        let journal = Lines()
+        let journal = Journal()
         let player = Player(
             gate: gate, components: components,
             logger: Logger(label: "speakerd.playback") { JournalLogHandler(label: $0) { line in journal.withLock { $0.append(line) } } })

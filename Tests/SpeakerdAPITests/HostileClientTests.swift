@@ -71,7 +71,7 @@ struct HostileClientTests {
         let flooders = try await (0..<4).asyncMap { _ in try await world.connect() }
         let pipes = try (0..<40).map { _ in try NeverClosingPipe() }
         let baseline = openDescriptorCount()
-        let outcomes = Lines()
+        let outcomes = Journal()
         let calls = Task {
             await withTaskGroup(of: Void.self) { group in
                 for (index, pipe) in pipes.enumerated() {

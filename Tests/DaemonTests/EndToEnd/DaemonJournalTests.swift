@@ -131,7 +131,7 @@ struct DaemonJournalTests {
         await bluez.setBehaviour(.fail(FakeBlueZClient.pageTimeout), for: charge)
         let state = TemporaryDirectory()
         DaemonWorld.remember([DaemonWorld.flip, DaemonWorld.charge], in: state)
-        let journal = Lines()
+        let journal = Journal()
         let logger = Logger(label: "speakerd") { JournalLogHandler(label: $0) { line in journal.withLock { $0.append(line) } } }
         let daemon = SpeakerdDaemon(
             configuration: DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path),

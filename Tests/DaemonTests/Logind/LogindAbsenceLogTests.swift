@@ -14,7 +14,7 @@ struct LogindAbsenceLogTests {
     @Test("twenty busy/drained cycles without logind log 'no logind on the bus' once")
     func saidOnce() async throws {
         let world = try await FakeBusWorld.start(bluez: false)
-        let lines = Lines()
+        let lines = Journal()
         let logger = Logger(label: "speakerd") { JournalLogHandler(label: $0) { line in lines.withLock { $0.append(line) } } }
         let inhibitor = SleepInhibitor(provider: LogindClient(connection: try await world.connect()), logger: logger)
         for _ in 0..<20 {
