@@ -98,9 +98,7 @@ public actor PlaybackSession {
     public func start(_ song: MIDISong, title: String) async throws {
         guard state == .idle else { throw PlaybackSessionError(operation: "start \(title)", state: state) }
         let myGeneration = generation
-        source = nil
         state = .loading
-        lastFailure = nil
         self.title = title
         let newSource: PlaybackSource
         do {
