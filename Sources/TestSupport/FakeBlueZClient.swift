@@ -43,6 +43,8 @@ public actor FakeBlueZClient: BlueZClient {
     private let broadcaster = Broadcaster<BlueZEvent>(bufferingNewest: 1024)
     /// Events emitted while held, in order: a slow signal path (see `holdEvents`).
     private var heldEvents: [BlueZEvent]?
+    /// While set, `disconnect` answers only once it resolves: a slow reply path (see `holdAnswers`).
+    private var answersHeld: OneShotSignal<Void, Never>?
 
     public init(adapters: [Adapter] = [], devices: [Device] = []) {
         self.adapterList = adapters
@@ -205,6 +207,7 @@ public actor FakeBlueZClient: BlueZClient {
             throw BlueZClientError.bluez(BlueZError(kind: .notConnected, message: "Not Connected"), operation: "Disconnect")
         }
         dropConnection(device, reason: .local)
+        if let answersHeld { _ = try? await answersHeld.value() }
     }
 
     public func removeDevice(_ device: BluetoothAddress) async throws {
@@ -223,6 +226,18 @@ public actor FakeBlueZClient: BlueZClient {
     /// be read before signals BlueZ sent ahead of it.
     public func holdEvents() {
         if heldEvents == nil { heldEvents = [] }
+    }
+
+    /// From now on, `disconnect` does its work (its events go out) but answers only at
+    /// `releaseAnswers()`: the reverse of `holdEvents`, BlueZ's signals read before its reply.
+    public func holdAnswers() {
+        if answersHeld == nil { answersHeld = OneShotSignal() }
+    }
+
+    /// Lets the held answers through and stops holding.
+    public func releaseAnswers() {
+        _ = answersHeld?.succeed(())
+        answersHeld = nil
     }
 
     /// Delivers the held events, in the order they happened, and stops holding.

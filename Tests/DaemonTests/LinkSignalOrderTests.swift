@@ -3,6 +3,8 @@ import AsyncSignals
 import Clocks
 import Foundation
 import Logging
+@testable import Readiness
+import Synchronization
 @testable import Daemon
 import TestSupport
 import Testing
@@ -49,5 +51,59 @@ struct LinkSignalOrderTests {
         #expect(again.speaker?.connected == false, "a disconnect right after finds the link up, as BlueZ has it")
         await daemon.shutdown()
         startup.cancel()
+    }
+    /// The other order: BlueZ's "disconnected" is read first, and while the daemon is still
+    /// being told (its delivery is slow: it writes state, publishes signals), our Disconnect's
+    /// answer arrives. The user's `disconnect` must not answer until the daemon knows the link
+    /// is down, or it reports "Ready" with the speaker connected (seen once in CI under ASan).
+    @Test("disconnect answers only once the daemon has been told the link is down, even when BlueZ's report got there first")
+    func disconnectWaitsForTheDownToReachTheDaemon() async throws {
+        let speaker = try BluetoothAddress(DaemonWorld.flip.address)
+        let bluez = FakeBlueZClient(
+            adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)],
+            devices: [Device(address: speaker, name: "JBL Flip 5", deviceClass: 0x240414, paired: true, trusted: true)])
+        let logger = Logger(label: "test.link")
+        let operations = SpeakerOperationQueue(name: "speaker", maxConcurrentOperations: 2, defaultTimeout: .seconds(10),
+                                               clock: ContinuousClock(), logger: logger)
+        let link = SpeakerLink(clock: ContinuousClock(), reconnectCap: .seconds(60), operations: operations, logger: logger)
+
+        // What the daemon has been told, in order; the "down" delivery waits until let through.
+        let told = Mutex<[LinkSnapshot]>([])
+        let downOffered = DoneFlag()
+        let letDownThrough = OneShotSignal<Void, Never>()
+        await link.follow { snapshot in
+            if !snapshot.connected, snapshot.activity == .heldByUser {
+                downOffered.set()
+                _ = try? await letDownThrough.value()
+            }
+            told.withLock { $0.append(snapshot) }
+        }
+        await link.attach(bluez)
+        let events = bluez.events()
+        let pump = Task { for await event in events { await link.observe(event, known: []) } }
+        defer { pump.cancel() }
+
+        await link.choose(speaker, name: "JBL Flip 5", why: .lastKnown)
+        #expect(await link.connectNow() == .connected)
+        #expect(told.withLock { $0.last?.connected } == true)
+
+        // BlueZ's report goes ahead; the answer to Disconnect waits until the report is being delivered.
+        await bluez.holdAnswers()
+        let returned = DoneFlag()
+        let disconnect = Task {
+            try await link.userDisconnect()
+            returned.set()
+        }
+        try await eventually("BlueZ's 'disconnected' is being delivered to the daemon") { downOffered.isSet }
+        await bluez.releaseAnswers()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(!returned.isSet, "disconnect answered while the daemon still had the link up")
+
+        _ = letDownThrough.succeed(())
+        try await disconnect.value
+        let last = try #require(told.withLock { $0.last })
+        #expect(!last.connected, "the user's outcome: the daemon's last word is that the speaker is disconnected")
+        #expect(last.activity == .heldByUser)
+        await link.shutdown()
     }
 }

@@ -287,8 +287,15 @@ public actor SpeakerLink {
         await changed()
     }
 
+    /// The target's link is down. Reported by several paths too (BlueZ's signal, our
+    /// `Disconnect` returning, the device or adapter vanishing): as in `linkUp`, whichever comes
+    /// second waits until the first is delivered, so a user's `disconnect` never answers with
+    /// a status the daemon has not caught up with.
     private func linkDown() async {
-        guard snapshot.connected else { return }
+        guard snapshot.connected else {
+            await lastDelivery?.value
+            return
+        }
         drops += 1
         snapshot.connected = false
         if snapshot.servicesResolved != nil { snapshot.servicesResolved = false }  // resolved again on the next link
