@@ -71,7 +71,7 @@ final class SystemBusWithPolicy: @unchecked Sendable {
         return name
     }
 
-    /// Runs the listener as `user` for `seconds`; "ready" is its first line.
+    /// Runs the listener as `user` until `stop(_:)` (or `seconds` at most); "ready" is its first line.
     func listen(as user: String, seconds: Double) throws -> (SpawnedProcess, String) {
         let output = directory.path + "/\(user).out"
         let process = try SpawnedProcess.spawn("/usr/bin/setpriv", [
@@ -79,6 +79,15 @@ final class SystemBusWithPolicy: @unchecked Sendable {
             "/usr/bin/env", "-C", directory.path, "/usr/bin/python3", directory.path + "/signal-listener.py", address, String(seconds),
         ], standardOutput: .file(output), standardError: .file(output + ".err"))
         return (process, output)
+    }
+
+    /// Tells the listeners to stop once everything `server` sent has reached them: a round trip
+    /// to the bus first (it has routed the signals sent before it), then SIGUSR1 (each listener
+    /// makes a round trip of its own before it reports).
+    func stop(_ listeners: [SpawnedProcess], after server: DBusConnection) async throws {
+        _ = try await server.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                  interface: "org.freedesktop.DBus", method: "GetId")
+        for listener in listeners { listener.signal(SIGUSR1) }
     }
 
     static func run(_ program: String, _ arguments: [String]) throws {
@@ -108,6 +117,8 @@ struct ListenerReport: Decodable {
     let members: [String]
     let introspect: String
     let status: String
+    /// "asked" when the test stopped it, "time limit" when its safety net did.
+    let stopped: String
 }
 
 @Suite("Signal privacy on a real system bus: only root and the speakerd group hear speakerd", .serialized)
@@ -129,7 +140,7 @@ struct SignalPrivacyTests {
         try server.export(object, at: SpeakerdBus.path)
         try await server.requestName(SpeakerdBus.name)
 
-        let listeners = try [member, outsider].map { try system.listen(as: $0, seconds: 2) }
+        let listeners = try [member, outsider].map { try system.listen(as: $0, seconds: 60) }
         for (_, output) in listeners {
             try await eventually("\(output) is listening", within: .seconds(15)) {
                 (try? String(contentsOfFile: output, encoding: .utf8))?.hasPrefix("ready") == true
@@ -142,6 +153,7 @@ struct SignalPrivacyTests {
             try server.emitSignal(path: SpeakerdBus.path, interface: SpeakerdBus.interface, member: "PlaybackChanged",
                                   arguments: [SpeakerdDBusRecords.encode(playback)])
         }
+        try await system.stop(listeners.map(\.0), after: server)
         var reports: [ListenerReport] = []
         for (process, output) in listeners {
             let status = await process.exitStatus()
@@ -152,6 +164,7 @@ struct SignalPrivacyTests {
             reports.append(try JSONDecoder().decode(ListenerReport.self, from: Data(last.utf8)))
         }
         let (heard, outside) = (reports[0], reports[1])
+        #expect(heard.stopped == "asked" && outside.stopped == "asked", "a listener ran out of time before it was told to stop")
         #expect(heard.signals == 6)
         #expect(heard.members == ["PlaybackChanged", "PropertiesChanged"])
         #expect(heard.introspect == "ok" && heard.status == "ok", "\(heard)")

@@ -526,7 +526,7 @@ def signal_privacy(work):
         for user in (member, outsider):
             out = os.path.join(directory, f"{user}.out")
             listeners.append((subprocess.Popen(["setpriv", f"--reuid={user}", "--regid=nogroup", "--init-groups", "env", "-C", directory,
-                                                "/usr/bin/python3", os.path.join(directory, "signal-listener.py"), address, "4"],
+                                                "/usr/bin/python3", os.path.join(directory, "signal-listener.py"), address, "60"],
                                                stdout=open(out, "w"), stderr=subprocess.DEVNULL), out))
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline and not all(open(out).read().startswith("ready") for _, out in listeners):
@@ -538,6 +538,10 @@ def signal_privacy(work):
         bus.address = address
         daemon = Daemon(bus, os.path.join(directory, "state"))
         daemon.wait_ready()
+        # Listeners hear until told (see signal-listener.py), not for a window from their own
+        # start: speakerd's start-up signals (its status changing) went out before READY.
+        for process, _ in listeners:
+            process.send_signal(signal.SIGUSR1)
         reports = []
         for process, out in listeners:
             process.wait(timeout=30)
