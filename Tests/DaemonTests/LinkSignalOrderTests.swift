@@ -15,12 +15,17 @@ import Testing
 /// link's late "disconnected" taken as a drop of the second.
 @Suite("The link follows BlueZ's order of signals, not the order answers happen to arrive in")
 struct LinkSignalOrderTests {
+    /// bluetoothd with one powered adapter and the Flip paired, not connected.
+    static func flipPairedOnFakeBlueZ() throws -> (BluetoothAddress, FakeBlueZClient) {
+        let speaker = try BluetoothAddress(DaemonWorld.flip.address)
+        return (speaker, FakeBlueZClient(
+            adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)],
+            devices: [Device(address: speaker, name: "JBL Flip 5", deviceClass: 0x240414, paired: true, trusted: true)]))
+    }
+
     @Test("disconnect returns once BlueZ's own report of it is handled, so a connect right after cannot be overtaken by it")
     func disconnectWaitsForItsSignal() async throws {
-        let speaker = try BluetoothAddress(DaemonWorld.flip.address)
-        let bluez = FakeBlueZClient(
-            adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)],
-            devices: [Device(address: speaker, name: "JBL Flip 5", deviceClass: 0x240414, paired: true, trusted: true)])
+        let (speaker, bluez) = try Self.flipPairedOnFakeBlueZ()
         let world = try await InProcessDaemon.start(on: bluez)
         let (daemon, startup) = (world.daemon, world.startup)
 
@@ -58,10 +63,7 @@ struct LinkSignalOrderTests {
     /// is down, or it reports "Ready" with the speaker connected (seen once in CI under ASan).
     @Test("disconnect answers only once the daemon has been told the link is down, even when BlueZ's report got there first")
     func disconnectWaitsForTheDownToReachTheDaemon() async throws {
-        let speaker = try BluetoothAddress(DaemonWorld.flip.address)
-        let bluez = FakeBlueZClient(
-            adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)],
-            devices: [Device(address: speaker, name: "JBL Flip 5", deviceClass: 0x240414, paired: true, trusted: true)])
+        let (speaker, bluez) = try Self.flipPairedOnFakeBlueZ()
         let logger = Logger(label: "test.link")
         let operations = SpeakerOperationQueue(name: "speaker", maxConcurrentOperations: 2, defaultTimeout: .seconds(10),
                                                clock: ContinuousClock(), logger: logger)
