@@ -43,7 +43,8 @@ public actor FakeBlueZClient: BlueZClient {
     private let broadcaster = Broadcaster<BlueZEvent>(bufferingNewest: 1024)
     /// Events emitted while held, in order: a slow signal path (see `holdEvents`).
     private var heldEvents: [BlueZEvent]?
-    /// While set, `disconnect` answers only once it resolves: a slow reply path (see `holdAnswers`).
+    /// While set, a successful connect or disconnect answers only once it resolves: a slow reply
+    /// path (see `holdAnswers`).
     private var answersHeld: OneShotSignal<Void, Never>?
 
     public init(adapters: [Adapter] = [], devices: [Device] = []) {
@@ -228,8 +229,9 @@ public actor FakeBlueZClient: BlueZClient {
         if heldEvents == nil { heldEvents = [] }
     }
 
-    /// From now on, `disconnect` does its work (its events go out) but answers only at
-    /// `releaseAnswers()`: the reverse of `holdEvents`, BlueZ's signals read before its reply.
+    /// From now on, a successful connect or disconnect does its work (its events go out) but
+    /// answers only at `releaseAnswers()`: the reverse of `holdEvents`, BlueZ's signals read
+    /// before its reply.
     public func holdAnswers() {
         if answersHeld == nil { answersHeld = OneShotSignal() }
     }
@@ -261,6 +263,7 @@ public actor FakeBlueZClient: BlueZClient {
                 throw BlueZClientError.bluez(BlueZError(kind: .alreadyConnected, message: "Already Connected"), operation: operation)
             }
             updateDevice(address) { $0.connected = true }
+            if let answersHeld { _ = try? await answersHeld.value() }
         case .fail(let error):
             throw BlueZClientError.bluez(error, operation: operation)
         case .hang:

@@ -64,48 +64,107 @@ struct LinkSignalOrderTests {
     @Test("disconnect answers only once the daemon has been told the link is down, even when BlueZ's report got there first")
     func disconnectWaitsForTheDownToReachTheDaemon() async throws {
         let (speaker, bluez) = try Self.flipPairedOnFakeBlueZ()
-        let logger = Logger(label: "test.link")
-        let operations = SpeakerOperationQueue(name: "speaker", maxConcurrentOperations: 2, defaultTimeout: .seconds(10),
-                                               clock: ContinuousClock(), logger: logger)
-        let link = SpeakerLink(clock: ContinuousClock(), reconnectCap: .seconds(60), operations: operations, logger: logger)
-
-        // What the daemon has been told, in order; the "down" delivery waits until let through.
-        let told = Mutex<[LinkSnapshot]>([])
-        let downOffered = DoneFlag()
-        let letDownThrough = OneShotSignal<Void, Never>()
-        await link.follow { snapshot in
-            if !snapshot.connected, snapshot.activity == .heldByUser {
-                downOffered.set()
-                _ = try? await letDownThrough.value()
-            }
-            told.withLock { $0.append(snapshot) }
-        }
-        await link.attach(bluez)
-        let events = bluez.events()
-        let pump = Task { for await event in events { await link.observe(event, known: []) } }
-        defer { pump.cancel() }
-
-        await link.choose(speaker, name: "JBL Flip 5", why: .lastKnown)
-        #expect(await link.connectNow() == .connected)
-        #expect(told.withLock { $0.last?.connected } == true)
+        let world = await LinkOnItsOwn(bluez: bluez) { !$0.connected && $0.activity == .heldByUser }
+        await world.link.choose(speaker, name: "JBL Flip 5", why: .lastKnown)
+        #expect(await world.link.connectNow() == .connected)
+        #expect(world.last?.connected == true)
 
         // BlueZ's report goes ahead; the answer to Disconnect waits until the report is being delivered.
         await bluez.holdAnswers()
         let returned = DoneFlag()
         let disconnect = Task {
-            try await link.userDisconnect()
+            try await world.link.userDisconnect()
             returned.set()
         }
-        try await eventually("BlueZ's 'disconnected' is being delivered to the daemon") { downOffered.isSet }
+        try await eventually("BlueZ's 'disconnected' is being delivered to the daemon") { world.heldOffered.isSet }
         await bluez.releaseAnswers()
         try await Task.sleep(for: .milliseconds(300))
         #expect(!returned.isSet, "disconnect answered while the daemon still had the link up")
 
-        _ = letDownThrough.succeed(())
+        world.letThrough()
         try await disconnect.value
-        let last = try #require(told.withLock { $0.last })
+        let last = try #require(world.last)
         #expect(!last.connected, "the user's outcome: the daemon's last word is that the speaker is disconnected")
         #expect(last.activity == .heldByUser)
+        await world.stop()
+    }
+
+    /// Start-up's attempt is under way when the user asks to connect: the ask joins it rather
+    /// than sending a second Connect, and answers like the first, once the daemon knows the link
+    /// is up (before, a joiner returned "connected" with the daemon still saying "Connecting").
+    @Test("a connect that joins an attempt under way answers only once the daemon has been told the link is up")
+    func joinedConnectWaitsForTheUpToReachTheDaemon() async throws {
+        let (speaker, bluez) = try Self.flipPairedOnFakeBlueZ()
+        let world = await LinkOnItsOwn(bluez: bluez) { $0.connected }
+        await world.link.choose(speaker, name: "JBL Flip 5", why: .lastKnown)
+        // BlueZ's signals and its answer both lag: the first attempt stays under way.
+        await bluez.holdEvents()
+        await bluez.holdAnswers()
+        let first = Task { await world.link.connectNow() }
+        try await eventually("the first Connect reached BlueZ") { await bluez.calls.contains(.connect(speaker)) }
+        let secondReturned = DoneFlag()
+        let second = Task {
+            let result = await world.link.connectNow()
+            secondReturned.set()
+            return result
+        }
+        try await Task.sleep(for: .milliseconds(100))  // the second ask joins the first
+        await bluez.releaseAnswers()
+        try await eventually("the link's 'up' is being delivered to the daemon") { world.heldOffered.isSet }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(!secondReturned.isSet, "a joined connect answered while the daemon still had the link down")
+
+        world.letThrough()
+        #expect(await first.value == .connected)
+        #expect(await second.value == .connected)
+        #expect(await bluez.calls.filter { $0 == .connect(speaker) }.count == 1, "the second ask joined the first, not doubled it")
+        #expect(world.last?.connected == true, "the user's outcome: the daemon's last word is that the speaker is connected")
+        await bluez.releaseEvents()
+        await world.stop()
+    }
+}
+
+/// A speaker link on its own, following a fake BlueZ as the daemon's event loop would, with
+/// what the daemon would have been told recorded in order. Deliveries that `held` matches wait
+/// until `letThrough()`: a daemon slow to take the news in.
+final class LinkOnItsOwn: Sendable {
+    let link: SpeakerLink
+    /// A held delivery has been offered (and is waiting).
+    let heldOffered = DoneFlag()
+    private let told = Told()
+    private let gate = OneShotSignal<Void, Never>()
+    private let pump: Task<Void, Never>
+
+    init(bluez: FakeBlueZClient, holding held: @escaping @Sendable (LinkSnapshot) -> Bool) async {
+        let logger = Logger(label: "test.link")
+        let operations = SpeakerOperationQueue(name: "speaker", maxConcurrentOperations: 2, defaultTimeout: .seconds(10),
+                                               clock: ContinuousClock(), logger: logger)
+        let link = SpeakerLink(clock: ContinuousClock(), reconnectCap: .seconds(60), operations: operations, logger: logger)
+        self.link = link
+        let (told, offered, gate) = (told, heldOffered, gate)
+        await link.follow { snapshot in
+            if held(snapshot) {
+                offered.set()
+                _ = try? await gate.value()
+            }
+            told.list.withLock { $0.append(snapshot) }
+        }
+        await link.attach(bluez)
+        let events = bluez.events()
+        pump = Task { for await event in events { await link.observe(event, known: []) } }
+    }
+
+    /// The last snapshot the daemon would have taken in.
+    var last: LinkSnapshot? { told.list.withLock { $0.last } }
+
+    private final class Told: Sendable {
+        let list = Mutex<[LinkSnapshot]>([])
+    }
+
+    func letThrough() { _ = gate.succeed(()) }
+
+    func stop() async {
+        pump.cancel()
         await link.shutdown()
     }
 }

@@ -48,8 +48,9 @@ public actor SpeakerLink {
     private var disconnectWaiters: [OneShotSignal<Void, Never>] = []
     /// The last failed attempt logged ("ADDRESS reason"), so retries failing alike are quiet.
     private var lastFailureLogged: String?
-    /// The attempt under way for the current target; a second ask joins it.
-    private var inFlight: (address: BluetoothAddress, task: Task<AttemptResult, Never>)?
+    /// The attempt under way for the current target, with the count of drops when it began;
+    /// a second ask joins it (and judges its success against the same count).
+    private var inFlight: (address: BluetoothAddress, task: Task<AttemptResult, Never>, dropsBefore: Int)?
     /// Speakers the user forgot. A choice resting on the remembered speakers (start-up's known
     /// speakers, a known speaker connecting by itself) may rest on a list read before the
     /// forget reached the state file, or on BlueZ's report of a connection older than the
@@ -134,6 +135,7 @@ public actor SpeakerLink {
         guard let reconnect, snapshot.target != nil else { return .failed(reason: "no speaker chosen") }
         if snapshot.connected {
             await reconnect.handle(.connected)
+            await lastDelivery?.value  // the daemon knows it before the caller hears it
             return .connected
         }
         return await reconnect.connectNow()
@@ -354,12 +356,19 @@ public actor SpeakerLink {
         guard !heldByUser else { return .failed(reason: "you disconnected it") }
         // A retry of a target let go of, due while its controller was being stopped.
         guard snapshot.target?.address == address else { return .failed(reason: "another speaker was chosen") }
-        if let inFlight, inFlight.address == address { return await inFlight.task.value }
-        let dropsBefore = drops
-        let task = Task { await self.runAttempt(address) }
-        inFlight = (address, task)
-        let result = await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
-        if inFlight?.task == task { inFlight = nil }
+        // A second ask joins the attempt under way and then judges its result like the first
+        // (a joiner that returned at once could answer "connected" before the link is up).
+        let result: AttemptResult, dropsBefore: Int
+        if let inFlight, inFlight.address == address {
+            dropsBefore = inFlight.dropsBefore
+            result = await inFlight.task.value  // a joiner's cancellation is not the attempt's
+        } else {
+            dropsBefore = drops
+            let task = Task { await self.runAttempt(address) }
+            inFlight = (address, task, dropsBefore)
+            result = await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+            if inFlight?.task == task { inFlight = nil }
+        }
         guard lifecycle == .following else { return .failed(reason: "speakerd is stopping") }
         // The user disconnected while this attempt was under way: its success is older than
         // their wish (and BlueZ's view may not show the disconnection yet), so it is not a link.
