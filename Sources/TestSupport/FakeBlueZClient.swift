@@ -45,7 +45,7 @@ public actor FakeBlueZClient: BlueZClient {
     private var heldEvents: [BlueZEvent]?
     /// While set, a successful connect or disconnect answers only once it resolves: a slow reply
     /// path (see `holdAnswers`).
-    private var answersHeld: OneShotSignal<Void, Never>?
+    private var answersHeld: HeldGate?
 
     public init(adapters: [Adapter] = [], devices: [Device] = []) {
         self.adapterList = adapters
@@ -208,7 +208,7 @@ public actor FakeBlueZClient: BlueZClient {
             throw BlueZClientError.bluez(BlueZError(kind: .notConnected, message: "Not Connected"), operation: "Disconnect")
         }
         dropConnection(device, reason: .local)
-        if let answersHeld { _ = try? await answersHeld.value() }
+        if let answersHeld { await answersHeld.wait() }
     }
 
     public func removeDevice(_ device: BluetoothAddress) async throws {
@@ -233,12 +233,12 @@ public actor FakeBlueZClient: BlueZClient {
     /// answers only at `releaseAnswers()`: the reverse of `holdEvents`, BlueZ's signals read
     /// before its reply.
     public func holdAnswers() {
-        if answersHeld == nil { answersHeld = OneShotSignal() }
+        if answersHeld == nil { answersHeld = HeldGate() }
     }
 
     /// Lets the held answers through and stops holding.
     public func releaseAnswers() {
-        _ = answersHeld?.succeed(())
+        answersHeld?.open()
         answersHeld = nil
     }
 
@@ -263,7 +263,7 @@ public actor FakeBlueZClient: BlueZClient {
                 throw BlueZClientError.bluez(BlueZError(kind: .alreadyConnected, message: "Already Connected"), operation: operation)
             }
             updateDevice(address) { $0.connected = true }
-            if let answersHeld { _ = try? await answersHeld.value() }
+            if let answersHeld { await answersHeld.wait() }
         case .fail(let error):
             throw BlueZClientError.bluez(error, operation: operation)
         case .hang:

@@ -182,7 +182,7 @@ struct StockBlueZTests {
 /// Advances the test clock until `task` finishes: the timeout's sleeper may register only after
 /// the call reached the bus, so one advance may come too early.
 func advanceUntilDone<T: Sendable>(_ clock: TestClock<Duration>, by step: Duration, _ task: Task<T, any Error>) async {
-    let finished = FinishedFlag()
+    let finished = DoneFlag()
     let watcher = Task {
         _ = try? await task.value
         finished.set()
@@ -192,12 +192,6 @@ func advanceUntilDone<T: Sendable>(_ clock: TestClock<Duration>, by step: Durati
         await Task.yield()
     }
     await watcher.value
-}
-
-final class FinishedFlag: Sendable {
-    private let value = Mutex(false)
-    func set() { value.withLock { $0 = true } }
-    var isSet: Bool { value.withLock { $0 } }
 }
 
 /// speakerd's start-up registers the pairing agent just after `start` instead of before it

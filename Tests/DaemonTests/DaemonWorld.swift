@@ -181,13 +181,6 @@ extension TestClock<Duration> {
     }
 }
 
-/// Set once a background job has ended, so a test can wait for it with a bound.
-final class DoneFlag: Sendable {
-    private let done = Mutex(false)
-    var isSet: Bool { done.withLock { $0 } }
-    func set() { done.withLock { $0 = true } }
-}
-
 extension SpeakerdDaemon {
     /// Runs start-up in the background (it may wait on the test clock, e.g. for a scan);
     /// the flag is set when it returns.

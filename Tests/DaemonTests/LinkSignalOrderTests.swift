@@ -132,7 +132,7 @@ final class LinkOnItsOwn: Sendable {
     /// A held delivery has been offered (and is waiting).
     let heldOffered = DoneFlag()
     private let told = Told()
-    private let gate = OneShotSignal<Void, Never>()
+    private let gate = HeldGate()
     private let pump: Task<Void, Never>
 
     init(bluez: FakeBlueZClient, holding held: @escaping @Sendable (LinkSnapshot) -> Bool) async {
@@ -145,7 +145,7 @@ final class LinkOnItsOwn: Sendable {
         await link.follow { snapshot in
             if held(snapshot) {
                 offered.set()
-                _ = try? await gate.value()
+                await gate.wait()
             }
             told.list.withLock { $0.append(snapshot) }
         }
@@ -161,7 +161,7 @@ final class LinkOnItsOwn: Sendable {
         let list = Mutex<[LinkSnapshot]>([])
     }
 
-    func letThrough() { _ = gate.succeed(()) }
+    func letThrough() { gate.open() }
 
     func stop() async {
         pump.cancel()
