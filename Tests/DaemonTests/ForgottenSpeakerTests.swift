@@ -57,8 +57,50 @@ struct ForgottenSpeakerTests {
         startup.cancel()
     }
 
+    /// The user disconnected the Flip (hold on), then forgot it. The hold was on that speaker:
+    /// when start-up runs again, it connects the other speaker the box knows, as a speakerd
+    /// started afresh would, rather than staying silent with nothing held.
+    @Test("forgetting the speaker you disconnected lifts the hold: start-up running again connects the other known speaker, ready to play")
+    func forgettingTheHeldSpeakerLiftsTheHold() async throws {
+        let (flip, charge) = (try BluetoothAddress(DaemonWorld.flip.address), try BluetoothAddress(DaemonWorld.charge.address))
+        let bluez = FakeBlueZClient(
+            adapters: [Adapter(name: "hci0", address: Self.adapterAddress, powered: true, powerState: .on)],
+            devices: [Self.flip(on: "hci0"), Self.charge(on: "hci0")])
+        let world = try await InProcessDaemon.start(on: bluez, remembering: [DaemonWorld.flip, DaemonWorld.charge])
+        let (daemon, clock, startup) = (world.daemon, world.clock, world.startup)
+        #expect(try await daemon.status().speaker?.address == DaemonWorld.flip.address)
+
+        let held = try await daemon.disconnect()
+        #expect(held.message == "Disconnected from JBL Flip 5 as asked; 'composer-cli connect' reconnects")
+        let known = try await daemon.forget(flip)
+        #expect(known.speakers.map(\.address) == [DaemonWorld.charge.address])
+
+        // The adapter comes back under another index: start-up runs again.
+        await bluez.removeAdapter(named: "hci0")
+        try await eventually("the daemon sees the adapter gone") { !daemon.gate.isReached(.adapter) }
+        await bluez.addAdapter(Adapter(name: "hci1", address: Self.adapterAddress, powered: true, powerState: .on))
+        await bluez.addDevice(Self.flip(on: "hci1"))
+        await bluez.addDevice(Self.charge(on: "hci1"))
+        _ = try await clock.advance(atMost: .seconds(30), until: "ready to play on the Charge") { daemon.gate.isReached(.playbackReady) }
+
+        // The user's outcome: ready to play on the speaker the box still knows; none to the forgotten one.
+        let status = try await daemon.status()
+        #expect(status.speaker == .init(address: DaemonWorld.charge.address, name: "JBL Charge 4", connected: true))
+        #expect(status.readiness == "playbackReady")
+        #expect(await bluez.calls.filter { $0 == .connect(charge) }.count == 1)
+        #expect(await bluez.calls.filter { $0 == .connect(flip) }.count == 1, "only start-up's first Connect went to the forgotten speaker")
+
+        await daemon.shutdown()
+        startup.cancel()
+    }
+
     static func flip(on adapter: String) -> Device {
         Device(address: try! BluetoothAddress(DaemonWorld.flip.address), adapterName: adapter, name: "JBL Flip 5",
+               deviceClass: 0x240414, paired: true, trusted: true, uuids: [BlueZUUID.a2dpSink])
+    }
+
+    static func charge(on adapter: String) -> Device {
+        Device(address: try! BluetoothAddress(DaemonWorld.charge.address), adapterName: adapter, name: "JBL Charge 4",
                deviceClass: 0x240414, paired: true, trusted: true, uuids: [BlueZUUID.a2dpSink])
     }
 }

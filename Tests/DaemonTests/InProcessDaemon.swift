@@ -4,8 +4,8 @@ import Clocks
 import Logging
 import TestSupport
 
-/// A daemon in this process on a fake BlueZ client and a test clock, with Flip remembered in its
-/// state file and a playback side that is always ready: the set-up of the link scenarios that
+/// A daemon in this process on a fake BlueZ client and a test clock, with Flip (or `known`)
+/// remembered in its state file and a playback side that is always ready: the set-up of the link scenarios that
 /// drive BlueZ's reports by hand. `start` returns once start-up has made it ready to play.
 struct InProcessDaemon {
     let daemon: SpeakerdDaemon
@@ -17,9 +17,10 @@ struct InProcessDaemon {
 
     private struct ReadyPlayback: StandInPlayback {}
 
-    static func start(on bluez: FakeBlueZClient) async throws -> InProcessDaemon {
+    static func start(on bluez: FakeBlueZClient, remembering known: [DaemonWorld.Speaker] = [DaemonWorld.flip])
+        async throws -> InProcessDaemon {
         let state = TemporaryDirectory()
-        DaemonWorld.remember([DaemonWorld.flip], in: state)
+        DaemonWorld.remember(known, in: state)
         let clock = TestClock<Duration>()
         let daemon = SpeakerdDaemon(
             configuration: DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path),

@@ -189,6 +189,10 @@ public actor SpeakerLink {
         guard snapshot.target?.address == address else { return false }
         let wasConnected = snapshot.connected
         let previous = detachReconnect()
+        // A hold is on the speaker the user disconnected: with it forgotten, nothing is held,
+        // so start-up running again (bluetoothd or the adapter back) may connect another known
+        // speaker, as speakerd started afresh would.
+        heldByUser = false
         snapshot.target = nil
         snapshot.connected = false
         snapshot.servicesResolved = nil
