@@ -45,17 +45,6 @@ public enum AudioOutputSpec: Sendable, Equatable {
             throw AudioOutputSpecError(spec: text, problem: .unknownKind)
         }
     }
-
-    /// Builds the output. `pacing` applies to `file:` and `null` (offline for rendering, real time
-    /// on the daemon's clock for playback); devices always run in real time.
-    public func makeOutput(pacing: OutputPacing) -> any AudioOutput {
-        switch self {
-        case let .file(path): WAVFileOutput(path: path, pacing: pacing)
-        case let .alsa(device): DeviceOutput(.alsa(device: device))
-        case .pulseAudio: DeviceOutput(.pulseAudio(server: nil))
-        case .null: NullOutput(pacing: pacing)
-        }
-    }
 }
 
 extension AudioOutputSpec: CustomStringConvertible {
