@@ -38,21 +38,28 @@ extension Player {
             }
         case .paused(_, .user) where !ready && settings.onSpeakerLost == .stop:
             await stopForSpeakerLoss()
+        case let .paused(current, .user) where !ready && !current.outputMayBeGone:
+            // Stays paused as the user asked; their `resume` opens the speaker's output again.
+            state = .paused(current.speakerLeft, .user)
         case let .paused(current, .speakerLost) where ready:
             state = .playing(current)
             logger.notice("speaker back: \(current.file) resumed")
             publish()
-            if components.newOutputWhenSpeakerBack() {
-                // The speaker's sink again (see `PlaybackComponents.newOutputWhenSpeakerBack`); if
-                // it cannot be opened the song resumes where it is, and a dead output fails it.
-                do { try await current.session.replaceOutput(with: try await components.makeOutput(speaker?.address)) } catch {
-                    logger.warning("speaker back: could not open its output again (\(error)); \(current.file) resumes on the old one")
-                }
-            }
+            await reopenOutput(of: current, after: "speaker back")
             // Returns once the output renders again; a stop meanwhile releases it.
             try? await current.session.resume()
         default:
             break
+        }
+    }
+
+    /// Gives the song the speaker's output again after the speaker went away and came back, where
+    /// its sink returns as a new one (see `PlaybackComponents.newOutputWhenSpeakerBack`); if it
+    /// cannot be opened the song resumes on the old one, and a dead output fails it.
+    func reopenOutput(of current: CurrentSong, after event: String) async {
+        guard components.newOutputWhenSpeakerBack() else { return }
+        do { try await current.session.replaceOutput(with: try await components.makeOutput(speaker?.address)) } catch {
+            logger.warning("\(event): could not open the speaker's output again (\(error)); \(current.file) resumes on the old one")
         }
     }
 

@@ -42,6 +42,16 @@ public actor Player: DaemonPlayback {
         let session: PlaybackSession
         /// Forwards the session's progress, end and failure to the player.
         let sessionEvents: Task<Void, Never>
+        /// The speaker went away while the song was paused by the user, so its output may be
+        /// gone with the speaker's sink: resuming opens the speaker's output again first.
+        var outputMayBeGone = false
+
+        /// The same song, marked as having lost its speaker while paused.
+        var speakerLeft: CurrentSong {
+            var song = self
+            song.outputMayBeGone = true
+            return song
+        }
     }
 
     enum State {
@@ -233,7 +243,7 @@ public actor Player: DaemonPlayback {
             await notePosition(of: current)
             publish()
         case let .paused(current, .speakerLost):
-            state = .paused(current, .user)
+            state = .paused(current.speakerLeft, .user)
             publish()
         case .paused(_, .user):
             break
@@ -250,10 +260,13 @@ public actor Player: DaemonPlayback {
     @discardableResult
     public func resume() async throws(PlaybackServiceError) -> PlaybackSnapshot {
         switch state {
-        case let .paused(current, _):
+        case .paused(var current, _):
             if gate.isReached(.playbackReady) {
+                let reopen = current.outputMayBeGone
+                current.outputMayBeGone = false
                 state = .playing(current)
                 publish()
+                if reopen { await reopenOutput(of: current, after: "resumed") }
                 try? await current.session.resume()
             } else {
                 state = .paused(current, .speakerLost)

@@ -128,6 +128,57 @@ struct PulseAudioSinkDaemonTests {
         #expect(peak == 0, "the default sink (the box's own output) heard a peak of \(peak) while the speaker's sink was gone")
     }
 
+    /// The user paused; the speaker went away and came back, and its sink is a new one (the old
+    /// one, and the paused song's stream with it, are gone). The song stays paused as asked, and
+    /// the user's `resume` plays it on the new sink from where it paused, not on a dead stream.
+    @Test("a song the user paused stays paused while the speaker's sink goes and comes back as a new one; resume plays it on the new sink from where it paused",
+          .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
+    func userPausedSongResumesOnTheReturnedSink(kind: SoundServerKind) async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory, kind: kind)
+        var sink: BluetoothSink?
+        var recording: Recording?
+        try await PulseAudioDaemonTests.withDaemon(pulseServer: server.address, in: directory, speakerConnected: {
+            sink = try await server.addBluetoothSink(address: Self.speaker)
+        }) { client in
+            let first = try #require(sink)
+            _ = try await client.play(
+                try PulseAudioDaemonTests.request(ClientSongs.sustainedA4(seconds: 20), named: "long.mid", in: directory))
+            #expect(try await server.sinkInputSinks() == [first.index])
+            try await Task.sleep(for: .seconds(1))
+            let paused = try await client.pause()
+            #expect(paused.playback.state == "paused")
+            let position = try #require(paused.playback.positionSeconds)
+
+            try await server.remove(first)
+            try await PulseAudioDaemonTests.eventually("readiness drops with the sink") {
+                try await client.status().readiness == "speakerConnected"
+            }
+            #expect(try await client.status().playback.state == "paused", "the user's pause was not kept while the speaker was away")
+            let back = try await server.addBluetoothSink(address: Self.speaker)
+            try await PulseAudioDaemonTests.eventually("ready again on the speaker's new sink") {
+                try await client.status().readiness == "playbackReady"
+            }
+            #expect(try await client.status().playback.state == "paused", "the song resumed by itself although the user had paused it")
+
+            recording = try await server.record(to: directory.appendingPathComponent("back.raw").path, from: back.monitor)
+            let resumed = try await client.resume()
+            #expect(resumed.playback.state == "playing")
+            try await PulseAudioDaemonTests.eventually("the song's stream is on the speaker's new sink") {
+                try await server.sinkInputSinks() == [back.index]
+            }
+            _ = try await #require(recording).firstSoundArrival()
+            try await Task.sleep(for: .seconds(1.5))
+            let playing = try await client.status()
+            #expect(playing.playback.state == "playing", "\(playing.playback)")
+            #expect((playing.playback.positionSeconds ?? 0) > position, "the song did not go on from where it paused")
+            _ = try await client.stop()
+        }
+        let tone = WAVAnalysis.a4Windows(try await #require(recording).finish())
+        #expect(tone.clean > 0, "after the user's resume the speaker's new sink heard no clean A4 (\(tone.loud) loud windows)")
+    }
+
     @Test("the song's first note reaches the speaker's sink the pre-roll (150 ms by default) after the play request, not sooner",
           .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
     func firstNoteAfterThePreRoll(kind: SoundServerKind) async throws {
