@@ -104,6 +104,9 @@ install: generated
 	if [ -e $(DESTDIR)$(confdir)/speakerd.conf ]; then \
 	    echo "make install: keeping $(DESTDIR)$(confdir)/speakerd.conf"; \
 	else $(INSTALL_DATA) systemd/speakerd.conf $(DESTDIR)$(confdir)/speakerd.conf; fi
+	@# Made afresh by every install: not left behind in .build, where under sudo they would be
+	@# root's and stop the next `make install` as the normal user.
+	rm -rf $(GEN)
 	@if [ -z "$(DESTDIR)" ]; then \
 	    echo "make install: done. Next: systemd-sysusers; systemd-tmpfiles --create /usr/lib/tmpfiles.d/speakerd.conf;"; \
 	    echo "  systemctl daemon-reload; systemctl reload dbus; systemctl enable --now speakerd;"; \
