@@ -26,7 +26,9 @@ import Testing
 /// - (b) any input not ready ⇒ not `playbackReady`, and `waitingFor` names that input;
 /// - (c) every play request ends: served, failed with a reason, or cancelled with its client;
 /// - (d) no `Connect` after the user's disconnect until the user asks again;
-/// - (e) never two connect operations in flight at once (the daemon's operation queue).
+/// - (e) never two connect operations in flight at once (the daemon's operation queue);
+/// - (f) a speaker the user forgot is the target again only by the user's connect or a scan's
+///   auto-pick, never as a known speaker (start-up's list, or BlueZ's report of it connecting).
 ///
 /// A failure names its seed: `SPEAKERD_MODEL_SEED=N swift test --filter ReadinessTimelineModel`
 /// replays that timeline alone.
@@ -86,6 +88,8 @@ final class ModelWorld: @unchecked Sendable {
     /// The user disconnected and has not asked to connect since.
     var userHolds = false
     var connectCallsAtHold = 0
+    /// Speakers the user forgot and has not connected since (see invariant (f)).
+    var forgottenByUser: Set<BluetoothAddress> = []
     var plays = 0
     let outcomes = Outcomes()
 
@@ -223,6 +227,7 @@ final class ModelWorld: @unchecked Sendable {
         case 7:
             let address = pick(3) == 0 ? Self.charge : Self.flip
             userHolds = false
+            forgottenByUser.remove(address)
             userTasks.append(Task { _ = try? await daemon.connect(address) })
             return "user connects \(address)"
         case 8:
@@ -237,6 +242,7 @@ final class ModelWorld: @unchecked Sendable {
             }
         case 9:
             _ = try? await daemon.forget(target)
+            forgottenByUser.insert(target)
             if await daemon.link.snapshot.target == nil { userHolds = false }
             return "user forgets \(target)"
         case 10:
@@ -365,6 +371,14 @@ final class ModelWorld: @unchecked Sendable {
             expect(bluez.connectCalls == connectCallsAtHold, "(d) a Connect was sent after the user's disconnect", step)
         }
         expect(connectOperations.most <= 1, "(e) \(connectOperations.most) connect operations were in flight at once", step)
+        if let target = link.target, forgottenByUser.contains(target.address) {
+            // Taken back afresh, it is a speaker like any other again (the daemon remembers it anew).
+            if target.why == .userPick || target.why == .autoPick {
+                forgottenByUser.remove(target.address)
+            } else {
+                expect(false, "(f) \(target.address), forgotten by the user, is the target again (\(target.why))", step)
+            }
+        }
         return failures
     }
 
