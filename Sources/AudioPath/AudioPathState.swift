@@ -20,3 +20,14 @@ public enum AudioPathProblem: Equatable, Sendable {
     /// The configured output cannot be used (a WAV file's directory is not writable).
     case outputUnusable(String)
 }
+
+extension AudioPathState {
+    /// A problem with the output or the sound server, not with one speaker's device: it stays
+    /// true when the daemon turns to another speaker, until the path is looked at again.
+    public var holdsForAnySpeaker: Bool {
+        switch self {
+        case .notReady(.outputUnusable), .notReady(.soundServerUnreachable): true
+        case .unknown, .ready, .notReady(.noAudioDevice): false
+        }
+    }
+}

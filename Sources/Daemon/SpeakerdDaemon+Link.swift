@@ -52,7 +52,11 @@ extension SpeakerdDaemon {
             }
             first.succeed(())
         }
-        await update { $0.audioPath = .unknown }
+        // What was seen of the old target's path no longer holds until the new follower says,
+        // except a problem with the output or the sound server itself: it is no less true for
+        // another speaker, and hiding it (status flickering to "Connecting…") would let a `play`
+        // wait instead of failing at once.
+        if !inputs.audioPath.holdsForAnySpeaker { await update { $0.audioPath = .unknown } }
         if waitForFirst { _ = try? await first.result() }
     }
 
