@@ -34,12 +34,21 @@ struct TimeboxTests {
         let clock = TestClock()
         let seen = CancellationSeen()
         let (never, keepAlive) = AsyncStream.makeStream(of: Never.self)
+        let started = DoneFlag()
         let race = Task {
             try await timeboxed(.seconds(10), clock: clock) {
+                started.set()
                 for await _ in never {}  // ends only when cancelled
                 seen.note()
                 return "connected"
             }
+        }
+        // The deadline is fixed when the race begins: the clock moves only once it has (the
+        // operation runs and the timer sleeps on the clock), or a loaded machine would start the
+        // race after the advances and wait for a deadline the test never reaches.
+        await yieldUntil("the operation runs and the deadline's timer sleeps on the clock") {
+            guard started.isSet else { return false }
+            do { try await clock.checkSuspension(); return false } catch { return true }
         }
         await clock.advance(by: .seconds(9))
         try await Task.sleep(for: .milliseconds(20))
