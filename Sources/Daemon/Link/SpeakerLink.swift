@@ -391,7 +391,11 @@ public actor SpeakerLink {
 
     private func runAttempt(_ address: BluetoothAddress) async -> AttemptResult {
         guard let bluez else { return .failed(reason: "BlueZ is not reachable") }
-        let ticket = await operations.add("connect \(address)", group: "link", timeout: .seconds(10)) { _ in
+        let ticket = await operations.add("connect \(address)", group: "link", timeout: .seconds(10)) { [weak self] _ in
+            // The user may have disconnected while this waited in the queue: no Connect after that.
+            guard let self, await !self.isHeldByUser else {
+                throw SpeakerOperationFailure(operation: "Connect", reason: "you disconnected it")
+            }
             try await Self.connectSteps(bluez, address)
         }
         let operations = operations
