@@ -392,10 +392,10 @@ public actor SpeakerLink {
     private func runAttempt(_ address: BluetoothAddress) async -> AttemptResult {
         guard let bluez else { return .failed(reason: "BlueZ is not reachable") }
         let ticket = await operations.add("connect \(address)", group: "link", timeout: .seconds(10)) { [weak self] _ in
-            // The user may have disconnected while this waited in the queue: no Connect after that.
-            guard let self, await !self.isHeldByUser else {
-                throw SpeakerOperationFailure(operation: "Connect", reason: "you disconnected it")
-            }
+            // The user may have disconnected while this waited in the queue: their disconnect
+            // cancels the attempt (as `cancelInFlight` does), so no Connect goes out after it
+            // and no failure is logged for it.
+            guard let self, await !self.isHeldByUser else { throw CancellationError() }
             try await Self.connectSteps(bluez, address)
         }
         let operations = operations
