@@ -15,6 +15,8 @@ public enum BlueZEvent: Equatable, Sendable, CustomStringConvertible {
     case connected(BluetoothAddress)
     case disconnected(BluetoothAddress, DisconnectReason)
     /// org.bluez lost its owner: bluetoothd stopped or crashed. Everything cached is gone.
+    /// Announced before the removals it causes (`disconnected`, `deviceRemoved`,
+    /// `adapterRemoved`), so a subscriber knows them for its consequences, not adapters unplugged.
     case bluetoothdVanished
     /// org.bluez has an owner again (first start, or back after vanishing).
     case bluetoothdAppeared

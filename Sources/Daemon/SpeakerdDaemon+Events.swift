@@ -14,15 +14,10 @@ extension SpeakerdDaemon {
     }
 
     func handle(_ event: BlueZEvent) async {
-        await link.observe(event, known: await stateStore.knownSpeakers)
-        await announceCandidatesDuringScan(after: event)
+        // Losing the adapter or bluetoothd is recorded before the link hears of it: the link
+        // going down is its consequence, and readiness taken in between would blame the
+        // speaker ("connecting to JBL Flip 5…") for what bluetoothd did.
         switch event {
-        case .adapterAdded(let added):
-            if case .blocked(.noAdapter) = lifecycle { await reopenGate(because: "adapter \(added.name) appeared") }
-        case .adapterChanged(let changed):
-            if case .blocked(.adapterBlocked) = lifecycle, !changed.isBlocked {
-                await reopenGate(because: "adapter \(changed.name) was unblocked")
-            }
         case .adapterRemoved(let name, _) where name == adapter?.name:
             adapter = nil
             let problem = CompatibilityProblem.noAdapter(configured: configuration.adapter)
@@ -33,6 +28,18 @@ extension SpeakerdDaemon {
             await link.attach(nil)
             lifecycle = .blocked(.noBlueZ)
             await update { $0.bluetooth = .blocked(.noBlueZ) }
+        default:
+            break
+        }
+        await link.observe(event, known: await stateStore.knownSpeakers)
+        await announceCandidatesDuringScan(after: event)
+        switch event {
+        case .adapterAdded(let added):
+            if case .blocked(.noAdapter) = lifecycle { await reopenGate(because: "adapter \(added.name) appeared") }
+        case .adapterChanged(let changed):
+            if case .blocked(.adapterBlocked) = lifecycle, !changed.isBlocked {
+                await reopenGate(because: "adapter \(changed.name) was unblocked")
+            }
         case .bluetoothdRestarted, .bluetoothdAppeared:
             if case .blocked = lifecycle { await reopenGate(because: "bluetoothd is back") }
         default:

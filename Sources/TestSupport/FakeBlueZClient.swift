@@ -108,11 +108,17 @@ public actor FakeBlueZClient: BlueZClient {
     }
 
     /// bluetoothd goes away; `start` brings it back with the given world (as if re-read from disk).
+    /// Announced as `DBusBlueZClient` does: the cause, then every object that went with it.
     public func stopBluetoothd() {
         lifecycle = .bluetoothdDown
+        emit(.bluetoothdVanished)
+        for device in deviceList {
+            if device.connected { emit(.disconnected(device.address, .unspecified)) }
+            emit(.deviceRemoved(device.address))
+        }
+        for adapter in adapterList { emit(.adapterRemoved(name: adapter.name, address: adapter.address)) }
         adapterList.removeAll()
         deviceList.removeAll()
-        emit(.bluetoothdVanished)
     }
 
     public func startBluetoothd(adapters: [Adapter], devices: [Device]) {

@@ -55,12 +55,14 @@ struct FakeBlueZClientTests {
         #expect(try await fake.defaultAdapter().isBlocked)
     }
 
-    @Test("bluetoothd restart is announced and the world comes back")
+    @Test("bluetoothd restart is announced, then what went with it, and the world comes back")
     func restart() async throws {
         let fake = makeWorld()
         var events = fake.events().makeAsyncIterator()
         await fake.stopBluetoothd()
         #expect(await events.next() == .bluetoothdVanished)
+        #expect(await events.next() == .deviceRemoved(speaker))
+        #expect(await events.next() == .adapterRemoved(name: "hci0", address: adapterAddress))
         await #expect(throws: BlueZClientError.bluetoothdNotRunning) { try await fake.adapters() }
         let hci1 = Adapter(name: "hci1", address: adapterAddress, powered: true)
         await fake.startBluetoothd(adapters: [hci1], devices: [])

@@ -8,7 +8,7 @@ import Testing
 struct BluetoothdRestartTests {
     let speaker = try! BluetoothAddress("11:22:33:44:55:66")
 
-    @Test("bluetoothd restarting while the speaker is connected: disconnected, vanished, then back and usable")
+    @Test("bluetoothd restarting while the speaker is connected: vanished, then what went with it, then back and usable")
     func restartWhileConnected() async throws {
         let bluez = try await BlueZWorld.start(.speakerd)
         defer { Task { await bluez.stop() } }
@@ -19,8 +19,16 @@ struct BluetoothdRestartTests {
         _ = await nextEvent(bluez.events) { $0 == .connected(self.speaker) }
 
         try await bluez.world.restartBlueZ()
+        // The cause comes first: read first, the removals would look like an adapter unplugged.
+        let first = await nextEvent(bluez.events) {
+            switch $0 {
+            case .bluetoothdVanished, .disconnected, .deviceRemoved, .adapterRemoved: true
+            default: false
+            }
+        }
+        #expect(first == .bluetoothdVanished)
         _ = await nextEvent(bluez.events) { $0 == .disconnected(self.speaker, .unspecified) }
-        _ = await nextEvent(bluez.events) { $0 == .bluetoothdVanished }
+        _ = await nextEvent(bluez.events) { if case .adapterRemoved(let name, _) = $0 { name == "hci0" } else { false } }
         _ = await nextEvent(bluez.events) { $0 == .bluetoothdRestarted }
         #expect(await bluez.client.isAgentRegistered)
 

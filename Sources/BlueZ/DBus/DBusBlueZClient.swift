@@ -205,13 +205,11 @@ public actor DBusBlueZClient: BlueZClient {
             bluetoothd = .absent
             agentRegistered = false
             support = .undetermined
-            publish(await cache.clear())
-            broadcaster.publish(.bluetoothdVanished)
+            await vanished()
         case (let previous, let new?):
             if case .present = previous {
                 // A new owner without a gap: bluetoothd restarted between two of our reads.
-                publish(await cache.clear())
-                broadcaster.publish(.bluetoothdVanished)
+                await vanished()
             }
             logger.info("bluetoothd is on the bus as \(new); reading its objects")
             bluetoothd = .present(owner: new)
@@ -231,6 +229,16 @@ public actor DBusBlueZClient: BlueZClient {
             if previous != .unknown { broadcaster.publish(.bluetoothdAppeared) }
             if restarted { broadcaster.publish(.bluetoothdRestarted) }
         }
+    }
+
+    /// Empties the cache and says so: the cause first, then what went with it. A subscriber
+    /// reading the removals first would take them for news of their own: the daemon said
+    /// "waiting for a Bluetooth adapter to be plugged in" for a moment whenever bluetoothd left,
+    /// and a start-up step ending in that moment failed with it.
+    private func vanished() async {
+        let removals = await cache.clear()
+        broadcaster.publish(.bluetoothdVanished)
+        publish(removals)
     }
 
     /// Rebuilds the cache from `GetManagedObjects`. Signals received meanwhile are applied after it.
