@@ -5,6 +5,7 @@ import BlueZ
 /// Why: the daemon's logic must be tested in milliseconds with an injected clock, without a bus.
 /// The fake behaves like bluetoothd where it matters (errors BlueZ would send, events in BlueZ's
 /// order, a Connect that can fail or hang) and records every call so a test can assert what was asked.
+/// As with `DBusConnection.call`, a call made from a cancelled task never reaches it.
 public actor FakeBlueZClient: BlueZClient {
     /// How the fake answers a connect-like call for one device.
     public enum Behaviour: Sendable, Equatable {
@@ -175,12 +176,14 @@ public actor FakeBlueZClient: BlueZClient {
 
     public func connect(_ device: BluetoothAddress) async throws {
         try requireRunning()
+        try Task.checkCancellation()  // a call from a cancelled task is never sent
         calls.append(.connect(device))
         try await connectLike(device, operation: "Connect")
     }
 
     public func connectProfile(_ device: BluetoothAddress, uuid: String) async throws {
         try requireRunning()
+        try Task.checkCancellation()  // a call from a cancelled task is never sent
         calls.append(.connectProfile(device, uuid))
         // bluetoothd has nothing to connect for a profile the device does not offer.
         guard try knownDevice(device).uuids.contains(where: { $0.lowercased() == uuid.lowercased() }) else {
@@ -191,6 +194,7 @@ public actor FakeBlueZClient: BlueZClient {
 
     public func pair(_ device: BluetoothAddress) async throws {
         try requireRunning()
+        try Task.checkCancellation()  // a call from a cancelled task is never sent
         calls.append(.pair(device))
         let current = try knownDevice(device)
         if current.paired {
@@ -201,6 +205,7 @@ public actor FakeBlueZClient: BlueZClient {
 
     public func setTrusted(_ device: BluetoothAddress, _ trusted: Bool) async throws {
         try requireRunning()
+        try Task.checkCancellation()  // a call from a cancelled task is never sent
         calls.append(.setTrusted(device, trusted))
         _ = try knownDevice(device)
         updateDevice(device) { $0.trusted = trusted }
@@ -208,6 +213,7 @@ public actor FakeBlueZClient: BlueZClient {
 
     public func disconnect(_ device: BluetoothAddress) async throws {
         try requireRunning()
+        try Task.checkCancellation()  // a call from a cancelled task is never sent
         calls.append(.disconnect(device))
         let current = try knownDevice(device)
         guard current.connected else {

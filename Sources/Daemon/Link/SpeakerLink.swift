@@ -51,6 +51,10 @@ public actor SpeakerLink {
     /// The attempt under way for the current target, with the count of drops when it began;
     /// a second ask joins it (and judges its success against the same count).
     private var inFlight: (address: BluetoothAddress, task: Task<AttemptResult, Never>, dropsBefore: Int)?
+    /// The connect operation whose work got past the user's hold (see `mayConnect`): from then
+    /// on its Connect (or Pair) may be on its way to BlueZ, or BlueZ already working on it. Kept
+    /// after a successful Connect until the link is up, as the link is then BlueZ's alone.
+    private var connecting: OperationID?
     /// Speakers the user forgot. A choice resting on the remembered speakers (start-up's known
     /// speakers, a known speaker connecting by itself) may rest on a list read before the
     /// forget reached the state file, or on BlueZ's report of a connection older than the
@@ -141,19 +145,34 @@ public actor SpeakerLink {
         return await reconnect.connectNow()
     }
 
-    /// The user's `disconnect`: nothing reconnects until they ask again.
+    /// The user's `disconnect`: nothing reconnects until they ask again, and once it returns no
+    /// Connect of ours is left to reach BlueZ.
+    ///
+    /// A connect operation already past the hold when the user asked may have its Connect on
+    /// the wire (or BlueZ already paging the speaker): it is cancelled, which sends nothing
+    /// more, and our Disconnect then follows it on the same connection, so BlueZ ends whatever
+    /// it started. Only stopping the attempt let that Connect land after the user's word.
     public func userDisconnect() async throws {
         guard let target = snapshot.target else { return }
         heldByUser = true
         await reconnect?.handle(.userDisconnected)
+        let connectMayBeOut = await stopConnecting()
         cancelInFlight()
         snapshot.activity = .heldByUser
         await changed()
-        if snapshot.connected, let bluez {
+        let wasUp = snapshot.connected
+        if wasUp || connectMayBeOut, let bluez {
             let seenBefore = disconnectsSeen
             // A speaker operation like the others: timed out, and holding the sleep delay lock.
+            // "Not connected" is the user's wish already met (the link went, or never came up).
+            let endedALink = OneShotSignal<Bool, Never>()
             let ticket = await operations.add("disconnect \(target.address)", group: "disconnect", timeout: .seconds(10)) { _ in
-                try await bluez.disconnect(target.address)
+                do {
+                    try await bluez.disconnect(target.address)
+                    endedALink.succeed(true)
+                } catch let error as BlueZClientError where error.bluezError?.kind == .notConnected {
+                    endedALink.succeed(false)
+                }
             }
             switch try await ticket.outcome() {
             case .ok: break
@@ -166,8 +185,8 @@ public actor SpeakerLink {
             // us by different paths. The user's next step (often `connect` at once) must not
             // overtake that signal: taken in after a new link is up, it would read as a drop of
             // the new link. So this returns once BlueZ's own report is handled (bounded, in case
-            // a BlueZ never sends it).
-            if disconnectsSeen == seenBefore {
+            // a BlueZ never sends it, or the link we ended was one we had not heard of yet).
+            if disconnectsSeen == seenBefore, wasUp || endedALink.result != .success(false) {
                 let reported = OneShotSignal<Void, Never>()
                 disconnectWaiters.append(reported)
                 _ = try? await reported.value(timeout: .seconds(2))
@@ -278,6 +297,7 @@ public actor SpeakerLink {
             return
         }
         snapshot.connected = true
+        connecting = nil  // a user's disconnect sees the link itself from now on
         snapshot.activity = .idle
         lastFailureLogged = nil
         await reconnect?.handle(.connected)
@@ -349,6 +369,29 @@ public actor SpeakerLink {
         return reconnect
     }
 
+    /// The connect operation's work asks this before it sends anything: false once the user
+    /// has disconnected. Otherwise it is marked as connecting, for `stopConnecting`.
+    private func mayConnect(_ operation: OperationID) -> Bool {
+        guard !heldByUser, lifecycle == .following else { return false }
+        connecting = operation
+        return true
+    }
+
+    /// Cancels the connect operation past the hold, if any, and says whether there was one
+    /// (its Connect may have reached BlueZ). Once this returns it sends nothing more: its
+    /// work is cancelled, and a D-Bus call made from a cancelled task is never sent.
+    private func stopConnecting() async -> Bool {
+        guard let operation = connecting else { return false }
+        connecting = nil
+        await operations.cancel(operation)
+        return true
+    }
+
+    /// The queue booked the connect operation's end: its work is finished or cancelled.
+    private func connectEnded(_ operation: OperationID) {
+        if connecting == operation { connecting = nil }
+    }
+
     private func cancelInFlight() {
         inFlight?.task.cancel()
         inFlight = nil
@@ -391,11 +434,11 @@ public actor SpeakerLink {
 
     private func runAttempt(_ address: BluetoothAddress) async -> AttemptResult {
         guard let bluez else { return .failed(reason: "BlueZ is not reachable") }
-        let ticket = await operations.add("connect \(address)", group: "link", timeout: .seconds(10)) { [weak self] _ in
+        let ticket = await operations.add("connect \(address)", group: "link", timeout: .seconds(10)) { [weak self] context in
             // The user may have disconnected while this waited in the queue: their disconnect
             // cancels the attempt (as `cancelInFlight` does), so no Connect goes out after it
             // and no failure is logged for it.
-            guard let self, await !self.isHeldByUser else { throw CancellationError() }
+            guard let self, await self.mayConnect(context.id) else { throw CancellationError() }
             try await Self.connectSteps(bluez, address)
         }
         let operations = operations
@@ -405,8 +448,16 @@ public actor SpeakerLink {
                 Task { await operations.cancel(ticket.id) }
             }
         } catch {
+            // Its work may run on until the queue books the cancellation (and cancels it).
+            Task { [weak self] in
+                _ = try? await ticket.outcome()
+                await self?.connectEnded(ticket.id)
+            }
             return .failed(reason: "cancelled")
         }
+        // A Connect that succeeded stays marked until the link is up (`linkUp`): until then
+        // only this mark tells a user's disconnect that BlueZ has a link to end.
+        if outcome != .ok { connectEnded(ticket.id) }
         switch outcome {
         case .ok: return .connected
         case .failed(let reason):
