@@ -56,11 +56,14 @@ struct WatchdogProcessTests {
             }
             let pings = arrivals.filter { $0.message.split(separator: "\n").contains("WATCHDOG=1") }.map(\.at)
             #expect(pings.count >= 9, "only \(pings.count) WATCHDOG=1 in 20 s")
-            let intervals = zip(pings.dropFirst(), pings).map { $0 - $1 }.sorted()
-            if !intervals.isEmpty {
-                let median = intervals[intervals.count / 2]
+            // The pace over the whole run, not the median gap between reads: on a loaded machine
+            // this reader is starved now and then and reads several pings at once, stamped
+            // alike (a median of such gaps once came out below 220 ms). The span from the first
+            // ping to the last is off by at most one starvation, shared by all its gaps.
+            if let first = pings.first, let last = pings.last, pings.count >= 2 {
+                let pace = (last - first) / (pings.count - 1)
                 // Half of 600 ms is 300 ms; the full timeout would be 600 ms.
-                #expect(median >= .milliseconds(220) && median <= .milliseconds(450), "median ping interval \(median)")
+                #expect(pace >= .milliseconds(220) && pace <= .milliseconds(450), "mean ping interval \(pace) over \(pings.count) pings")
             }
 
             let lines = Self.statusLines(arrivals)
