@@ -50,10 +50,12 @@ final class SystemBusWithPolicy: @unchecked Sendable {
             """, to: "system.d/test-owner.conf")
         let listener = try String(contentsOfFile: Self.repository + "/Tests/Tools/signal-listener.py", encoding: .utf8)
         directory.write(listener, to: "signal-listener.py")
-        bus = try SpawnedProcess.spawn("/usr/bin/dbus-daemon", ["--config-file=\(directory.path)/system.conf", "--nofork", "--nosyslog"],
-                                       standardError: .file(directory.path + "/bus.log"))
+        // Ready once it prints its address: the socket file exists from bind() on, but a
+        // connect before listen() is refused (seen once in CI under a loaded machine).
+        bus = try SpawnedProcess.spawn("/usr/bin/dbus-daemon", ["--config-file=\(directory.path)/system.conf", "--nofork", "--nosyslog", "--print-address=1"],
+                                       standardOutput: .file(directory.path + "/bus.address"), standardError: .file(directory.path + "/bus.log"))
         let deadline = ContinuousClock.now + .seconds(10)
-        while access(socket, F_OK) != 0 {
+        while (directory.read("bus.address") ?? "").isEmpty {
             guard ContinuousClock.now < deadline else { throw SetupFailure("dbus-daemon did not start: \(directory.read("bus.log") ?? "")") }
             try await Task.sleep(for: .milliseconds(20))
         }
