@@ -84,9 +84,15 @@ public final class PulseAudioServer: Sendable {
                                                     standardError: .file(log.appendingPathComponent("\((program as NSString).lastPathComponent).log").path)))
         }
         do {
-            try launch("/usr/bin/dbus-daemon", ["--session", "--nofork", "--nopidfile", "--address=unix:path=\(runtime.path)/bus"])
+            // Ready once it prints its address (after listen()); its socket file appears at
+            // bind(), and a connect in between is refused.
+            let printed = runtime.appendingPathComponent("bus.address").path
+            started.append(try SpawnedProcess.spawn(
+                "/usr/bin/dbus-daemon", ["--session", "--nofork", "--nopidfile", "--address=unix:path=\(runtime.path)/bus", "--print-address=1"],
+                environment: environment, standardOutput: .file(printed),
+                standardError: .file(log.appendingPathComponent("dbus-daemon.log").path)))
             try await waitFor("the session bus", log: log, program: "dbus-daemon") {
-                FileManager.default.fileExists(atPath: runtime.appendingPathComponent("bus").path)
+                ((try? String(contentsOfFile: printed, encoding: .utf8)) ?? "").contains("unix:")
             }
             try launch("/usr/bin/pipewire")
             try await waitFor("pipewire's socket", log: log, program: "pipewire") {

@@ -513,11 +513,13 @@ def signal_privacy(work):
             '"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd"><busconfig><policy user="root">'
             '<allow own="io.speakerd.Daemon"/><allow own="org.bluez"/><allow send_destination="org.bluez"/></policy></busconfig>')
         shutil.copy(os.path.join(ROOT, "Tests", "Tools", "signal-listener.py"), directory)
-        processes.append(subprocess.Popen(["dbus-daemon", f"--config-file={directory}/system.conf", "--nofork", "--nosyslog"],
-                                          stderr=subprocess.DEVNULL))
+        # Ready once it prints its address (after listen()); the socket file appears at bind().
+        bus = subprocess.Popen(["dbus-daemon", f"--config-file={directory}/system.conf", "--nofork", "--nosyslog",
+                                "--print-address=1"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        processes.append(bus)
         address = f"unix:path={socket}"
-        while not os.path.exists(socket):
-            time.sleep(0.02)
+        if not bus.stdout.readline().strip():
+            raise RuntimeError("dbus-daemon exited before it listened")
         env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address)
         processes.append(subprocess.Popen(["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", TEMPLATE,
                                            "--parameters", PARAMETERS], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
