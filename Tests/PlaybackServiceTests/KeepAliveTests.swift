@@ -59,6 +59,7 @@ struct KeepAliveTests {
         #expect(await harness.eventually { await harness.activity() == .idle })
         #expect(peak(try harness.wav(1)) > 0.02, "the song itself, at its own level")
         // Idle again: the signal resumes on an output of its own (complete once shutdown closes it).
+        #expect(try await outputRenders(2, in: harness), "the keep-alive's output never came back after the song")
         await harness.play(for: .seconds(2))
         await harness.player.shutdown()
         #expect(try harness.wav(2).samples.contains { $0 != 0 })
@@ -79,6 +80,9 @@ struct KeepAliveTests {
         #expect(!FileManager.default.fileExists(atPath: harness.directory.appendingPathComponent("song-1.wav").path))
 
         harness.gate.raise(to: .playbackReady)
+        // It comes back on an output opened in the background: the clock moves once it renders
+        // (moved before, under AddressSanitizer in CI, it rendered nothing before shutdown).
+        #expect(try await outputRenders(1, in: harness), "the keep-alive's output never came back with the audio path")
         await harness.play(for: .seconds(1))
         await harness.player.shutdown()
         #expect(try harness.wav(1).samples.contains { $0 != 0 })
