@@ -16,15 +16,16 @@ extension SpeakerdDaemon {
         let cameUp = snapshot.connected && !(previous.connected && previous.target?.address == target?.address)
         // Said before what follows from it (ready to play), as it happened.
         if cameUp, let target { logger.info("connected to \(target.name) (\(target.address)), \(target.why.spoken)") }
-        // The input changes before anything here suspends, so a newer report handled meanwhile
-        // is never overwritten by this one.
-        await update { $0.link = snapshot }
-        if target?.address != audioPathTarget?.address || target?.name != audioPathTarget?.name {
-            await followAudioPath(to: target, waitForFirst: false)
-        }
+        // The input and the link count change before anything here suspends, so a newer report
+        // handled meanwhile is never overwritten by this one, and what runs meanwhile (the
+        // audio path's report arming the profile timer) already counts this link.
         if cameUp {
             linkUps += 1
             profileNote = nil
+        }
+        await update { $0.link = snapshot }
+        if target?.address != audioPathTarget?.address || target?.name != audioPathTarget?.name {
+            await followAudioPath(to: target, waitForFirst: false)
         }
         considerAskingForProfile()
         if cameUp, let target {

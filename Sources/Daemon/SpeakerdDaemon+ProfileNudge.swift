@@ -34,8 +34,13 @@ extension SpeakerdDaemon {
 
     private func askForProfile(_ target: LinkSnapshot.Target, onLink link: Int, after grace: Duration) async {
         profileNudge = nil
-        // Still the same link to the same speaker, still without its audio device?
-        guard link == linkUps, targetToAsk?.address == target.address, let bluez else { return }
+        // Still the same link to the same speaker, still without its audio device? If not, the
+        // timer starts again from what is observed now (a new link without its device gets its
+        // own grace period; nothing else may come along to arm it).
+        guard link == linkUps, targetToAsk?.address == target.address, let bluez else {
+            considerAskingForProfile()
+            return
+        }
         profileAskedOnLink = link
         let seconds = Int(grace.components.seconds)
         logger.info("\(target.name) (\(target.address)) is connected but has no audio device after \(seconds) s; asking BlueZ for its A2DP profile")
