@@ -79,18 +79,16 @@ public final class PulseAudioServer: Sendable {
         environment["XDG_CONFIG_HOME"] = runtime.appendingPathComponent("config").path
         environment["XDG_STATE_HOME"] = runtime.appendingPathComponent("state").path
         var started: [SpawnedProcess] = []
-        func launch(_ program: String, _ arguments: [String] = []) throws {
-            started.append(try SpawnedProcess.spawn(program, arguments, environment: environment,
+        func launch(_ program: String, _ arguments: [String] = [], standardOutput: SpawnedProcess.Stream = .null) throws {
+            started.append(try SpawnedProcess.spawn(program, arguments, environment: environment, standardOutput: standardOutput,
                                                     standardError: .file(log.appendingPathComponent("\((program as NSString).lastPathComponent).log").path)))
         }
         do {
             // Ready once it prints its address (after listen()); its socket file appears at
             // bind(), and a connect in between is refused.
             let printed = runtime.appendingPathComponent("bus.address").path
-            started.append(try SpawnedProcess.spawn(
-                "/usr/bin/dbus-daemon", ["--session", "--nofork", "--nopidfile", "--address=unix:path=\(runtime.path)/bus", "--print-address=1"],
-                environment: environment, standardOutput: .file(printed),
-                standardError: .file(log.appendingPathComponent("dbus-daemon.log").path)))
+            try launch("/usr/bin/dbus-daemon", ["--session", "--nofork", "--nopidfile", "--address=unix:path=\(runtime.path)/bus", "--print-address=1"],
+                       standardOutput: .file(printed))
             try await waitFor("the session bus", log: log, program: "dbus-daemon") {
                 ((try? String(contentsOfFile: printed, encoding: .utf8)) ?? "").contains("unix:")
             }
