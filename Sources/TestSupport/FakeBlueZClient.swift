@@ -5,7 +5,7 @@ import BlueZ
 /// Why: the daemon's logic must be tested in milliseconds with an injected clock, without a bus.
 /// The fake behaves like bluetoothd where it matters (errors BlueZ would send, events in BlueZ's
 /// order, a Connect that can fail or hang) and records every call so a test can assert what was asked.
-/// As with `DBusConnection.call`, a call made from a cancelled task never reaches it.
+/// As with `DBusConnection.call`, a call made from a cancelled task never reaches it (`requireSendable`).
 public actor FakeBlueZClient: BlueZClient {
     /// How the fake answers a connect-like call for one device.
     public enum Behaviour: Sendable, Equatable {
@@ -175,15 +175,13 @@ public actor FakeBlueZClient: BlueZClient {
     }
 
     public func connect(_ device: BluetoothAddress) async throws {
-        try requireRunning()
-        try Task.checkCancellation()  // a call from a cancelled task is never sent
+        try requireSendable()
         calls.append(.connect(device))
         try await connectLike(device, operation: "Connect")
     }
 
     public func connectProfile(_ device: BluetoothAddress, uuid: String) async throws {
-        try requireRunning()
-        try Task.checkCancellation()  // a call from a cancelled task is never sent
+        try requireSendable()
         calls.append(.connectProfile(device, uuid))
         // bluetoothd has nothing to connect for a profile the device does not offer.
         guard try knownDevice(device).uuids.contains(where: { $0.lowercased() == uuid.lowercased() }) else {
@@ -193,8 +191,7 @@ public actor FakeBlueZClient: BlueZClient {
     }
 
     public func pair(_ device: BluetoothAddress) async throws {
-        try requireRunning()
-        try Task.checkCancellation()  // a call from a cancelled task is never sent
+        try requireSendable()
         calls.append(.pair(device))
         let current = try knownDevice(device)
         if current.paired {
@@ -204,16 +201,14 @@ public actor FakeBlueZClient: BlueZClient {
     }
 
     public func setTrusted(_ device: BluetoothAddress, _ trusted: Bool) async throws {
-        try requireRunning()
-        try Task.checkCancellation()  // a call from a cancelled task is never sent
+        try requireSendable()
         calls.append(.setTrusted(device, trusted))
         _ = try knownDevice(device)
         updateDevice(device) { $0.trusted = trusted }
     }
 
     public func disconnect(_ device: BluetoothAddress) async throws {
-        try requireRunning()
-        try Task.checkCancellation()  // a call from a cancelled task is never sent
+        try requireSendable()
         calls.append(.disconnect(device))
         let current = try knownDevice(device)
         guard current.connected else {
@@ -285,6 +280,13 @@ public actor FakeBlueZClient: BlueZClient {
             keepAlive.finish()
             throw CancellationError()
         }
+    }
+
+    /// A call that asks bluetoothd to act: it must be running, and, as with `DBusConnection.call`,
+    /// a call made from a cancelled task is never sent.
+    private func requireSendable() throws {
+        try requireRunning()
+        try Task.checkCancellation()
     }
 
     private func requireRunning() throws {
