@@ -30,7 +30,7 @@ dbuspolicydir = /usr/share/dbus-1/system.d
 dbusservicedir = /usr/share/dbus-1/system-services
 confdir = /etc/speakerd
 
-VERSION := $(shell sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/SpeakerdAPI/SpeakerdVersion.swift)
+VERSION := $(shell sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/SpeakerCore/SpeakerdAPI/SpeakerdVersion.swift)
 ARCH := $(shell dpkg --print-architecture 2>/dev/null)
 DEB := dist/speakerd_$(VERSION)_$(ARCH).deb
 # Generated files (completions, the unit with its paths) go here, out of the source tree.

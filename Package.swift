@@ -53,7 +53,7 @@ let noFoundation: [SwiftSetting] = [.unsafeFlags([
 ///
 /// Everything with logic lives in the library modules (docs/ARCHITECTURE.md); the executables
 /// only parse, wire and run.
-/// C libraries are reached through their own C modules (CDBus, CBluetooth, CFluidSynth, CPulse), each imported
+/// C libraries are reached through their own C modules (CDBus, CBlueZ, CFluidSynth, CPulse), each imported
 /// by the one module that wraps it, and never leak past it.
 let package = Package(
     name: "speakerd",
@@ -82,7 +82,7 @@ let package = Package(
             providers: [.apt(["libdbus-1-dev", "pkg-config"])]
         ),
         .systemLibrary(
-            name: "CBluetooth",
+            name: "CBlueZ",
             pkgConfig: "bluez",
             providers: [.apt(["libbluetooth-dev", "pkg-config"])]
         ),
@@ -103,27 +103,30 @@ let package = Package(
         // The MIDI file reader: pure Swift, no C and nothing of the daemon (fuzzed on its own).
         .target(
             name: "MIDI",
-            dependencies: [.product(name: "SystemPackage", package: "swift-system")]
+            dependencies: [.product(name: "SystemPackage", package: "swift-system")],
+            path: "Sources/SpeakerCore/MIDI"
         ),
         // The async primitives every layer uses: one-shot signals (a value or failure that many
         // may wait for), timeboxes, the stopwatch, and the one fan-out type (Broadcaster).
-        .target(name: "AsyncSignals"),
+        .target(name: "AsyncSignals", path: "Sources/SpeakerCore/AsyncSignals"),
         // The D-Bus binding over libdbus-1: connections, messages, typed values, exported objects.
         .target(
             name: "DBus",
-            dependencies: ["AsyncSignals", "CDBus"]
+            dependencies: ["AsyncSignals", "CDBus"],
+            path: "Sources/SpeakerCore/DBus"
         ),
         // The BlueZ client (org.bluez over the DBus module), Bluetooth addresses and the kernel's
-        // controller list (libbluetooth, through CBluetooth).
+        // controller list (libbluetooth, through CBlueZ).
         .target(
             name: "BlueZ",
             dependencies: [
                 "AsyncSignals",
                 "DBus",
-                "CBluetooth",
+                "CBlueZ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
-            ]
+            ],
+            path: "Sources/SpeakerCore/BlueZ"
         ),
         // Readiness and operations: the readiness gate (ordered levels that drop and rise), the
         // speaker operation queue and the start-up sequencer over a graph of operations. Knows
@@ -134,7 +137,8 @@ let package = Package(
                 "AsyncSignals",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Collections", package: "swift-collections"),
-            ]
+            ],
+            path: "Sources/SpeakerCore/Readiness"
         ),
         // systemd's side of the service: sd_notify (READY=1, STATUS=, WATCHDOG=1) over
         // NOTIFY_SOCKET, the watchdog's pacing, and the journal's log handler.
@@ -143,7 +147,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            path: "Sources/SpeakerCore/Systemd"
         ),
         // logind's side of sleep: the sleep delay lock held while speaker operations run (so a
         // suspend waits for a connect to finish), and PrepareForSleep as events (reconnect on
@@ -155,14 +160,16 @@ let package = Package(
                 "DBus",
                 "Readiness",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Sources/SpeakerCore/Logind"
         ),
         // The sound server's side over libpulse (CPulse, opened with dlopen): the sink and card
         // watcher behind sink-level readiness, and short requests (a sink's volume, a card's
         // profile). PulseAudio and PipeWire's pipewire-pulse both speak it.
         .target(
             name: "PulseAudio",
-            dependencies: ["AsyncSignals", "BlueZ", "CPulse"]
+            dependencies: ["AsyncSignals", "BlueZ", "CPulse"],
+            path: "Sources/SpeakerCore/PulseAudio"
         ),
         // One song's sound: the FluidSynth engine (CFluidSynth), the paced render loop, the audio
         // outputs (ALSA, PulseAudio, WAV file, null) and the playback engine that drives them.
@@ -177,7 +184,8 @@ let package = Package(
                 "PulseAudio",
                 "CFluidSynth",
                 .product(name: "SystemPackage", package: "swift-system"),
-            ]
+            ],
+            path: "Sources/SpeakerCore/Playback"
         ),
         // Where a speaker's sound goes: the audio path to one speaker under `audio_output` (BlueALSA's
         // PCMs on the system bus, the speaker's sink on a sound server, ALSA, a file) as a stream of
@@ -193,7 +201,8 @@ let package = Package(
                 "PulseAudio",
                 "SpeakerdAPI",
                 .product(name: "SystemPackage", package: "swift-system"),
-            ]
+            ],
+            path: "Sources/SpeakerCore/AudioPath"
         ),
         // speakerd's player: one actor owning the queue and the play/pause/stop state machine behind
         // the daemon's playback port (`DaemonPlayback`), each song a `PlaybackSession` with the
@@ -214,7 +223,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Collections", package: "swift-collections"),
                 .product(name: "SystemPackage", package: "swift-system"),
-            ]
+            ],
+            path: "Sources/SpeakerCore/PlaybackService"
         ),
         // speakerd's D-Bus API, both sides of it: the `SpeakerdControl` protocol, the wire records
         // and reports (the stable `--json` keys), the client composer-cli uses and the exported
@@ -227,7 +237,8 @@ let package = Package(
                 "BlueZ",
                 "Readiness",
                 .product(name: "SystemPackage", package: "swift-system"),
-            ]
+            ],
+            path: "Sources/SpeakerCore/SpeakerdAPI"
         ),
         // The daemon: start-up as a graph of operations, the speaker link and reconnects, readiness
         // derived from what it observes (bus, adapter, link, audio path, soundfont), the state
@@ -255,6 +266,7 @@ let package = Package(
                 .product(name: "Collections", package: "swift-collections"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
+            path: "Sources/SpeakerCore/Daemon",
         ),
         // composer-cli's logic, so its executable only parses and wires: the doctor (local probes,
         // the sound stack, the running daemon's view), the scan picker, the start-up charts, the
@@ -271,7 +283,8 @@ let package = Package(
                 "SpeakerdAPI",
                 "Daemon",
                 .product(name: "SystemPackage", package: "swift-system"),
-            ]
+            ],
+            path: "Sources/SpeakerCore/ComposerCLIKit"
         ),
         .executableTarget(
             name: "speakerd",

@@ -1,4 +1,4 @@
-// libFuzzer entry point for the MIDI reader. Compiled together with Sources/MIDI
+// libFuzzer entry point for the MIDI reader. Compiled together with Sources/SpeakerCore/MIDI
 // (not as a package target) by scripts/fuzz-midi/run; see the README there.
 
 /// Reads one input; traps (which libFuzzer reports as a crash with the input saved) when a

@@ -1,4 +1,4 @@
-internal import CBluetooth
+internal import CBlueZ
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,4 @@
-internal import CBluetooth
+internal import CBlueZ
 
 /// A Bluetooth device address (BD_ADDR) such as `11:22:33:44:55:66`.
 ///
