@@ -34,6 +34,9 @@ struct RenderCommand: AsyncParsableCommand {
         "Refuses songs longer than this many seconds.", valueName: "secs"))
     var maxDuration: Double = MIDIReadLimits.default.maxDurationSeconds
 
+    @OptionGroup(title: "The composer's controls")
+    var arrangement: ArrangementOptions
+
     func validate() throws {
         guard maxDuration.isFinite, maxDuration > 0 else {
             throw ValidationError("--max-duration must be a positive number of seconds.")
@@ -42,7 +45,7 @@ struct RenderCommand: AsyncParsableCommand {
 
     func run() async throws {
         let request = RenderRequest(midiPath: file, outputPath: output, soundFontPath: soundFont,
-                                    maxDurationSeconds: maxDuration)
+                                    maxDurationSeconds: maxDuration, arrangement: try arrangement.arrangement())
         let render = Task { try await request.run() }
         let interruption = Interruption { render.cancel() }
         defer { interruption.stop() }

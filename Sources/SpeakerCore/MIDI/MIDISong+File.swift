@@ -36,7 +36,18 @@ extension MIDISong {
             durationSeconds: duration,
             title: file.tracks.lazy.compactMap(\.name).first,
             trackNames: file.tracks.map(\.name),
-            warnings: file.warnings)
+            warnings: file.warnings,
+            bars: MIDIBarMap(file: file),
+            trackChannels: file.tracks.map(Self.channels))
+    }
+
+    /// The channels a track's channel messages use.
+    private static func channels(of track: MIDITrack) -> Set<UInt8> {
+        var channels: Set<UInt8> = []
+        for event in track.events {
+            if case .channel(let message) = event.kind, let channel = message.channel { channels.insert(channel) }
+        }
+        return channels
     }
 
     /// Seconds for a message, safe for any Double a caller may have put in the limits.

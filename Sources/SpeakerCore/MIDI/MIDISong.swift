@@ -16,14 +16,21 @@ public struct MIDISong: Sendable, Equatable {
     /// What the reader tolerated in the file (running status across a meta event, a missing End
     /// of Track, skipped system messages...), for a `--verbose` listing; empty for a clean file.
     public var warnings: [MIDIFileWarning]
+    /// Bars and beats (nil for a file without them: SMPTE timing, format 2, or a song built by hand).
+    public var bars: MIDIBarMap?
+    /// The channels (0...15) each track's channel messages use, in file order: what muting a
+    /// track by its name silences.
+    public var trackChannels: [Set<UInt8>]
 
     public init(events: [MIDITimedEvent], durationSeconds: Double, title: String? = nil, trackNames: [String?] = [],
-                warnings: [MIDIFileWarning] = []) {
+                warnings: [MIDIFileWarning] = [], bars: MIDIBarMap? = nil, trackChannels: [Set<UInt8>] = []) {
         self.events = events
         self.durationSeconds = durationSeconds
         self.title = title
         self.trackNames = trackNames
         self.warnings = warnings
+        self.bars = bars
+        self.trackChannels = trackChannels
     }
 }
 
@@ -50,4 +57,18 @@ public enum MIDIMessage: Sendable, Equatable {
     case pitchBend(channel: UInt8, value: UInt16)
     /// The bytes between F0 and the closing F7, both excluded.
     case systemExclusive([UInt8])
+}
+
+extension MIDIMessage {
+    /// The channel (0...15) of a channel message; nil for system exclusive.
+    public var channel: UInt8? {
+        switch self {
+        case let .noteOff(channel, _, _), let .noteOn(channel, _, _), let .polyPressure(channel, _, _),
+             let .controlChange(channel, _, _), let .programChange(channel, _), let .channelPressure(channel, _),
+             let .pitchBend(channel, _):
+            channel
+        case .systemExclusive:
+            nil
+        }
+    }
 }

@@ -67,6 +67,32 @@ public struct MIDITempoMap: Sendable, Equatable {
         }
     }
 
+    /// The tick at `seconds` from the start of the timeline (the last tick not after it).
+    public func tick(atSeconds seconds: Double) -> Int {
+        guard seconds.isFinite, seconds > 0 else { return 0 }
+        switch division {
+        case .smpte(let rate, let ticksPerFrame):
+            return Int((seconds * rate.framesPerSecond * Double(ticksPerFrame)).rounded(.down))
+        case .ticksPerQuarterNote(let ppq):
+            var low = 0
+            var high = segments.count - 1
+            while low < high {
+                let mid = (low + high + 1) / 2
+                if segments[mid].seconds <= seconds { low = mid } else { high = mid - 1 }
+            }
+            let segment = segments[low]
+            let ticks = (seconds - segment.seconds) * Double(ppq) * 1_000_000 / Double(segment.microsecondsPerQuarter)
+            // A hair under a whole tick is that tick: seconds computed from a tick come back to it.
+            return segment.tick + Int((ticks + 1e-6).rounded(.down))
+        }
+    }
+
+    /// The tempo in force at `tick`, in microseconds per quarter note (the default for SMPTE).
+    public func microsecondsPerQuarter(atTick tick: Int) -> Int {
+        guard case .ticksPerQuarterNote = division else { return Self.defaultMicrosecondsPerQuarter }
+        return segment(containing: tick).microsecondsPerQuarter
+    }
+
     /// The last segment starting at or before `tick` (binary search).
     private func segment(containing tick: Int) -> Segment {
         var low = 0

@@ -14,13 +14,17 @@ public struct RenderRequest: Sendable {
     public var soundFontPath: String
     /// The longest song rendered, in seconds; a longer one is refused up front.
     public var maxDurationSeconds: Double
+    /// Where to start and stop, a section looped, tempo, key, muted parts, a count-in.
+    public var arrangement: SongArrangement
 
     public init(midiPath: String, outputPath: String, soundFontPath: String = SoundFont.defaultPath,
-                maxDurationSeconds: Double = MIDIReadLimits.default.maxDurationSeconds) {
+                maxDurationSeconds: Double = MIDIReadLimits.default.maxDurationSeconds,
+                arrangement: SongArrangement = SongArrangement()) {
         self.midiPath = midiPath
         self.outputPath = outputPath
         self.soundFontPath = soundFontPath
         self.maxDurationSeconds = maxDurationSeconds
+        self.arrangement = arrangement
     }
 
     /// The release tail a render may add after the song's last event.
@@ -30,11 +34,16 @@ public struct RenderRequest: Sendable {
     /// then loads the SoundFont and renders the WAV. Every failure is a `RenderError` whose
     /// description is one line; a cancelled render throws `.cancelled` and leaves no file.
     public func run() async throws(RenderError) -> OfflineRenderer.Summary {
-        let song: MIDISong
+        var song: MIDISong
         do {
             song = try MIDIFileReader.read(contentsOfFile: midiPath)
         } catch {
             throw .midi(path: midiPath, error)
+        }
+        do {
+            song = try arrangement.arrange(song)
+        } catch {
+            throw .arrangement(path: midiPath, error)
         }
         guard song.durationSeconds <= maxDurationSeconds else {
             throw .tooLong(path: midiPath, seconds: song.durationSeconds, limit: maxDurationSeconds)
@@ -72,6 +81,8 @@ public enum RenderError: Error, Sendable, Equatable {
     case tooLong(path: String, seconds: Double, limit: Double)
     /// The song lasts `seconds`; a WAV file holds at most `fits` seconds of it.
     case tooLongForWAV(path: String, seconds: Double, fits: Double)
+    /// A control asked of the song does not fit it (no such bar, an unknown track…).
+    case arrangement(path: String, SongArrangementError)
     /// The render was interrupted; nothing was written to `output`.
     case cancelled(output: String)
     case other(String)
@@ -91,6 +102,8 @@ extension RenderError: CustomStringConvertible {
         case let .tooLongForWAV(path, seconds, fits):
             return "\(path) lasts \(seconds.spokenHoursMinutes); a WAV file holds at most 4 GiB, "
                 + "\(fits.spokenHoursMinutes) of this audio, so nothing was written"
+        case let .arrangement(path, error):
+            return "\(path): \(error)"
         case let .cancelled(output):
             return "the render was interrupted; nothing was written to \(output)"
         case let .other(message): return message

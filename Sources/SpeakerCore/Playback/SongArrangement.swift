@@ -1,0 +1,430 @@
+import MIDI
+
+/// What a composer asks of a song beyond "play it": where to start and stop, a section to loop,
+/// another tempo or key, parts muted or soloed, and a count-in. Applied to the song before it is
+/// scheduled, so every control is exact to the sample (our scheduler dispatches each event on
+/// its own frame).
+///
+/// The rules a sequencer follows, and so do we:
+/// - **Starting anywhere chases the song's state.** The system-exclusive messages, programs
+///   (with their bank), controllers, pitch bend and channel pressure in force at the start are
+///   sent before its first note; a note that began earlier does not sound, and its note-off is
+///   dropped, so nothing hangs.
+/// - **A section loop is seamless.** At its end every note still held is released (and the
+///   sustain pedal lifted); the state at its start is restored (controllers reset, then chased)
+///   and its first events follow on the same frame: no gap, no drift, whatever the pass.
+/// - **Tempo** scales time only; the synthesiser's pitch is untouched.
+/// - **Transpose** moves every note but percussion (channel 10).
+/// - **Mute and solo** silence notes by channel or by track name; controllers and programs still
+///   go through, so a part unmuted later sounds as it should.
+/// - **Count-in** clicks (GM percussion, channel 10) for N bars in the song's meter at the start,
+///   at the tempo played.
+public struct SongArrangement: Sendable, Equatable {
+    public var from: MIDISongPosition?
+    public var to: MIDISongPosition?
+    /// The section to loop, played `loopPasses` times (its start is where the song starts when no
+    /// `from` is given).
+    public var loop: LoopSection?
+    /// How many times the loop plays (offline renders; live, a loop plays until turned off).
+    public var loopPasses: Int
+    public var tempo: TempoChange?
+    /// Semitones, -48...48.
+    public var transpose: Int
+    public var mute: [SongPart]
+    public var solo: [SongPart]
+    public var countInBars: Int
+
+    public init(from: MIDISongPosition? = nil, to: MIDISongPosition? = nil, loop: LoopSection? = nil, loopPasses: Int = 1,
+                tempo: TempoChange? = nil, transpose: Int = 0, mute: [SongPart] = [], solo: [SongPart] = [], countInBars: Int = 0) {
+        self.from = from
+        self.to = to
+        self.loop = loop
+        self.loopPasses = loopPasses
+        self.tempo = tempo
+        self.transpose = transpose
+        self.mute = mute
+        self.solo = solo
+        self.countInBars = countInBars
+    }
+
+    /// Whether the song plays as written.
+    public var isIdentity: Bool { self == SongArrangement() }
+
+    /// The longest loop count and count-in accepted: more is surely a typo, and the result must
+    /// stay within the reader's limits.
+    public static let maxLoopPasses = 1000
+    public static let maxCountInBars = 16
+    public static let transposeRange = -48...48
+    /// Tempo as a percentage of the written one.
+    public static let tempoPercentRange = 10.0...400.0
+
+    /// Percussion: the GM drum channel (10, numbered from 1).
+    static let percussionChannel: UInt8 = 9
+
+    /// The song as arranged, or one clear error for a control that does not fit it.
+    public func arrange(_ song: MIDISong, limits: MIDIReadLimits = .default) throws(SongArrangementError) -> MIDISong {
+        guard !isIdentity else { return song }
+        guard (1...Self.maxLoopPasses).contains(loopPasses) else { throw .loopPasses(loopPasses) }
+        guard (0...Self.maxCountInBars).contains(countInBars) else { throw .countIn(countInBars) }
+        guard Self.transposeRange.contains(transpose) else { throw .transpose(transpose) }
+
+        let start: Double, end: Double
+        var section: (start: Double, end: Double)?
+        do throws(MIDIPositionError) {
+            if let loop { section = (try loop.start.seconds(in: song), try loop.end.seconds(in: song)) }
+            start = try from?.seconds(in: song) ?? section?.start ?? 0
+            end = try to?.seconds(in: song) ?? song.durationSeconds
+        } catch {
+            throw .position(error)
+        }
+        if let section, section.end <= section.start { throw .emptyLoop(loop!) }
+        let stop = section?.end ?? end
+        guard start < stop || (start == 0 && stop == 0) else { throw .startsAfterEnd(start: start, end: stop) }
+        let factor = try tempoFactor(for: song, at: start)
+        let silenced = try silencedChannels(in: song)
+
+        var output: [MIDITimedEvent] = []
+        var written = 0.0  // song seconds laid down so far (before the tempo change)
+        let countIn = countInEvents(for: song, at: start)
+        written = countIn.seconds
+        var segments = [(start, stop)]
+        if let section, loopPasses > 1 { segments += Array(repeating: section, count: loopPasses - 1) }
+        for (index, segment) in segments.enumerated() {
+            let chased = index == 0 ? Self.chase(song, before: segment.0, resetFirst: false)
+                                    : Self.chase(song, before: segment.0, resetFirst: true)
+            for message in chased { output.append(MIDITimedEvent(seconds: written, message: message)) }
+            var held = HeldNotes()
+            for event in song.events where event.seconds >= segment.0 && event.seconds < segment.1 {
+                guard let message = held.admit(event.message) else { continue }
+                output.append(MIDITimedEvent(seconds: written + event.seconds - segment.0, message: message))
+                guard output.count <= limits.maxEvents else { throw .tooManyEvents(limit: limits.maxEvents) }
+            }
+            written += segment.1 - segment.0
+            // Whatever still sounds at the seam ends there.
+            for message in held.releases() { output.append(MIDITimedEvent(seconds: written, message: message)) }
+        }
+        let arranged = output.compactMap { event -> MIDITimedEvent? in
+            guard let message = self.shaped(event.message, silenced: silenced) else { return nil }
+            return MIDITimedEvent(seconds: event.seconds / factor, message: message)
+        }
+        let clicks = countIn.events.map { MIDITimedEvent(seconds: $0.seconds / factor, message: $0.message) }
+        let duration = written / factor
+        guard duration <= limits.maxDurationSeconds else {
+            throw .tooLong(seconds: duration, limit: limits.maxDurationSeconds)
+        }
+        return MIDISong(events: Self.mergeByTime(clicks, arranged), durationSeconds: duration, title: song.title,
+                        trackNames: song.trackNames, warnings: song.warnings, bars: nil, trackChannels: song.trackChannels)
+    }
+
+    // MARK: - The controls
+
+    /// Tempo as a factor of the written one (2 = twice as fast).
+    func tempoFactor(for song: MIDISong, at seconds: Double) throws(SongArrangementError) -> Double {
+        switch tempo {
+        case nil:
+            return 1
+        case .percent(let percent):
+            guard Self.tempoPercentRange.contains(percent) else { throw .tempo(tempo!) }
+            return percent / 100
+        case .beatsPerMinute(let bpm):
+            let written = song.bars?.quarterNotesPerMinute(atSeconds: seconds) ?? 120
+            let factor = bpm / written
+            guard Self.tempoPercentRange.contains(factor * 100) else { throw .tempo(tempo!) }
+            return factor
+        }
+    }
+
+    /// The channels whose notes are silenced by `mute` and `solo`.
+    func silencedChannels(in song: MIDISong) throws(SongArrangementError) -> Set<UInt8> {
+        var muted = try Self.channels(of: mute, in: song)
+        if !solo.isEmpty {
+            let soloed = try Self.channels(of: solo, in: song)
+            muted.formUnion(Set(0...15).subtracting(soloed))
+        }
+        return muted
+    }
+
+    static func channels(of parts: [SongPart], in song: MIDISong) throws(SongArrangementError) -> Set<UInt8> {
+        var channels: Set<UInt8> = []
+        for part in parts {
+            switch part {
+            case .channel(let number):
+                guard (1...16).contains(number) else { throw .noSuchChannel(number) }
+                channels.insert(UInt8(number - 1))
+            case .track(let name):
+                let matching = song.trackNames.indices.filter {
+                    song.trackNames[$0]?.lowercased() == name.lowercased() && $0 < song.trackChannels.count
+                }
+                guard !matching.isEmpty else {
+                    throw .noSuchTrack(name, known: song.trackNames.compactMap { $0 }.filter { !$0.isEmpty })
+                }
+                for index in matching { channels.formUnion(song.trackChannels[index]) }
+            }
+        }
+        return channels
+    }
+
+    /// A message as played: transposed, or nothing for a silenced note.
+    func shaped(_ message: MIDIMessage, silenced: Set<UInt8>) -> MIDIMessage? {
+        switch message {
+        case let .noteOn(channel, key, velocity):
+            guard !silenced.contains(channel), let key = transposed(key, on: channel) else { return nil }
+            return .noteOn(channel: channel, key: key, velocity: velocity)
+        case let .noteOff(channel, key, velocity):
+            guard let key = transposed(key, on: channel) else { return nil }
+            return .noteOff(channel: channel, key: key, velocity: velocity)
+        case let .polyPressure(channel, key, pressure):
+            guard !silenced.contains(channel), let key = transposed(key, on: channel) else { return nil }
+            return .polyPressure(channel: channel, key: key, pressure: pressure)
+        default:
+            return message
+        }
+    }
+
+    /// A key moved by `transpose`; percussion stays; a key pushed off the keyboard is dropped.
+    func transposed(_ key: UInt8, on channel: UInt8) -> UInt8? {
+        guard channel != Self.percussionChannel, transpose != 0 else { return key }
+        let moved = Int(key) + transpose
+        return (0...127).contains(moved) ? UInt8(moved) : nil
+    }
+
+    /// The count-in's clicks (in song seconds from 0) and its length: `countInBars` bars of the
+    /// meter at `start`, a beat the length of the song's beat there. The first beat of each bar is
+    /// accented (high wood block), the others low wood block.
+    func countInEvents(for song: MIDISong, at start: Double) -> (events: [MIDITimedEvent], seconds: Double) {
+        guard countInBars > 0 else { return ([], 0) }
+        let beats = song.bars?.meter(atSeconds: start).numerator ?? 4
+        let beat = song.bars?.beatSeconds(atSeconds: start) ?? 0.5
+        let click = min(0.1, beat / 2)
+        var events: [MIDITimedEvent] = []
+        for index in 0..<(countInBars * beats) {
+            let at = Double(index) * beat
+            let key: UInt8 = index % beats == 0 ? Self.accentClick : Self.click
+            events.append(MIDITimedEvent(seconds: at, message: .noteOn(channel: Self.percussionChannel, key: key, velocity: 110)))
+            events.append(MIDITimedEvent(seconds: at + click, message: .noteOff(channel: Self.percussionChannel, key: key, velocity: 0)))
+        }
+        return (events, Double(countInBars * beats) * beat)
+    }
+
+    /// GM percussion keys: Hi Wood Block, Low Wood Block.
+    public static let accentClick: UInt8 = 76
+    public static let click: UInt8 = 77
+
+    // MARK: - Chase
+
+    /// The messages that put a synthesiser in the state the song has at `seconds`: every
+    /// system-exclusive message before it, then per channel the bank and program, the other
+    /// controllers, pitch bend and channel pressure last set. `resetFirst` resets each channel's
+    /// controllers first (a loop's later passes, where the section itself changed them).
+    static func chase(_ song: MIDISong, before seconds: Double, resetFirst: Bool) -> [MIDIMessage] {
+        var exclusive: [[UInt8]] = []
+        var programs = [UInt8?](repeating: nil, count: 16)
+        var controllers = [[UInt8: UInt8]](repeating: [:], count: 16)
+        var bends = [UInt16?](repeating: nil, count: 16)
+        var pressures = [UInt8?](repeating: nil, count: 16)
+        for event in song.events {
+            guard event.seconds < seconds else { break }
+            switch event.message {
+            case .systemExclusive(let bytes): exclusive.append(bytes)
+            case let .programChange(channel, program): programs[Int(channel)] = program
+            case let .controlChange(channel, controller, value):
+                switch controller {
+                case 121: controllers[Int(channel)] = controllers[Int(channel)].filter { $0.key == 0 || $0.key == 32 || $0.key == 7 || $0.key == 10 }
+                case 120, 122...127: break  // sound off, local control, notes off, modes: not state to restore
+                default: controllers[Int(channel)][controller] = value
+                }
+            case let .pitchBend(channel, value): bends[Int(channel)] = value
+            case let .channelPressure(channel, pressure): pressures[Int(channel)] = pressure
+            case .noteOn, .noteOff, .polyPressure: break
+            }
+        }
+        var messages = exclusive.map(MIDIMessage.systemExclusive)
+        for channel in 0..<16 {
+            let number = UInt8(channel)
+            if resetFirst {
+                messages.append(.controlChange(channel: number, controller: 121, value: 0))
+                messages.append(.pitchBend(channel: number, value: 8192))
+            }
+            for bank: UInt8 in [0, 32] {
+                if let value = controllers[channel][bank] { messages.append(.controlChange(channel: number, controller: bank, value: value)) }
+            }
+            if let program = programs[channel] { messages.append(.programChange(channel: number, program: program)) }
+            for (controller, value) in controllers[channel].sorted(by: { $0.key < $1.key }) where controller != 0 && controller != 32 {
+                messages.append(.controlChange(channel: number, controller: controller, value: value))
+            }
+            if let bend = bends[channel] { messages.append(.pitchBend(channel: number, value: bend)) }
+            if let pressure = pressures[channel] { messages.append(.channelPressure(channel: number, pressure: pressure)) }
+        }
+        return messages
+    }
+
+    /// Merges two time-sorted runs, the first winning ties.
+    static func mergeByTime(_ first: [MIDITimedEvent], _ second: [MIDITimedEvent]) -> [MIDITimedEvent] {
+        guard !first.isEmpty else { return second }
+        var merged: [MIDITimedEvent] = []
+        merged.reserveCapacity(first.count + second.count)
+        var i = 0, j = 0
+        while i < first.count || j < second.count {
+            if j == second.count || (i < first.count && first[i].seconds <= second[j].seconds) {
+                merged.append(first[i]); i += 1
+            } else {
+                merged.append(second[j]); j += 1
+            }
+        }
+        return merged
+    }
+}
+
+/// The notes sounding within one stretch of the song, so that a note-off for a note begun before
+/// the stretch is dropped and whatever still sounds at its end is released.
+struct HeldNotes {
+    private var counts: [UInt16: Int] = [:]
+    private var sustained: Set<UInt8> = []
+
+    /// The message to play, or nil for a note-off with no note-on in the stretch.
+    mutating func admit(_ message: MIDIMessage) -> MIDIMessage? {
+        switch message {
+        case let .noteOn(channel, key, velocity) where velocity > 0:
+            counts[Self.id(channel, key), default: 0] += 1
+        case let .noteOn(channel, key, _), let .noteOff(channel, key, _):
+            let id = Self.id(channel, key)
+            guard let count = counts[id], count > 0 else { return nil }
+            counts[id] = count == 1 ? nil : count - 1
+        case let .controlChange(channel, 64, value):
+            if value >= 64 { sustained.insert(channel) } else { sustained.remove(channel) }
+        default:
+            break
+        }
+        return message
+    }
+
+    /// Note-offs for every note still held, and the sustain pedal lifted where it is down.
+    func releases() -> [MIDIMessage] {
+        var messages: [MIDIMessage] = []
+        for (id, count) in counts.sorted(by: { $0.key < $1.key }) {
+            for _ in 0..<count { messages.append(.noteOff(channel: UInt8(id >> 8), key: UInt8(id & 0xFF), velocity: 0)) }
+        }
+        for channel in sustained.sorted() { messages.append(.controlChange(channel: channel, controller: 64, value: 0)) }
+        return messages
+    }
+
+    private static func id(_ channel: UInt8, _ key: UInt8) -> UInt16 { UInt16(channel) << 8 | UInt16(key) }
+}
+
+/// A section of the song to loop, `A-B`.
+public struct LoopSection: Sendable, Equatable, CustomStringConvertible {
+    public var start: MIDISongPosition
+    public var end: MIDISongPosition
+
+    public init(start: MIDISongPosition, end: MIDISongPosition) {
+        self.start = start
+        self.end = end
+    }
+
+    /// Parses `A-B` (bars like `17-24` or `17:3-24`, seconds like `10s-20.5s`). Bars are whole:
+    /// `17-24` loops from the start of bar 17 to the end of bar 24.
+    public init(parsing text: String) throws(MIDIPositionError) {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { throw .malformed(text) }
+        start = try MIDISongPosition(parsing: String(parts[0]))
+        var end = try MIDISongPosition(parsing: String(parts[1]))
+        // "to bar 24" means through it: the loop ends where bar 25 begins.
+        if case .bars(let position) = end, position.beat == 1, position.tick == 0, !parts[1].contains(":") {
+            end = .bars(MIDIBarPosition(bar: position.bar + 1))
+        }
+        self.end = end
+    }
+
+    public var description: String { "\(start)-\(end)" }
+}
+
+/// A tempo as asked: a percentage of the written tempo, or beats per minute.
+public enum TempoChange: Sendable, Equatable, CustomStringConvertible {
+    case percent(Double)
+    case beatsPerMinute(Double)
+
+    /// Parses `80%` or `96bpm` (case-insensitive).
+    public init?(parsing text: String) {
+        let lower = text.lowercased()
+        if lower.hasSuffix("%"), let value = Double(lower.dropLast()), value.isFinite {
+            self = .percent(value)
+        } else if lower.hasSuffix("bpm"), let value = Double(lower.dropLast(3)), value.isFinite, value > 0 {
+            self = .beatsPerMinute(value)
+        } else {
+            return nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .percent(let value): "\(value.formatted)%"
+        case .beatsPerMinute(let value): "\(value.formatted) BPM"
+        }
+    }
+}
+
+/// A part of the song to mute or solo: a channel (1–16) or a track by its name.
+public enum SongPart: Sendable, Equatable, CustomStringConvertible {
+    case channel(Int)
+    case track(String)
+
+    /// Parses a comma-separated list: numbers are channels, anything else a track name.
+    public static func list(parsing text: String) -> [SongPart] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: " ") }.filter { !$0.isEmpty }.map { item in
+            Int(item).map(SongPart.channel) ?? .track(item)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .channel(let number): "channel \(number)"
+        case .track(let name): "track '\(name)'"
+        }
+    }
+}
+
+/// Why an arrangement does not fit a song; one line each.
+public enum SongArrangementError: Error, Sendable, Equatable, CustomStringConvertible {
+    case position(MIDIPositionError)
+    case emptyLoop(LoopSection)
+    case startsAfterEnd(start: Double, end: Double)
+    case loopPasses(Int)
+    case countIn(Int)
+    case transpose(Int)
+    case tempo(TempoChange)
+    case noSuchChannel(Int)
+    case noSuchTrack(String, known: [String])
+    case tooManyEvents(limit: Int)
+    case tooLong(seconds: Double, limit: Double)
+
+    public var description: String {
+        switch self {
+        case .position(let error): "\(error)"
+        case .emptyLoop(let loop): "the loop \(loop) ends where it starts or before"
+        case let .startsAfterEnd(start, end): "the start (\(start.formatted) s) is not before the end (\(end.formatted) s)"
+        case .loopPasses(let count): "a loop plays 1 to \(SongArrangement.maxLoopPasses) times, not \(count)"
+        case .countIn(let bars): "a count-in is 0 to \(SongArrangement.maxCountInBars) bars, not \(bars)"
+        case .transpose(let semitones): "transpose by -48 to +48 semitones, not \(semitones)"
+        case .tempo(let tempo): "a tempo of \(tempo) is outside 10% to 400% of the written tempo"
+        case .noSuchChannel(let number): "there is no channel \(number): channels are 1 to 16"
+        case let .noSuchTrack(name, known):
+            known.isEmpty ? "there is no track named '\(name)': the song's tracks have no names; name channels 1 to 16 instead"
+                : "there is no track named '\(name)': the song has \(known.map { "'\($0)'" }.joined(separator: ", "))"
+        case .tooManyEvents(let limit): "the arranged song would hold more than \(limit) events: loop fewer times"
+        case let .tooLong(seconds, limit): "the arranged song would last \(seconds.formatted) s, over the \(limit.formatted) s limit"
+        }
+    }
+}
+
+extension Double {
+    /// `80`, `12.5`: no trailing `.0`.
+    fileprivate var formatted: String {
+        self == rounded() && abs(self) < 1e15 ? String(Int(self)) : String((self * 100).rounded() / 100)
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters(in set: Character) -> String {
+        String(drop { $0 == set }.reversed().drop { $0 == set }.reversed())
+    }
+}
