@@ -23,7 +23,8 @@ struct ArrangementOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Plays at this tempo: a percentage (80%) or quarter notes per minute (96bpm).", valueName: "tempo"))
     var tempo: String?
 
-    @Option(help: ArgumentHelp("Moves every note but percussion (channel 10) by this many semitones.", valueName: "±n"))
+    // `--transpose -2` must take -2 as its value, not as an unknown option.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Moves every note but percussion (channel 10) by this many semitones.", valueName: "±n"))
     var transpose: Int = 0
 
     @Option(help: ArgumentHelp("Silences these parts: channels 1-16 or track names, comma-separated.", valueName: "list"))

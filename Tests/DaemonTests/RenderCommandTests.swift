@@ -42,6 +42,33 @@ struct RenderCommandTests {
         #expect(directory.entries() == ["rest.mid"])
     }
 
+    @Test("render --from 2 --to 3 --transpose -2 writes bar 2 alone, a tone lower; a bar the song lacks is one line and no file")
+    func composersControls() async throws {
+        let directory = TemporaryDirectory()
+        let song = directory.path + "/three-bars.mid"
+        // Three bars of 4/4 at 120 BPM, an A4 on the recorder half a second into each.
+        try Data(ClientSongs.smf(program: 74, notes: [(69, 0.5, 1.5), (69, 2.5, 3.5), (69, 4.5, 5.5)], end: 6))
+            .write(to: URL(fileURLWithPath: song))
+        let output = directory.path + "/bar2.wav"
+        let run = try await ExecutableRun.run("composer-cli", ["render", song, "-o", output, "--from", "2", "--to", "3", "--transpose", "-2"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let wav = try WAVFile(path: output)
+        #expect(wav.seconds >= 2 && wav.seconds <= 3.01, "rendered \(wav.seconds) s")
+        let mono = wav.monoFloat
+        let first = try #require(WAVAnalysis.firstSound(mono, sampleRate: wav.sampleRate))
+        #expect(abs(first - 0.5) < 0.01, "bar 2's note sounds at \(first) s, not half a second into the render")
+        let middle = mono[Int(0.8 * Double(wav.sampleRate))..<Int(1.3 * Double(wav.sampleRate))]
+        let g4 = WAVAnalysis.energy(at: 392, in: middle, sampleRate: wav.sampleRate)
+        let a4 = WAVAnalysis.energy(at: 440, in: middle, sampleRate: wav.sampleRate)
+        #expect(g4 > 100 * a4, "G4 \(g4), A4 \(a4)")
+
+        let missing = directory.path + "/bar9.wav"
+        let refused = try await ExecutableRun.run("composer-cli", ["render", song, "-o", missing, "--from", "9"])
+        #expect(refused.status == 1)
+        #expect(refused.standardError == "composer-cli: \(song): there is no bar 9: the song has 3 bars\n")
+        #expect(!FileManager.default.fileExists(atPath: missing))
+    }
+
     @Test("render --help says what happens to songs too long for a WAV file")
     func helpSaysNoRF64() async throws {
         let run = try await ExecutableRun.run("composer-cli", ["render", "--help"])
