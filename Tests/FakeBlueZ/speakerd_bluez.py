@@ -14,6 +14,8 @@ template lacks and speakerd must be tested against:
 - EmitDisconnected(path, reason, message): Device1.Disconnected, then Connected=false (bluetoothd's order).
 - SetPowerState(adapter, state): PowerState; 'off-blocked' makes Powered=true fail as rfkill does.
 - SetPowerFailure(adapter, message): Powered=true fails with that message, no PowerState involved
+- SetPowerBusy(adapter, count): the next `count` Powered=true fail with org.bluez.Error.Busy, as
+  real bluetoothd 5.66 answers while it powers a controller that has just come back itself
   (an adapter that cannot be powered on a BlueZ older than 5.64); '' lets it power again.
 - UpdateRSSI(path, rssi), UpdateManufacturerData(path, company, bytes).
 - SetPairingMode(path, mode): 'just-works' (default), 'confirm' (asks the default agent
@@ -235,6 +237,9 @@ def adapter_set(adapter, interface, name, value):
             raise _error('Failed', 'Blocked through rfkill')
         if getattr(adapter, 'speakerd_power_failure', '') and bool(value):
             raise _error('Failed', adapter.speakerd_power_failure)
+        if getattr(adapter, 'speakerd_power_busy', 0) > 0 and bool(value):
+            adapter.speakerd_power_busy -= 1
+            raise _error('Busy', 'Operation currently not possible')
         changes = {'Powered': dbus.Boolean(bool(value), variant_level=1)}
         if 'PowerState' in props:
             changes['PowerState'] = dbus.String('on' if value else 'off', variant_level=1)
@@ -340,6 +345,12 @@ def SetPowerFailure(_self, adapter_name, message):
     '''Makes Powered=true fail with org.bluez.Error.Failed(message) ('' to stop): an adapter that
     cannot be powered on a BlueZ too old to have PowerState (before 5.64), e.g. rfkill-blocked.'''
     _upgrade_adapter(adapter_name).speakerd_power_failure = str(message)
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='su', out_signature='')
+def SetPowerBusy(_self, adapter_name, count):
+    '''Makes the next `count` Powered=true fail with org.bluez.Error.Busy.'''
+    _upgrade_adapter(adapter_name).speakerd_power_busy = int(count)
 
 
 @dbus.service.method(MOCK_IFACE, in_signature='on', out_signature='')

@@ -31,6 +31,9 @@ public struct BlueZError: Error, Equatable, Sendable, CustomStringConvertible {
         /// What agents answer with (`org.bluez.Error.Rejected` / `.Canceled`).
         case rejected
         case canceled
+        /// `org.bluez.Error.Busy`: the adapter is in the middle of something of its own (bluetoothd
+        /// powering a controller that just came back answers a power-on so).
+        case busy
         /// An `org.bluez.Error.*` name this version does not know; the full name is kept.
         case other(String)
 
@@ -48,7 +51,7 @@ public struct BlueZError: Error, Equatable, Sendable, CustomStringConvertible {
             ("AuthenticationTimeout", .authenticationTimeout),
             ("ConnectionAttemptFailed", .connectionAttemptFailed),
             ("BREDR.ProfileUnavailable", .profileUnavailable),
-            ("Rejected", .rejected), ("Canceled", .canceled),
+            ("Rejected", .rejected), ("Canceled", .canceled), ("Busy", .busy),
         ]
 
         /// The suffix after `org.bluez.Error.`.
@@ -109,6 +112,7 @@ public struct BlueZError: Error, Equatable, Sendable, CustomStringConvertible {
         case .profileUnavailable: return "no audio endpoint registered: is BlueALSA or PipeWire running?"
         case .rejected: return "the request was rejected"
         case .canceled: return "the request was cancelled"
+        case .busy: return "the Bluetooth adapter is busy (still starting up or resetting); try again in a moment"
         case .other: return "BlueZ reported an error this version of speakerd does not know"
         }
     }

@@ -12,17 +12,32 @@ extension DBusBlueZClient {
         return await cache.devices
     }
 
+    /// A controller that has just come back (btvirt restarted, a USB dongle plugged in) is powered
+    /// by bluetoothd itself, and a power-on asked meanwhile is answered `Busy` (seen with real
+    /// bluetoothd 5.66): tried again, `busyRetries` times `busyRetryDelay` apart, until the
+    /// adapter is powered or stops being busy.
     public func powerOn(_ address: BluetoothAddress) async throws {
-        let (path, adapter) = try await adapter(address)
-        if adapter.isBlocked { throw BlueZClientError.adapterBlocked(name: adapter.name) }
-        if adapter.powered { return }
-        do {
-            try await setProperty("Powered", .bool(true), on: path, interface: BlueZInterface.adapter,
-                                  operation: "Power on \(adapter.name)")
-        } catch BlueZClientError.bluez(let error, _) where error.message.lowercased().contains("rfkill") {
-            throw BlueZClientError.adapterBlocked(name: adapter.name)
+        var busyAnswers = 0
+        while true {
+            let (path, adapter) = try await adapter(address)
+            if adapter.isBlocked { throw BlueZClientError.adapterBlocked(name: adapter.name) }
+            if adapter.powered { return }
+            do {
+                try await setProperty("Powered", .bool(true), on: path, interface: BlueZInterface.adapter,
+                                      operation: "Power on \(adapter.name)")
+                return
+            } catch BlueZClientError.bluez(let error, _) where error.message.lowercased().contains("rfkill") {
+                throw BlueZClientError.adapterBlocked(name: adapter.name)
+            } catch BlueZClientError.bluez(let error, let operation) where error.kind == .busy && busyAnswers < Self.busyRetries {
+                busyAnswers += 1
+                logger.info("\(operation): the adapter is busy; trying again in \(Self.busyRetryDelay)")
+                try await clock.sleep(for: Self.busyRetryDelay)
+            }
         }
     }
+
+    static let busyRetries = 10
+    static let busyRetryDelay = Duration.milliseconds(500)
 
     public func startDiscovery(on address: BluetoothAddress, filter: DiscoveryFilter) async throws {
         let (path, adapter) = try await adapter(address)
