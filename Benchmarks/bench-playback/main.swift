@@ -82,6 +82,11 @@ for file in renderFiles {
     speedRows.append((file, Measure.median(ours), Measure.median(oursCold), Measure.median(theirs)))
 }
 
+// MARK: - A practice loop: ours against fluidsynth -F on the passes written out
+
+let loop = try await LoopRender.measure(file: "test-karaoke-kar.mid", path: path("test-karaoke-kar.mid"), loop: "2-3", passes: 50,
+                                        runs: max(3, runs / 2), font: font, scratch: scratch, fluidsynth: fluidsynth)
+
 // MARK: - RSS with and without the SoundFont
 
 let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
@@ -111,6 +116,14 @@ for row in speedRows {
     print("| `\(row.file)` | \(x(row.ours)) | \(x(row.oursCold)) | \(x(row.theirs)) | \(String(format: "%.2f", row.ours / row.theirs)) | \(String(format: "%.2f", row.oursCold / row.theirs)) |")
 }
 print("""
+
+| Practice loop: `\(loop.file)` bars 2–3 × \(loop.passes) (median of \(max(3, runs / 2))) | figure |
+| --- | --- |
+| arranging the loop (chase, seams, \(loop.passes) passes) | \(ms(loop.arrangeSeconds)) |
+| render speed, speakerd (`render --loop 2-3 --loop-count \(loop.passes)`), audio s per wall s | \(x(loop.ours)) |
+| render speed, `fluidsynth -ni -F` on the passes written out as one file | \(x(loop.theirs)) |
+| ratio speakerd / fluidsynth | \(String(format: "%.2f", loop.ours / loop.theirs)) |
+| seam jitter (largest offset of a pass from its exact frame) | \(loop.seamJitterFrames) frames |
 
 | Process RSS (median of 3 child processes) | RSS |
 | --- | --- |
