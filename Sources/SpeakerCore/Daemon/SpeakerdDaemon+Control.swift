@@ -174,7 +174,7 @@ extension SpeakerdDaemon: SpeakerdControl {
         if let reason = verdict.waitingFor, !reason.waitingCanSucceed { await lookAgainBeforePlaying() }
         let snapshot: PlaybackSnapshot
         do {
-            snapshot = try await playback.play(file: request.file, displayName: request.displayName, queue: request.queue)
+            snapshot = try await playback.play(request)
         } catch {
             logger.info("not playing \(request.displayName)\(speakerForLog): \(error)")
             throw Self.rejected(error)
@@ -202,7 +202,8 @@ extension SpeakerdDaemon: SpeakerdControl {
     /// A playback failure as the API reports it: the one place its error name is chosen.
     static func rejected(_ error: PlaybackServiceError) -> SpeakerdError {
         let name = switch error {
-        case .invalidSong: SpeakerdBus.ErrorName.invalidFile
+        case .invalidSong, .songTooLarge: SpeakerdBus.ErrorName.invalidFile
+        case .busy: SpeakerdBus.ErrorName.busy
         case .notReady, .cannotWait, .notStartedYet: SpeakerdBus.ErrorName.notReady
         case .replaced, .stoppedBeforeStart, .cancelled, .startFailed, .nothingPlaying, .shuttingDown:
             SpeakerdBus.ErrorName.failed
