@@ -366,6 +366,17 @@ def large_song(path, megabytes):
     return os.path.getsize(path)
 
 
+def unit_memory_high_kb():
+    """MemoryHigh= of systemd/speakerd.service, in KiB (the floods must stay under it)."""
+    units = {"K": 1, "M": 1024, "G": 1024 * 1024}
+    with open(os.path.join(ROOT, "systemd", "speakerd.service")) as f:
+        for line in f:
+            if line.startswith("MemoryHigh="):
+                value = line.split("=", 1)[1].strip()
+                return int(value[:-1]) * units[value[-1]]
+    raise RuntimeError("systemd/speakerd.service has no MemoryHigh=")
+
+
 def queue_flood(bus, work, plays):
     """One large valid song played, then queued again and again: the queue stops at its memory
     limit with Busy naming it, and the RSS stays bounded."""
@@ -382,9 +393,8 @@ def queue_flood(bus, work, plays):
     for index in range(plays):
         with open(song, "rb") as f:
             try:
-                status = api.Play(dbus.types.UnixFd(f.fileno()), f"large-{index}.mid", index > 0, timeout=60)
+                api.Play(dbus.types.UnixFd(f.fileno()), f"large-{index}.mid", index > 0, timeout=60)
                 accepted += 1
-                queued = len(status["Playback"].get("Queued", []))
             except dbus.exceptions.DBusException as error:
                 (refusals if error.get_dbus_name() == "io.speakerd.Error.Busy" else other).append(str(error.get_dbus_message()))
     took = time.monotonic() - started
@@ -392,15 +402,14 @@ def queue_flood(bus, work, plays):
     alive = daemon.alive()
     daemon.stop()
     named = all("max_queue_mib" in message or "max_queued_songs" in message for message in refusals)
-    # What the queue may hold, the song playing (the queue's songs are the same size), and one
-    # song being read (the read budget) and parsed (at most the same again), with 64 MiB of margin.
-    song_kb = (queued_size_kb := (QUEUE_MIB * 1024) // max(accepted - 1, 1)) if accepted > 1 else 0
-    bound = idle + QUEUE_MIB * 1024 + READ_BUDGET_MIB * 1024 + 2 * song_kb + 64 * 1024
+    # The bound is the unit's own MemoryHigh=: sized for a full queue, a full read budget, the
+    # song playing and a song being parsed (systemd/speakerd.service says how).
+    bound = unit_memory_high_kb()
     ok = alive and not other and refusals and named and peak <= bound
     report("queue flood", f"{plays} Plays of one valid {size / MIB:.1f} MiB song (the first plays, the rest --queue): "
            f"{accepted - 1} queued, {len(refusals)} Busy naming the limit ({refusals[0][:110] if refusals else 'none'!r}), "
            f"{len(other)} other, in {took:.1f} s; RSS idle {idle // 1024} MiB -> peak {peak // 1024} MiB "
-           f"(bound idle + queue {QUEUE_MIB} + budget {READ_BUDGET_MIB} + 2 songs + 64 = {bound // 1024} MiB); peak threads {threads}",
+           f"(bound: the unit's MemoryHigh= {bound // 1024} MiB); peak threads {threads}",
            ok, "scripts/reliability --only queue")
     return idle, peak, threads
 
