@@ -23,6 +23,17 @@ struct MemoryBoundsDaemonTests {
         return try FileDescriptor.open(path, .readOnly)
     }
 
+    /// The real daemon with its player, on the real clock (songs to a null output), ready to
+    /// play to the remembered speaker.
+    static func readyDaemon(_ configure: (inout DaemonConfiguration) -> Void) async throws -> (DaemonWorld, SpeakerdDaemon) {
+        let fake = try await DaemonWorld.start(.speakerd, remembers: [DaemonWorld.flip])
+        fake.remember([DaemonWorld.flip])
+        let daemon = fake.makeDaemon(playback: true, configure)
+        await daemon.start()
+        try await eventually("playback is ready") { daemon.gate.isReached(.playbackReady) }
+        return (fake, daemon)
+    }
+
     static func busyMessage(_ error: SpeakerdError?) -> String? {
         guard case let .rejected(name, message)? = error, name == SpeakerdBus.ErrorName.busy else { return nil }
         return message
@@ -30,8 +41,7 @@ struct MemoryBoundsDaemonTests {
 
     @Test("a queued play past max_queued_songs is Busy naming the limit; a file over 16 MiB is InvalidFile naming its size")
     func queueAndSizeThroughTheAPI() async throws {
-        let (fake, daemon, _) = try await DaemonWorld.connectedDaemon(playback: true) { $0.queueLimits.songs = 1 }
-        try await eventually("playback is ready") { daemon.gate.isReached(.playbackReady) }
+        let (fake, daemon) = try await Self.readyDaemon { $0.queueLimits.songs = 1 }
         let client = try await fake.client()
         var opened: [FileDescriptor] = []
         defer { opened.forEach { try? $0.close() } }
@@ -64,10 +74,9 @@ struct MemoryBoundsDaemonTests {
 
     @Test("the read budget is per client connection: past its share a connection's play is Busy, another connection's plays")
     func readBudgetPerConnection() async throws {
-        let (fake, daemon, _) = try await DaemonWorld.connectedDaemon(playback: true) {
+        let (fake, daemon) = try await Self.readyDaemon {
             $0.readBudget = SongReadBudget.Limits(total: 1024 * Self.kib, perClient: 128 * Self.kib)
         }
-        try await eventually("playback is ready") { daemon.gate.isReached(.playbackReady) }
         let greedy = try await fake.world.connect()
         var pipes: [(readEnd: FileDescriptor, writeEnd: FileDescriptor)] = []
         defer { pipes.forEach { try? $0.readEnd.close(); try? $0.writeEnd.close() } }
