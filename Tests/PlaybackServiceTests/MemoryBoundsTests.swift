@@ -50,9 +50,12 @@ struct MemoryBoundsTests {
     func totalReadBudget() async throws {
         let settings = PlaybackServiceSettings(readTimeout: .seconds(10),
                                                readBudget: .init(total: 256 * Self.kib, perClient: 256 * Self.kib))
-        let harness = try await PlayerHarness(initial: .playbackReady, settings: settings)
-        defer { harness.cleanUp() }
-        let budget = harness.player.readBudget
+        // The read time-out runs on this test clock (PlayerHarness's player reads on the real one).
+        let clock = TestClock()
+        let player = try await ClientPipeTests.player(clock: clock, settings: settings)
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let budget = player.readBudget
         // Two clients each send part of a song and then nothing: the budget is taken.
         var stalled: [Task<PlaybackSnapshot, any Error>] = []
         var writers: [FileDescriptor] = []
@@ -60,7 +63,7 @@ struct MemoryBoundsTests {
             let pipe = try Self.stalledPipe(sending: 60 * Self.kib)
             writers.append(pipe.writeEnd)
             let request = PlayRequest(file: pipe.readEnd, displayName: "stalled.mid", queue: false, client: client)
-            stalled.append(Task { try await harness.player.play(request) })
+            stalled.append(Task { try await player.play(request) })
         }
         defer { writers.forEach { try? $0.close() } }
         try await eventually("both stalled songs hold their share") { budget.held == 256 * Self.kib }
@@ -70,11 +73,11 @@ struct MemoryBoundsTests {
         let pipe = try Self.stalledPipe(sending: 10)
         defer { try? pipe.writeEnd.close() }
         let refusedPipe = await #expect(throws: PlaybackServiceError.self) {
-            try await harness.player.play(PlayRequest(file: pipe.readEnd, displayName: "third.mid", queue: false, client: ":1.12"))
+            try await player.play(PlayRequest(file: pipe.readEnd, displayName: "third.mid", queue: false, client: ":1.12"))
         }
-        let (file, opened) = try harness.request(ClientSongs.threeNotes, named: "file.mid")
+        let (file, opened) = try ClientSongs.request(ClientSongs.threeNotes, named: "file.mid", in: directory)
         let refusedFile = await #expect(throws: PlaybackServiceError.self) {
-            try await harness.player.play(PlayRequest(file: file.file, displayName: "file.mid", queue: false, client: ":1.12"))
+            try await player.play(PlayRequest(file: file.file, displayName: "file.mid", queue: false, client: ":1.12"))
         }
         for refused in [refusedPipe, refusedFile] {
             guard case let .busy(_, reason)? = refused else {
@@ -90,16 +93,18 @@ struct MemoryBoundsTests {
         #expect(budget.held == 256 * Self.kib, "a refused request reserved nothing")
 
         // The stalled songs time out; what they held is given back, and a song plays again.
-        for _ in 0..<500 where budget.held > 0 {
-            await harness.clock.advance(by: .seconds(10))
-            await Task.yield()
+        // (Their deadlines may start a moment after their reads: the clock moves until they fire.)
+        try await eventually("the stalled reads time out and give their share back") {
+            await clock.advance(by: .seconds(10))
+            return budget.held == 0
         }
         for task in stalled { await #expect(throws: PlaybackServiceError.self) { try await task.value } }
         #expect(budget.held == 0)
-        let status = try await harness.startPlaying(ClientSongs.threeNotes, named: "after.mid")
+        let (after, _) = try ClientSongs.request(ClientSongs.threeNotes, named: "after.mid", in: directory)
+        let status = try await player.play(after)
         #expect(status.activity == .playing)
         #expect(budget.held == 0, "a song read and parsed holds nothing of the budget")
-        await harness.player.stop()
+        await player.stop()
     }
 
     @Test("one client cannot take the whole budget: past its own share it is busy, and another client's song still plays")
