@@ -2,6 +2,7 @@ import AsyncSignals
 import AudioPath
 @testable import BlueZ
 @testable import Daemon
+import PlaybackService
 import TestSupport
 import Testing
 
@@ -31,6 +32,28 @@ struct ConfigurationTests {
             ("pre_roll_ms = 2001", "bad value '2001' for pre_roll_ms (expected a whole number from 0 to 2000)"),
             ("pre_roll_ms = 0.15", "bad value '0.15' for pre_roll_ms (expected a whole number from 0 to 2000)"),
             ("keep_alive = sometimes", "bad value 'sometimes' for keep_alive (expected yes or no)"),
+        ] {
+            #expect(throws: ConfigurationError.invalidLine(path: "/etc/speakerd/speakerd.conf", line: 1, problem: problem)) {
+                try parser.parse(text)
+            }
+        }
+    }
+
+    @Test("the memory bounds are read in MiB and reach the player: the read budget in all and per client, the queue's songs and memory")
+    func memoryBounds() throws {
+        let defaults = try parser.parse("")
+        #expect(defaults.readBudget == SongReadBudget.Limits(total: 64 << 20, perClient: 32 << 20))
+        #expect(defaults.queueLimits == PlayQueueLimits(songs: 64, bytes: 128 << 20))
+        let configuration = try parser.parse("read_budget_mib = 96\nread_budget_per_client_mib = 24\nmax_queued_songs = 8\nmax_queue_mib = 40\n")
+        #expect(configuration.readBudget == SongReadBudget.Limits(total: 96 << 20, perClient: 24 << 20))
+        #expect(configuration.queueLimits == PlayQueueLimits(songs: 8, bytes: 40 << 20))
+        let settings = PlaybackServiceSettings(configuration)
+        #expect(settings.readBudget == configuration.readBudget && settings.queueLimits == configuration.queueLimits)
+        for (text, problem) in [
+            ("read_budget_mib = 16", "bad value '16' for read_budget_mib (expected a whole number from 17 to 4096)"),
+            ("read_budget_per_client_mib = lots", "bad value 'lots' for read_budget_per_client_mib (expected a whole number from 17 to 4096)"),
+            ("max_queued_songs = 2000", "bad value '2000' for max_queued_songs (expected a whole number from 0 to 1024)"),
+            ("max_queue_mib = 0", "bad value '0' for max_queue_mib (expected a whole number from 1 to 4096)"),
         ] {
             #expect(throws: ConfigurationError.invalidLine(path: "/etc/speakerd/speakerd.conf", line: 1, problem: problem)) {
                 try parser.parse(text)

@@ -90,13 +90,14 @@ class FakeBus:
 class Daemon:
     """The release speakerd on `bus`, with the descriptor limit its unit sets (LimitNOFILE=1024)."""
 
-    def __init__(self, bus, directory, state=STATE):
+    def __init__(self, bus, directory, state=STATE, config=""):
         self.directory = directory
         os.makedirs(directory, exist_ok=True)
         if state is not None:
             with open(os.path.join(directory, "state.json"), "w") as f:
                 f.write(state)
-        open(os.path.join(directory, "speakerd.conf"), "w").close()
+        with open(os.path.join(directory, "speakerd.conf"), "w") as f:
+            f.write(config)
         self.log = os.path.join(directory, "speakerd.log")
         self.process = subprocess.Popen(["prlimit", "--nofile=1024:1024", SPEAKERD, "--config", os.path.join(directory, "speakerd.conf"),
                                          "--state-dir", directory, "--bus", bus.address, "--audio-output", "null"],
@@ -119,6 +120,33 @@ class Daemon:
                 if line.startswith("VmRSS:"):
                     return int(line.split()[1])
         return 0
+
+    def threads(self):
+        return len(os.listdir(f"/proc/{self.pid}/task"))
+
+    def sample_peaks(self):
+        """Samples RSS (KiB) and threads every 10 ms in a thread until the returned stop() is
+        called; stop() returns (peak RSS, peak threads)."""
+        peaks = {"rss": self.rss_kb(), "threads": self.threads()}
+        done = threading.Event()
+
+        def sample():
+            while not done.is_set():
+                try:
+                    peaks["rss"] = max(peaks["rss"], self.rss_kb())
+                    peaks["threads"] = max(peaks["threads"], self.threads())
+                except (OSError, ValueError):
+                    return
+                time.sleep(0.01)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+
+        def stop():
+            done.set()
+            sampler.join(timeout=5)
+            return peaks["rss"], peaks["threads"]
+        return stop
 
     def wait_ready(self, timeout=30):
         deadline = time.monotonic() + timeout
@@ -255,6 +283,170 @@ def fd_flood(bus, work, clients, per_client):
     report("fd-exhaustion flood", f"{total} never-closing Plays from {clients} clients: {outcomes['busy']} Busy, daemon "
            f"{'on the bus' if on_bus and status_ok else 'GONE'}, fds {baseline} -> peak {peak} (bound {bound}) -> {after} after",
            ok, "scripts/reliability --short")
+
+
+MIB = 1 << 20
+READ_BUDGET_MIB = 64  # speakerd.conf's read_budget_mib default
+QUEUE_MIB = 128       # max_queue_mib default
+
+
+def byte_flood(bus, work, clients, per_client):
+    """Many Plays whose pipes are filled to just under the 16 MiB song limit and never closed: the
+    bytes they hold are bounded by the read budget, not by the request count."""
+    daemon = Daemon(bus, os.path.join(work, "byte-flood"))
+    daemon.wait_ready()
+    time.sleep(0.5)
+    idle = daemon.rss_kb()
+    stop_sampling = daemon.sample_peaks()
+    connections = [connect(bus.address) for _ in range(clients)]
+    outcomes = {"busy": 0, "timed out": 0, "other": 0}
+    writers, write_ends = [], []
+
+    def fill(fd):  # blocks while the daemon does not read; ends when it closes its end
+        chunk = b"M" * (1 << 16)
+        left = 16 * MIB - 4096
+        try:
+            while left > 0:
+                left -= os.write(fd, chunk[:min(left, len(chunk))])
+        except OSError:
+            pass
+
+    def failed(error):
+        name = error.get_dbus_name()
+        outcomes["busy" if name == "io.speakerd.Error.Busy" else "timed out" if "did not finish" in str(error) else "other"] += 1
+
+    started = time.monotonic()
+    for connection in connections:
+        api = interface(connection)
+        for index in range(per_client):
+            read_end, write_end = os.pipe()
+            write_ends.append(write_end)
+            writer = threading.Thread(target=fill, args=(write_end,), daemon=True)
+            writer.start()
+            writers.append(writer)
+            api.Play(dbus.types.UnixFd(read_end), f"bytes-{index}.mid", False, reply_handler=lambda *_: None,
+                     error_handler=failed, timeout=60)
+            os.close(read_end)
+    total = clients * per_client
+    run_loop_until(lambda: sum(outcomes.values()) >= total, 40)
+    took = time.monotonic() - started
+    peak, threads = stop_sampling()
+    for fd in write_ends:
+        os.close(fd)
+    for writer in writers:
+        writer.join(timeout=5)
+    alive = daemon.alive()
+    try:
+        status_ok = str(interface(connect(bus.address)).Status(timeout=10)["Readiness"]) == "playbackReady"
+    except dbus.exceptions.DBusException:
+        status_ok = False
+    for connection in connections:
+        connection.close()
+    daemon.stop()
+    bound = idle + (READ_BUDGET_MIB + 64) * 1024
+    ok = alive and status_ok and peak <= bound and sum(outcomes.values()) == total and outcomes["busy"] > 0
+    report("byte flood", f"{total} Plays of never-closed 16 MiB - 4 KiB pipes from {clients} connections: {outcomes['busy']} Busy, "
+           f"{outcomes['timed out']} read until their time-out, {outcomes['other']} other, all answered in {took:.1f} s; "
+           f"RSS idle {idle // 1024} MiB -> peak {peak // 1024} MiB (bound idle + {READ_BUDGET_MIB} + 64 = {bound // 1024} MiB); "
+           f"peak threads {threads}", ok, "scripts/reliability --only bytes")
+    return idle, peak, threads
+
+
+def large_song(path, megabytes):
+    """A valid format-0 MIDI file of about `megabytes` MB: note on/off pairs, explicit status
+    bytes, a tick apart (about 3.75 million events for 15 MB, under the 4 million limit)."""
+    body = bytearray()
+    pair = bytes([0x00, 0x90, 60, 100, 0x01, 0x80, 60, 0])
+    body += bytes([0x00, 0xFF, 0x51, 0x03, 0x07, 0xA1, 0x20])  # 500,000 us a quarter
+    body += pair * ((megabytes * 1_000_000 - 40) // len(pair))
+    body += bytes([0x00, 0xFF, 0x2F, 0x00])
+    with open(path, "wb") as f:
+        f.write(b"MThd" + (6).to_bytes(4, "big") + (0).to_bytes(2, "big") + (1).to_bytes(2, "big") + (480).to_bytes(2, "big"))
+        f.write(b"MTrk" + len(body).to_bytes(4, "big") + body)
+    return os.path.getsize(path)
+
+
+def unit_memory_high_kb():
+    """MemoryHigh= of systemd/speakerd.service, in KiB (the floods must stay under it)."""
+    units = {"K": 1, "M": 1024, "G": 1024 * 1024}
+    with open(os.path.join(ROOT, "systemd", "speakerd.service")) as f:
+        for line in f:
+            if line.startswith("MemoryHigh="):
+                value = line.split("=", 1)[1].strip()
+                return int(value[:-1]) * units[value[-1]]
+    raise RuntimeError("systemd/speakerd.service has no MemoryHigh=")
+
+
+def queue_flood(bus, work, plays):
+    """One large valid song played, then queued again and again: the queue stops at its memory
+    limit with Busy naming it, and the RSS stays bounded."""
+    daemon = Daemon(bus, os.path.join(work, "queue-flood"))
+    daemon.wait_ready()
+    time.sleep(0.5)
+    idle = daemon.rss_kb()
+    song = os.path.join(work, "large.mid")
+    size = large_song(song, 15)
+    stop_sampling = daemon.sample_peaks()
+    api = interface(connect(bus.address))
+    accepted, refusals, other = 0, [], []
+    started = time.monotonic()
+    for index in range(plays):
+        with open(song, "rb") as f:
+            try:
+                api.Play(dbus.types.UnixFd(f.fileno()), f"large-{index}.mid", index > 0, timeout=60)
+                accepted += 1
+            except dbus.exceptions.DBusException as error:
+                (refusals if error.get_dbus_name() == "io.speakerd.Error.Busy" else other).append(str(error.get_dbus_message()))
+    took = time.monotonic() - started
+    peak, threads = stop_sampling()
+    alive = daemon.alive()
+    daemon.stop()
+    named = all("max_queue_mib" in message or "max_queued_songs" in message for message in refusals)
+    # The bound is the unit's own MemoryHigh=: sized for a full queue, a full read budget, the
+    # song playing and a song being parsed (systemd/speakerd.service says how).
+    bound = unit_memory_high_kb()
+    ok = alive and not other and refusals and named and peak <= bound
+    report("queue flood", f"{plays} Plays of one valid {size / MIB:.1f} MiB song (the first plays, the rest --queue): "
+           f"{accepted - 1} queued, {len(refusals)} Busy naming the limit ({refusals[0][:110] if refusals else 'none'!r}), "
+           f"{len(other)} other, in {took:.1f} s; RSS idle {idle // 1024} MiB -> peak {peak // 1024} MiB "
+           f"(bound: the unit's MemoryHigh= {bound // 1024} MiB); peak threads {threads}",
+           ok, "scripts/reliability --only queue")
+    return idle, peak, threads
+
+
+def concurrent_scans(bus, work, per_user, scan_seconds):
+    """Scans from two clients at once share one discovery: each answers within its own scan's
+    duration, and a Connect from the other client meanwhile is not held behind them."""
+    daemon = Daemon(bus, os.path.join(work, "scans"), config=f"scan_seconds = {scan_seconds}\n")
+    api = daemon.wait_ready()
+    api.Disconnect(timeout=10)
+    users = [connect(bus.address), connect(bus.address)]
+    answers, failures = [], []
+    started = time.monotonic()
+    for user in users:
+        for _ in range(per_user):
+            asked = time.monotonic()
+            interface(user).Scan(reply_handler=lambda *_, a=asked: answers.append(time.monotonic() - a),
+                                 error_handler=lambda e: failures.append(str(e)), timeout=120)
+    run_loop_until(lambda: False, 0.3)  # the scans are under way
+    asked = time.monotonic()
+    try:
+        interface(users[1]).Connect("", timeout=30)
+        connect_took = time.monotonic() - asked
+    except dbus.exceptions.DBusException as error:
+        connect_took = None
+        failures.append(str(error))
+    run_loop_until(lambda: len(answers) + len(failures) >= 2 * per_user, 60)
+    total = time.monotonic() - started
+    alive = daemon.alive()
+    daemon.stop()
+    slowest = max(answers) if answers else float("inf")
+    ok = (alive and not failures and len(answers) == 2 * per_user and slowest <= scan_seconds + 1.0
+          and connect_took is not None and connect_took < 2.0)
+    report("concurrent scans", f"{2 * per_user} Scans from 2 connections with scan_seconds = {scan_seconds}: {len(answers)} answered, "
+           f"{len(failures)} failed, slowest {slowest:.2f} s (bound {scan_seconds + 1.0:.1f} s), all in {total:.1f} s; the other "
+           f"client's Connect meanwhile took {connect_took * 1000 if connect_took is not None else float('nan'):.0f} ms (bound 2,000 ms)",
+           ok, "scripts/reliability --only scans")
 
 
 def recovery(work):
@@ -591,6 +783,9 @@ def main():
         ("kill9", lambda: kill9_during_state_writes(bus, work, 200 if full else 25)),
         ("status", lambda: concurrent_status(bus, work, 1000)),
         ("flood", lambda: fd_flood(bus, work, 10, 60)),
+        ("bytes", lambda: byte_flood(bus, work, 8, 16)),
+        ("queue", lambda: queue_flood(bus, work, 8)),
+        ("scans", lambda: concurrent_scans(bus, work, 8, 3)),
         ("privacy", lambda: signal_privacy(work)),
         ("cycles", lambda: connect_cycles(bus, work, 2000 if full else 150)),
         ("recovery", lambda: recovery(work)),

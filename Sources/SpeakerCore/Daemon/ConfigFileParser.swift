@@ -21,7 +21,11 @@ public struct ConfigFileParser: Sendable {
         "on_speaker_lost", "reconnect_max_seconds", "scan_seconds", "state_dir", "bus",
         "max_requests_per_client", "max_requests_total", "audio_device_grace_seconds", "pulse_server",
         "sound_server_user", "pre_roll_ms", "keep_alive", "first_volume",
+        "read_budget_mib", "read_budget_per_client_mib", "max_queued_songs", "max_queue_mib",
     ]
+
+    /// The smallest read budget accepted, in MiB: a song at the 16 MiB limit, plus its read buffer.
+    public static let smallestReadBudgetMiB = 17
 
     /// The path used in error messages.
     public let path: String
@@ -114,6 +118,14 @@ public struct ConfigFileParser: Sendable {
             configuration.keepAlive = try parseBool(value, key: key)
         case "first_volume":
             configuration.firstVolume = try parseCount(value, key: key, range: VolumeChange.range)
+        case "read_budget_mib":
+            configuration.readBudget.total = try parseCount(value, key: key, range: smallestReadBudgetMiB...4096) << 20
+        case "read_budget_per_client_mib":
+            configuration.readBudget.perClient = try parseCount(value, key: key, range: smallestReadBudgetMiB...4096) << 20
+        case "max_queued_songs":
+            configuration.queueLimits.songs = try parseCount(value, key: key, range: 0...1024)
+        case "max_queue_mib":
+            configuration.queueLimits.bytes = try parseCount(value, key: key, range: 1...4096) << 20
         default:
             throw DaemonSettingError(setting: key, value: value, expected: "a known key")
         }

@@ -64,6 +64,12 @@ public struct DaemonConfiguration: Equatable, Sendable {
     /// when its audio device first appears: many speakers wake at full volume, which is a shock
     /// with a song already queued.
     public var firstVolume: Int = 40
+    /// The bytes songs being read from clients may hold, in all and per client connection
+    /// (`read_budget_mib`, `read_budget_per_client_mib`); past them a `play` is refused as busy.
+    public var readBudget = SongReadBudget.Limits.default
+    /// How many songs the play queue holds and how much memory they take (`max_queued_songs`,
+    /// `max_queue_mib`); past them a `play --queue` is refused as busy.
+    public var queueLimits = PlayQueueLimits.default
 
     public init(
         adapter: String? = nil,

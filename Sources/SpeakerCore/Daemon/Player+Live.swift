@@ -29,7 +29,8 @@ extension PlaybackServiceSettings {
     /// The settings a daemon configuration asks for.
     public init(_ configuration: DaemonConfiguration) {
         self.init(playTimeout: configuration.playTimeout, onSpeakerLost: configuration.onSpeakerLost,
-                  keepAlive: configuration.keepAlive)
+                  keepAlive: configuration.keepAlive, readBudget: configuration.readBudget,
+                  queueLimits: configuration.queueLimits)
     }
 }
 

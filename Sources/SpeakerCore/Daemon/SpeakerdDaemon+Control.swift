@@ -177,7 +177,7 @@ extension SpeakerdDaemon: SpeakerdControl {
         await link.requestWaiting()
         let snapshot: PlaybackSnapshot
         do {
-            snapshot = try await playback.play(file: request.file, displayName: request.displayName, queue: request.queue)
+            snapshot = try await playback.play(request)
         } catch {
             await link.requestEnded()
             logger.info("not playing \(request.displayName)\(speakerForLog): \(error)")
@@ -207,7 +207,8 @@ extension SpeakerdDaemon: SpeakerdControl {
     /// A playback failure as the API reports it: the one place its error name is chosen.
     static func rejected(_ error: PlaybackServiceError) -> SpeakerdError {
         let name = switch error {
-        case .invalidSong: SpeakerdBus.ErrorName.invalidFile
+        case .invalidSong, .songTooLarge: SpeakerdBus.ErrorName.invalidFile
+        case .busy: SpeakerdBus.ErrorName.busy
         case .notReady, .cannotWait, .notStartedYet: SpeakerdBus.ErrorName.notReady
         case .replaced, .stoppedBeforeStart, .cancelled, .startFailed, .nothingPlaying, .shuttingDown:
             SpeakerdBus.ErrorName.failed

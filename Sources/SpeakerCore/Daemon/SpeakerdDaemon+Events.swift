@@ -65,9 +65,18 @@ extension SpeakerdDaemon {
         await link.systemSleep(starting: starting)
     }
 
-    /// One discovery of `scan_seconds` on the injected clock, as a speaker operation (one at a
-    /// time: a second scan joins the first's slot); every device heard, audio sinks ranked first.
+    /// The candidates of one discovery of `scan_seconds`: the one running now, joined, or a new
+    /// one (`SharedDiscovery`), so concurrent scans share it instead of queueing one behind another.
     func discover() async throws -> [RankedCandidate] {
+        try await sharedDiscovery.join { [weak self] in
+            guard let self else { throw CancellationError() }
+            return try await self.discoverOnce()
+        }
+    }
+
+    /// One discovery of `scan_seconds` on the injected clock, as a speaker operation; every
+    /// device heard, audio sinks ranked first.
+    private func discoverOnce() async throws -> [RankedCandidate] {
         guard let bluez, let adapterAddress = adapter?.address else {
             throw SpeakerdError.rejected(name: SpeakerdBus.ErrorName.notReady, message: phase.statusLine)
         }

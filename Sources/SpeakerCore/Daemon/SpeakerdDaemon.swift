@@ -84,6 +84,8 @@ public actor SpeakerdDaemon {
     /// The start-up run in progress, so the bus step can switch it to "launched by request".
     var startupRun: (sequencer: StartupSequencer, operations: [String: StartupOperation.Body], knownSpeakers: Bool)?
     var lastScan: [RankedCandidate] = []
+    /// The discovery under way, which every scan asked meanwhile joins.
+    let sharedDiscovery = SharedDiscovery()
     /// Discoveries under way, and the candidate list last announced during them.
     var discoveries = 0
     var lastAnnouncedCandidates: ScanReport?

@@ -11,9 +11,15 @@ import SystemPackage
 /// end; instead the descriptor is made non-blocking and watched by a Dispatch read source (epoll
 /// underneath), which reads only what is there when it is there. A deadline on the injected clock
 /// bounds the whole read. Regular files cannot block (and epoll refuses them), so they are read
-/// directly. Anything else that can never deliver a song (a directory, `/dev/null`, an eventfd:
-/// `SongFileKind`) fails at once, naming its kind. The descriptor is closed whatever happens. (O_NONBLOCK is set on the open file
-/// description the client shares; the client has handed it over and reads it no more.)
+/// directly, after their size (`fstat`) is judged against the limit: a file over it is refused
+/// before a byte is read. Anything else that can never deliver a song (a directory, `/dev/null`,
+/// an eventfd: `SongFileKind`) fails at once, naming its kind. The descriptor is closed whatever
+/// happens. (O_NONBLOCK is set on the open file description the client shares; the client has
+/// handed it over and reads it no more.)
+///
+/// Every byte the read keeps is reserved first in the request's `SongReadBudget.Account`: a
+/// regular file's whole size up front, a pipe's buffer as it grows. A reservation the budget
+/// refuses ends the read at once with `busy`.
 enum ClientFileReader {
     /// Why the bytes could not all be read.
     enum Failure: Error, Equatable {
@@ -27,10 +33,14 @@ enum ClientFileReader {
         case cancelled
         /// The descriptor is not a file or stream a song can come from.
         case notASong(SongFileKind)
+        /// A regular file of `size` bytes (by `fstat`), over `limit`: refused before reading.
+        case fileTooLarge(size: Int, limit: Int)
+        /// Keeping more bytes would pass the budget for songs being read.
+        case busy(SongReadBudget.Refusal)
     }
 
-    static func readAll(_ descriptor: FileDescriptor, limit: Int, timeout: Duration,
-                        clock: any Clock<Duration>) async throws(Failure) -> [UInt8] {
+    static func readAll(_ descriptor: FileDescriptor, limit: Int, timeout: Duration, clock: any Clock<Duration>,
+                        account: SongReadBudget.Account) async throws(Failure) -> [UInt8] {
         guard let kind = SongFileKind(descriptor: descriptor.rawValue) else {
             let reason = String(cString: strerror(errno))
             try? descriptor.close()
@@ -42,7 +52,11 @@ enum ClientFileReader {
         }
         if kind == .regularFile {
             defer { try? descriptor.close() }
-            let reader = AccumulatingRead(limit: limit)
+            var info = stat()
+            let size = fstat(descriptor.rawValue, &info) == 0 ? Int(info.st_size) : 0
+            guard size <= limit else { throw .fileTooLarge(size: size, limit: limit) }
+            let reader = AccumulatingRead(limit: limit, account: account)
+            if let refusal = reader.prepare(expecting: size) { throw refusal }
             return try reader.drain(descriptor.rawValue).get()
         }
         let flags = fcntl(descriptor.rawValue, F_GETFL)
@@ -51,7 +65,18 @@ enum ClientFileReader {
             try? descriptor.close()
             throw .unreadable(reason)
         }
-        let watch = PipeWatch(descriptor: descriptor, limit: limit)
+        let reader = AccumulatingRead(limit: limit, account: account)
+        if let refusal = reader.prepare(expecting: 0) {
+            try? descriptor.close()
+            throw refusal
+        }
+        // What the pipe holds already is read now: the whole song when the client wrote it before
+        // calling, and otherwise counted from the start (a time-out then says what had arrived).
+        if let outcome = reader.drainAvailable(descriptor.rawValue) {
+            try? descriptor.close()
+            return try outcome.get()
+        }
+        let watch = PipeWatch(descriptor: descriptor, reader: reader)
         let deadline = Task {
             try? await clock.sleep(for: timeout)
             if !Task.isCancelled { watch.finish(.failure(.timedOut(received: watch.received))) }
@@ -66,13 +91,33 @@ enum ClientFileReader {
     }
 }
 
-/// Bytes read so far, within the limit.
+/// Bytes read so far, within the limit and within the request's share of the read budget.
+///
+/// Its buffer grows by half again (not doubling) and every growth is reserved in the budget
+/// before it is made, so what the budget counts is what the buffer holds, give or take malloc's
+/// rounding; while a growth copies, the old buffer is held a moment longer.
 private final class AccumulatingRead: @unchecked Sendable {
     private(set) var bytes: [UInt8] = []
     private let limit: Int
-    private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    private let account: SongReadBudget.Account
+    /// The buffer's capacity as reserved in the budget.
+    private var reservedCapacity = 0
+    /// The read(2) buffer, allocated (and reserved) by `prepare`.
+    private var chunk: [UInt8] = []
+    static let chunkSize = 64 * 1024
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, account: SongReadBudget.Account) {
+        self.limit = limit
+        self.account = account
+    }
+
+    /// Reserves the read buffer and room for `expected` bytes (a regular file's size), or says
+    /// why the budget refuses them.
+    func prepare(expecting expected: Int) -> ClientFileReader.Failure? {
+        if let refusal = account.reserve(Self.chunkSize) { return .busy(refusal) }
+        chunk = [UInt8](repeating: 0, count: Self.chunkSize)
+        return expected > 0 ? ensureRoom(for: expected) : nil
+    }
 
     /// Reads until the end (`.success`), until nothing is available yet (nil), or a failure.
     func drain(_ fd: Int32) -> Result<[UInt8], ClientFileReader.Failure> {
@@ -89,9 +134,22 @@ private final class AccumulatingRead: @unchecked Sendable {
                 if errno == EAGAIN || errno == EWOULDBLOCK { return nil }
                 return .failure(.unreadable(String(cString: strerror(errno))))
             }
+            if let refusal = ensureRoom(for: count) { return .failure(refusal) }
             bytes += chunk[..<count]
             if bytes.count > limit { return .failure(.tooLarge(received: bytes.count, limit: limit)) }
         }
+    }
+
+    /// Grows the buffer (reserved first) so that `count` more bytes fit.
+    private func ensureRoom(for count: Int) -> ClientFileReader.Failure? {
+        let needed = bytes.count + count
+        guard needed > reservedCapacity else { return nil }
+        let ceiling = max(needed, limit + Self.chunkSize)
+        let grown = min(max(needed, reservedCapacity + reservedCapacity / 2, Self.chunkSize), ceiling)
+        if let refusal = account.reserve(grown - reservedCapacity) { return .busy(refusal) }
+        bytes.reserveCapacity(grown)
+        reservedCapacity = grown
+        return nil
     }
 }
 
@@ -110,11 +168,11 @@ private final class PipeWatch: @unchecked Sendable {
     private let source: any DispatchSourceRead
     private static let queue = DispatchQueue(label: "speakerd.client-file-read")
 
-    init(descriptor: FileDescriptor, limit: Int) {
+    init(descriptor: FileDescriptor, reader: AccumulatingRead) {
         let fd = descriptor.rawValue
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: Self.queue)
         self.source = source
-        let reader = AccumulatingRead(limit: limit)
+        state.withLock { $0.received = reader.bytes.count }
         // Dispatch owns the descriptor until its source is cancelled: close it only then.
         // Held strongly until then: Dispatch drops its handlers once the source is cancelled.
         source.setCancelHandler {

@@ -10,15 +10,25 @@ import SystemPackage
 /// client streaming `cat song.mid |`), so the bytes are read without holding a thread
 /// (`ClientFileReader`), within the size limit and `timeout` on the daemon's clock. The
 /// descriptor is closed whatever happens, so a failed request never leaks one.
+///
+/// The bytes read are held in `budget` under the request's client until the song is parsed
+/// (see `SongReadBudget`): past the budget the request is `busy`, at once.
 enum ClientSongReader {
     static func read(_ request: PlayRequest, limits: MIDIReadLimits, timeout: Duration,
-                     clock: any Clock<Duration>) async throws(PlaybackServiceError) -> MIDISong {
+                     clock: any Clock<Duration>, budget: SongReadBudget) async throws(PlaybackServiceError) -> MIDISong {
         let name = request.displayName
+        let account = budget.account(for: request.client)
+        defer { account.releaseAll() }
         let bytes: [UInt8]
         do {
-            bytes = try await ClientFileReader.readAll(request.file, limit: limits.maxFileBytes, timeout: timeout, clock: clock)
+            bytes = try await ClientFileReader.readAll(request.file, limit: limits.maxFileBytes, timeout: timeout, clock: clock,
+                                                       account: account)
         } catch .notASong(let kind) {
             throw .invalidSong(file: name, reason: "it is \(kind), not a MIDI file")
+        } catch .fileTooLarge(let size, let limit) {
+            throw .songTooLarge(file: name, bytes: size, limit: limit)
+        } catch .busy(let refusal) {
+            throw .busy(file: name, reason: refusal.description)
         } catch {
             throw .invalidSong(file: name, reason: error.sentence(timeout: timeout))
         }
@@ -45,6 +55,10 @@ extension ClientFileReader.Failure {
             "the request was cancelled while the song was being read"
         case let .notASong(kind):
             "what the client sent is \(kind), not a MIDI file"
+        case let .fileTooLarge(size, limit):
+            "the file is \(Mebibytes.amount(size)), over the \(Mebibytes.limit(limit)) limit for one song"
+        case let .busy(refusal):
+            refusal.description
         }
     }
 }

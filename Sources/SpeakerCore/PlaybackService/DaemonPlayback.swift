@@ -27,6 +27,9 @@ public protocol DaemonPlayback: Sendable {
     /// once it has started or been queued. A broken file fails first, whatever else is wrong;
     /// then a song that would have to wait fails at once when waiting cannot succeed.
     func play(file: FileDescriptor, displayName: String, queue: Bool) async throws(PlaybackServiceError) -> PlaybackSnapshot
+    /// `play(file:displayName:queue:)` for a request from a client (`request.client`), whose
+    /// songs being read count against that client's share of the read budget.
+    func play(_ request: PlayRequest) async throws(PlaybackServiceError) -> PlaybackSnapshot
     /// Stops the song (or the one waiting) and empties the queue; returns the snapshot after it.
     @discardableResult func stop() async -> PlaybackSnapshot
     /// Pauses the song until `resume`; returns the snapshot after it.
@@ -49,6 +52,13 @@ public protocol DaemonPlayback: Sendable {
     /// What the playback side did to the speaker's sound-server cards that the user should know
     /// even once the path is ready (a headset card switched to A2DP), for `status`'s warnings.
     var audioPathWarnings: [String] { get }
+}
+
+extension DaemonPlayback {
+    /// A playback side that keeps no budget per client plays the file alike.
+    public func play(_ request: PlayRequest) async throws(PlaybackServiceError) -> PlaybackSnapshot {
+        try await play(file: request.file, displayName: request.displayName, queue: request.queue)
+    }
 }
 
 /// Why songs cannot play yet, as the daemon derived it (`NotReadyReason`): the sentence, and

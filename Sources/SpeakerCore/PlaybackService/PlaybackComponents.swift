@@ -69,14 +69,21 @@ public struct PlaybackServiceSettings: Sendable, Equatable {
     public var readTimeout: Duration
     /// Play the inaudible keep-alive signal to the ready speaker while no song plays (`keep_alive`).
     public var keepAlive: Bool
+    /// The bytes songs being read from clients may hold, in all and per client (`SongReadBudget`).
+    public var readBudget: SongReadBudget.Limits
+    /// How many songs the queue holds, and how much memory they may take (`PlayQueueLimits`).
+    public var queueLimits: PlayQueueLimits
 
     public init(playTimeout: Duration = .seconds(30), onSpeakerLost: SpeakerLostBehaviour = .pause,
-                readLimits: MIDIReadLimits = .default, readTimeout: Duration = .seconds(10), keepAlive: Bool = false) {
+                readLimits: MIDIReadLimits = .default, readTimeout: Duration = .seconds(10), keepAlive: Bool = false,
+                readBudget: SongReadBudget.Limits = .default, queueLimits: PlayQueueLimits = .default) {
         self.playTimeout = playTimeout
         self.onSpeakerLost = onSpeakerLost
         self.readLimits = readLimits
         self.readTimeout = readTimeout
         self.keepAlive = keepAlive
+        self.readBudget = readBudget
+        self.queueLimits = queueLimits
     }
 }
 

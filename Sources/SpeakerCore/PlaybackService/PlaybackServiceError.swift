@@ -6,6 +6,11 @@ import AsyncSignals
 public enum PlaybackServiceError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The song is not a MIDI file we can play; `reason` is the reader's one-line error.
     case invalidSong(file: String, reason: String)
+    /// The song's file is larger (by `fstat`, before reading) than the limit for one song.
+    case songTooLarge(file: String, bytes: Int, limit: Int)
+    /// speakerd refuses the request now, to bound its memory: the songs being read or the
+    /// queue are at a limit, which `reason` names. Trying again later may succeed.
+    case busy(file: String, reason: String)
     /// The speaker's audio path did not become ready in time; `waitingFor` says what the daemon
     /// was still doing ("connecting to JBL Flip 5").
     case notReady(file: String, after: Duration, waitingFor: String)
@@ -30,7 +35,8 @@ public enum PlaybackServiceError: Error, Equatable, Sendable, CustomStringConver
     /// A stable CamelCase name for the failure, for D-Bus error names and `--json` output.
     public var kind: String {
         switch self {
-        case .invalidSong: "InvalidSong"
+        case .invalidSong, .songTooLarge: "InvalidSong"
+        case .busy: "Busy"
         case .notReady, .cannotWait: "NotReady"
         case .replaced: "Replaced"
         case .stoppedBeforeStart: "Stopped"
@@ -46,6 +52,10 @@ public enum PlaybackServiceError: Error, Equatable, Sendable, CustomStringConver
         switch self {
         case let .invalidSong(file, reason):
             "cannot play \(file): \(reason)"
+        case let .songTooLarge(file, bytes, limit):
+            "\(file) is \(Mebibytes.amount(bytes)), over the \(Mebibytes.limit(limit)) limit for one song"
+        case let .busy(file, reason):
+            "busy: not taking \(file) now: \(reason)"
         case let .notReady(_, after, waitingFor):
             "the speaker did not become ready within \(after.spokenSeconds): still \(waitingFor)"
         case let .cannotWait(file, reason):

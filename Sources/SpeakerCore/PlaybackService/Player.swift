@@ -32,6 +32,8 @@ public actor Player: DaemonPlayback {
         let ticket: Int
         let song: MIDISong
         let file: String
+        /// What the parsed song takes in memory (`MIDISong.memoryFootprint`), for the queue's limit.
+        let memory: Int
     }
 
     /// The song that owns the session.
@@ -80,6 +82,8 @@ public actor Player: DaemonPlayback {
     let logger: Logger
     /// Times the reading of a client's song (`settings.readTimeout`).
     let clock: any Clock<Duration>
+    /// The bytes held by songs being read from clients (`settings.readBudget`).
+    public nonisolated let readBudget: SongReadBudget
 
     var state: State = .idle
     var queue: Deque<PendingSong> = []
@@ -118,6 +122,7 @@ public actor Player: DaemonPlayback {
         logger: Logger = Logger(label: "speakerd.playback")
     ) {
         self.clock = clock
+        self.readBudget = SongReadBudget(limits: settings.readBudget)
         self.gate = gate
         self.settings = settings
         self.components = components
@@ -177,9 +182,17 @@ public actor Player: DaemonPlayback {
     /// `.cannotWait` at once when the song would wait and the daemon said waiting cannot succeed,
     /// `.notReady` when the speaker is not ready within the play timeout, and `.replaced` /
     /// `.stoppedBeforeStart` when a newer request or `stop` takes its place while it waits.
+    ///
+    /// Throws `.busy` at once when the song would pass a memory bound: the budget for songs being
+    /// read (`SongReadBudget`), or the queue's limits (`PlayQueueLimits`, judged before reading
+    /// when the queue is already full, and again once the song is parsed).
     public func play(_ request: PlayRequest) async throws(PlaybackServiceError) -> PlaybackSnapshot {
+        if request.queue, currentTicket != nil, let reason = queueRefusal(for: request.displayName, memory: nil) {
+            try? request.file.close()
+            throw .busy(file: request.displayName, reason: reason)
+        }
         let song = try await ClientSongReader.read(request, limits: settings.readLimits, timeout: settings.readTimeout,
-                                                   clock: clock)
+                                                   clock: clock, budget: readBudget)
         if !gate.isReached(.playbackReady), let waiting, !waiting.waitingCanSucceed {
             throw .cannotWait(file: request.displayName, reason: waiting.message)
         }
@@ -194,7 +207,11 @@ public actor Player: DaemonPlayback {
     public func play(_ song: MIDISong, named file: String, queue wantsQueue: Bool = false) async throws(PlaybackServiceError) -> PlaybackSnapshot {
         if case .shutDown = state { throw .shuttingDown }
         watchSpeakerIfNeeded()
-        let item = PendingSong(ticket: nextTicket, song: song, file: file)
+        let memory = song.memoryFootprint
+        if wantsQueue, currentTicket != nil, let reason = queueRefusal(for: file, memory: memory) {
+            throw .busy(file: file, reason: reason)
+        }
+        let item = PendingSong(ticket: nextTicket, song: song, file: file, memory: memory)
         nextTicket += 1
         if wantsQueue, currentTicket != nil {
             queue.append(item)
@@ -308,6 +325,11 @@ public actor Player: DaemonPlayback {
         case let .playing(current), let .paused(current, _): current.ticket
         case .idle, .stopped, .failed, .shutDown: nil
         }
+    }
+
+    /// Why a song taking `memory` bytes (nil: not read yet) may not join the queue now, if it may not.
+    func queueRefusal(for file: String, memory: Int?) -> String? {
+        settings.queueLimits.refusal(file: file, count: queue.count, held: queue.reduce(0) { $0 + $1.memory }, adding: memory)
     }
 
     /// The snapshot as of now, with the position last learnt.

@@ -61,11 +61,15 @@ public struct PlayRequest: Sendable {
     public var displayName: String
     /// Append to the queue instead of replacing the current song.
     public var queue: Bool
+    /// Who sent it (the D-Bus caller's unique name; empty in-process): the bytes of its songs
+    /// being read count against this client's share of the daemon's read budget.
+    public var client: String
 
-    public init(file: FileDescriptor, displayName: String, queue: Bool) {
+    public init(file: FileDescriptor, displayName: String, queue: Bool, client: String = "") {
         self.file = file
         self.displayName = displayName
         self.queue = queue
+        self.client = client
     }
 }
 

@@ -214,7 +214,7 @@ public enum SpeakerdDBusObject {
             let fd = try context.argument(0, as: DBusUnixFD.self)
             let queue = try context.argument(2, as: Bool.self)
             let owned = FileDescriptor(rawValue: try fd.duplicateRawDescriptor())
-            return PlayRequest(file: owned, displayName: name.isEmpty ? "song" : name, queue: queue)
+            return PlayRequest(file: owned, displayName: name.isEmpty ? "song" : name, queue: queue, client: context.sender)
         } catch {
             throw .rejected(name: DBusError.Name.invalidArgs, message: error.description)
         }
