@@ -179,7 +179,7 @@ extension SpeakerdDaemon: SpeakerdControl {
             logger.info("not playing \(request.displayName)\(speakerForLog): \(error)")
             throw Self.rejected(error)
         }
-        logger.info("playing \(request.displayName)\(speakerForLog)")
+        // The player says "playing" when the song starts (a queued one later, or never).
         // A queued song leaves the status line on the one playing now.
         await playbackChanged(snapshot)
         return await currentStatus()
