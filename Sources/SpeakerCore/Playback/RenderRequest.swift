@@ -30,6 +30,9 @@ public struct RenderRequest: Sendable {
     /// then loads the SoundFont and renders the WAV. Every failure is a `RenderError` whose
     /// description is one line; a cancelled render throws `.cancelled` and leaves no file.
     public func run() async throws(RenderError) -> OfflineRenderer.Summary {
+        // `-o DIR/` names a directory, whether it exists or not: say so before any slow work
+        // (an existing DIR without the slash fails at the write, "Is a directory", as before).
+        if outputPath.hasSuffix("/") { throw .outputIsDirectory(outputPath) }
         let song: MIDISong
         do {
             song = try MIDIFileReader.read(contentsOfFile: midiPath)
@@ -74,6 +77,8 @@ public enum RenderError: Error, Sendable, Equatable {
     case tooLongForWAV(path: String, seconds: Double, fits: Double)
     /// The render was interrupted; nothing was written to `output`.
     case cancelled(output: String)
+    /// `-o` names a directory, not the WAV file to write in it.
+    case outputIsDirectory(String)
     case other(String)
 }
 
@@ -93,6 +98,9 @@ extension RenderError: CustomStringConvertible {
                 + "\(fits.spokenHoursMinutes) of this audio, so nothing was written"
         case let .cancelled(output):
             return "the render was interrupted; nothing was written to \(output)"
+        case let .outputIsDirectory(path):
+            let directory = path.hasSuffix("/") ? String(path.dropLast()) : path
+            return "\(path) is a directory: name the WAV file to write in it (-o \(directory)/song.wav)"
         case let .other(message): return message
         }
     }

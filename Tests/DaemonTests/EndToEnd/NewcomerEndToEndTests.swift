@@ -50,6 +50,8 @@ struct NewcomerEndToEndTests {
             }
             let status = try await ExecutableRun.run("composer-cli", ["status", "--bus", address], environment: environment)
             #expect(!status.standardOutput.contains("Ready:"), "\(status.standardOutput)")
+            // The label says what is missing, not the level's name ("speakerConnected").
+            #expect(status.standardOutput.contains("Readiness: waiting for the speaker's audio path and the soundfont"), "\(status.standardOutput)")
             #expect(!status.standardOutput.contains("ALSA device"), "auto never names ALSA's default: \(status.standardOutput)")
             #expect(status.standardOutput.contains(fix.prefix(1).uppercased() + fix.dropFirst()), "\(status.standardOutput)")
 
