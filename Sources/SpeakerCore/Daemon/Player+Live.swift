@@ -17,6 +17,7 @@ extension Player {
             clock: clock,
             preRoll: configuration.preRoll,
             keepAliveWhilePaused: configuration.keepAlive,
+            keepAliveSound: configuration.keepAliveSound,
             newOutputWhenSpeakerBack: { route.playsThroughSoundServer },
             soundFont: { try await soundFonts.load() }
         )
@@ -29,7 +30,7 @@ extension PlaybackServiceSettings {
     /// The settings a daemon configuration asks for.
     public init(_ configuration: DaemonConfiguration) {
         self.init(playTimeout: configuration.playTimeout, onSpeakerLost: configuration.onSpeakerLost,
-                  keepAlive: configuration.keepAlive)
+                  keepAlive: configuration.keepAlive, keepAliveSound: configuration.keepAliveSound)
     }
 }
 

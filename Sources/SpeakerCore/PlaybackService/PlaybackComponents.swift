@@ -45,12 +45,13 @@ public struct PlaybackComponents: Sendable {
         progressInterval: Duration = PlaybackSession.defaultProgressInterval,
         preRoll: Duration = .zero,
         keepAliveWhilePaused: Bool = false,
+        keepAliveSound: KeepAliveSound = .bursts,
         newOutputWhenSpeakerBack: @escaping @Sendable () -> Bool = { false },
         soundFont: @escaping @Sendable () async throws -> SoundFont
     ) -> PlaybackComponents {
         PlaybackComponents(makeOutput: makeOutput, makeSession: { output in
             PlaybackSession(output: output, clock: clock, progressInterval: progressInterval, preRoll: preRoll,
-                           keepAliveWhilePaused: keepAliveWhilePaused, soundFont: soundFont)
+                           keepAliveWhilePaused: keepAliveWhilePaused, keepAliveSound: keepAliveSound, soundFont: soundFont)
         }, newOutputWhenSpeakerBack: newOutputWhenSpeakerBack)
     }
 }
@@ -68,14 +69,18 @@ public struct PlaybackServiceSettings: Sendable, Equatable {
     public var readTimeout: Duration
     /// Play the inaudible keep-alive signal to the ready speaker while no song plays (`keep_alive`).
     public var keepAlive: Bool
+    /// What the keep-alive plays (`keep_alive = yes`, `silence` or `tone`).
+    public var keepAliveSound: KeepAliveSound
 
     public init(playTimeout: Duration = .seconds(30), onSpeakerLost: SpeakerLostBehaviour = .pause,
-                readLimits: MIDIReadLimits = .default, readTimeout: Duration = .seconds(10), keepAlive: Bool = false) {
+                readLimits: MIDIReadLimits = .default, readTimeout: Duration = .seconds(10), keepAlive: Bool = false,
+                keepAliveSound: KeepAliveSound = .bursts) {
         self.playTimeout = playTimeout
         self.onSpeakerLost = onSpeakerLost
         self.readLimits = readLimits
         self.readTimeout = readTimeout
         self.keepAlive = keepAlive
+        self.keepAliveSound = keepAliveSound
     }
 }
 

@@ -125,7 +125,7 @@ public actor Player: DaemonPlayback {
         self.soundFonts = soundFonts
         self.logger = logger
         if settings.keepAlive {
-            keepAlive = IdleKeepAlive(makeOutput: components.makeOutput, logger: logger)
+            keepAlive = IdleKeepAlive(makeOutput: components.makeOutput, sound: settings.keepAliveSound, logger: logger)
         }
     }
 
