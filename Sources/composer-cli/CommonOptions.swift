@@ -38,3 +38,10 @@ struct CommonOptions: ParsableArguments {
 func validateAddress(_ text: String) throws -> BluetoothAddress {
     do { return try BluetoothAddress(text) } catch { throw ValidationError(error.description) }
 }
+
+extension CompletionKind {
+    /// A song: the shells offer MIDI files (and directories to walk into) before anything else.
+    static let midiFiles = CompletionKind.file(extensions: ["mid", "midi", "kar", "rmi", "smf"])
+    /// A General MIDI soundfont.
+    static let soundFonts = CompletionKind.file(extensions: ["sf2", "sf3"])
+}

@@ -44,7 +44,13 @@ struct ComposerCLI: AsyncParsableCommand {
             if let exit = error as? ExitCode, exit != .success { return .logged(exitStatus: exit.rawValue) }
             let code = exitCode(for: error)
             if code == .success { return .fullText(fullMessage(for: error)) }
-            return .failure(message: (error as? SpeakerdError)?.description ?? message(for: error), exitStatus: code.rawValue)
+            let message = (error as? SpeakerdError)?.description ?? message(for: error)
+            // A script that asked for JSON gets its errors as JSON too (CommandErrorJSON).
+            if CommandLine.arguments.dropFirst().contains("--json") {
+                let name = (error as? SpeakerdError).map(CommandErrorJSON.code(for:)) ?? (code == .validationFailure ? "usage" : "failed")
+                return .jsonFailure(code: name, message: message, exitStatus: code.rawValue)
+            }
+            return .failure(message: message, exitStatus: code.rawValue)
         }
     }
 }

@@ -13,7 +13,7 @@ struct PlayCommand: AsyncParsableCommand {
         abstract: "Plays a MIDI file on the speaker, waiting for it to be ready if need be.",
         discussion: "The file is opened here and handed to speakerd, which never opens your paths.")
 
-    @Argument(help: ArgumentHelp("The Standard MIDI File to play.", valueName: "file"))
+    @Argument(help: ArgumentHelp("The Standard MIDI File to play.", valueName: "file"), completion: .midiFiles)
     var file: String
 
     @Flag(help: "Add the song to the queue instead of replacing the current one.")

@@ -21,13 +21,14 @@ struct RenderCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The MIDI file to render.")
+    @Argument(help: "The MIDI file to render.", completion: .midiFiles)
     var file: String
 
-    @Option(name: [.short, .customLong("output")], help: "The WAV file to write (16-bit stereo, 44.1 kHz).")
+    @Option(name: [.short, .customLong("output")], help: "The WAV file to write (16-bit stereo, 44.1 kHz).",
+            completion: .file(extensions: ["wav"]))
     var output: String
 
-    @Option(name: .customLong("soundfont"), help: "The SoundFont to render with.")
+    @Option(name: .customLong("soundfont"), help: "The SoundFont to render with.", completion: .soundFonts)
     var soundFont: String = SoundFont.defaultPath
 
     @Option(name: .customLong("max-duration"), help: ArgumentHelp(

@@ -11,13 +11,20 @@ struct StartupCommand: AsyncParsableCommand {
         discussion: "On a terminal it draws a chart, one bar per operation with the critical path marked; "
             + "piped, it prints a table.")
 
-    @Option(help: ArgumentHelp("Also write the chart as an SVG picture to this file.", valueName: "file"))
+    @Option(help: ArgumentHelp("Also write the chart as an SVG picture to this file ('-': only the picture, to standard output).",
+                               valueName: "file"),
+            completion: .file(extensions: ["svg"]))
     var svg: String?
 
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
         let report = try await common.daemon().startup()
+        if svg == "-" {
+            // The picture alone, so `startup --svg - > chart.svg` or a pipe gets a valid document.
+            print(StartupSVG(report: report).document, terminator: "")
+            return
+        }
         if let svg {
             do {
                 try Data(StartupSVG(report: report).document.utf8).write(to: URL(fileURLWithPath: svg))

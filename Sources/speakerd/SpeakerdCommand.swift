@@ -54,7 +54,8 @@ struct SpeakerdCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        LoggingSystem.bootstrap { JournalLogHandler(label: $0) }
+        let environment = ProcessInfo.processInfo.environment
+        LoggingSystem.bootstrap { JournalLogHandler(label: $0, environment: environment) }
         try await DaemonLauncher.run(options: options, environment: ProcessInfo.processInfo.environment)
     }
 

@@ -31,8 +31,8 @@ final class ScriptedBlueALSAService: BlueALSAPCMSource {
 }
 
 /// `audio_output = auto` on the stacks people run: BlueALSA when it is on the system bus, else a
-/// PulseAudio or PipeWire server that answers where speakerd looks, else ALSA's default device;
-/// each choice said with its reason.
+/// PulseAudio or PipeWire server that answers where speakerd looks, else no path at all (ALSA's
+/// default is the box's own output, not the speaker); each choice said with its reason.
 @Suite("audio_output = auto chooses the sound stack and says why")
 struct AutomaticOutputTests {
     static let speaker = try! BluetoothAddress("11:22:33:AA:BB:CC")
@@ -80,21 +80,23 @@ struct AutomaticOutputTests {
         #expect(!monitor.playsThroughSoundServer)
     }
 
-    @Test("with neither BlueALSA nor a sound server, auto falls back to ALSA's default device and says where it looked")
-    func alsaLast() async throws {
+    @Test("with neither BlueALSA nor a sound server, auto has no path to the speaker (never ALSA's default) and says where it looked")
+    func noPathToTheSpeaker() async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let monitor = AudioPathMonitor(setting: .automatic, blueALSA: nil,
                                        soundServers: SoundServerLocation(configuredServer: "unix:\(directory.path)/configured"))
         var path = monitor.followAutomatic((Self.speaker, "JBL Flip 5"), environment: ["XDG_RUNTIME_DIR": directory.path])
             .makeAsyncIterator()
-        #expect(await path.next() == .ready("ALSA device default"))
-        let choice = try #require(monitor.automaticChoice.choice)
-        #expect(choice.backend == .alsa("default"))
-        #expect(choice.why.hasPrefix("BlueALSA is not on the system bus and no sound server at \(directory.path)/configured ("),
-                "\(choice.why)")
-        #expect(choice.why.contains("\(directory.path)/pulse/native ("), "\(choice.why)")
-        #expect(choice.description.hasPrefix("ALSA device default (BlueALSA is not on the system bus"))
+        let state = await path.next()
+        guard case .notReady(.noBluetoothAudioPath(let looked))? = state else {
+            Issue.record("auto must have no path, not \(String(describing: state))")
+            return
+        }
+        #expect(looked.hasPrefix("BlueALSA is not on the system bus and no sound server at \(directory.path)/configured ("), "\(looked)")
+        #expect(looked.contains("\(directory.path)/pulse/native ("), "\(looked)")
+        #expect(monitor.automaticChoice.choice == nil, "nothing was chosen")
+        #expect(!monitor.playsThroughSoundServer)
     }
 
     @Test("speakerd looks for a sound server in the order a person expects, each place once")

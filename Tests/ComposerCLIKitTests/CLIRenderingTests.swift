@@ -70,6 +70,19 @@ struct ProgressLineTests {
         #expect(narrow.count == 30 && narrow.hasSuffix("…"))
     }
 
+    @Test("play --wait says why a song is paused: the speaker's loss (with the daemon's reason) or the user's pause (and how to resume)")
+    func pausedSaysWhy() {
+        let reason = "JBL Flip 5 is out of reach; retrying in 8 s"
+        let lost = ProgressLine(title: "song.mid", speaker: "JBL Flip 5", elapsedSeconds: 2.9, totalSeconds: 4,
+                                state: "paused", waitingFor: reason)
+        let text = lost.rendered(width: 120)
+        #expect(text.count == 120)
+        #expect(text.hasPrefix("⏸ song.mid: paused — \(reason); it resumes when the speaker is back  0:02 / 0:04"), "\(text)")
+        let byUser = ProgressLine(title: "song.mid", speaker: "JBL Flip 5", elapsedSeconds: 2.9, totalSeconds: 4, state: "paused")
+        #expect(byUser.rendered(width: 80).hasPrefix("⏸ song.mid: paused — 'composer-cli resume' continues it  0:02 / 0:04"))
+        #expect(byUser.rendered(width: 30).count == 30)
+    }
+
     @Test("the bar has eighth-block resolution and never overflows")
     func barResolution() {
         #expect(ProgressLine.bar(fraction: 0.5, width: 4) == "██  ")

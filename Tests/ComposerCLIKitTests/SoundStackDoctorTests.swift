@@ -42,12 +42,14 @@ struct SoundStackDoctorTests {
         #expect(found["audio endpoint"]?.detail.hasPrefix("hci0 can send A2DP audio") == true)
     }
 
-    @Test("no BlueALSA and no sound server: auto warns that it falls back to ALSA; pulseaudio is a problem that names the drop-in")
+    @Test("no BlueALSA and no sound server: auto has no Bluetooth audio path, a problem with the fix; pulseaudio is a problem that names the drop-in")
     func nothingToPlayThrough() async {
         let bus = SoundStackDoctor.BusFacts(blueALSARunning: false, adapterUUIDs: ["hci0": []])
         let auto = await Self.checks(Self.doctor(bus: bus), output: .automatic)
-        #expect(auto["sound server"]?.outcome == .warning)
-        #expect(auto["sound server"]?.detail.hasPrefix("auto will use ALSA's default device: BlueALSA is not running and no sound server at /run/pulse/native") == true)
+        #expect(auto["sound server"]?.outcome == .problem)
+        #expect(auto["sound server"]?.detail.hasPrefix(
+            "no Bluetooth audio path: install BlueALSA or PipeWire; composer-cli doctor (BlueALSA is not running and no sound server at /run/pulse/native") == true,
+            "\(auto["sound server"]?.detail ?? "")")
         #expect(auto["bluealsa"]?.outcome == .warning)
         let pulse = await Self.checks(Self.doctor(bus: bus), output: .pulseAudio)
         #expect(pulse["sound server"]?.outcome == .problem)

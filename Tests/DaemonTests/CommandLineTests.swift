@@ -94,7 +94,50 @@ struct CommandLineTests {
         #expect(run.status == 0)
         #expect(run.standardError.isEmpty)
         for subcommand in ["play", "scan", "startup", "doctor"] { #expect(run.standardOutput.contains(subcommand)) }
+        if let mismatch = snapshotMismatch(run.standardOutput, named: "completion-\(shell).txt") { Issue.record(Comment(rawValue: mismatch)) }
+    }
 
+    /// What each shell offers after `play `, `render `, `--soundfont ` and `--svg `: the files of
+    /// that kind (MIDI songs, soundfonts, SVG pictures) and directories to walk into, not every file.
+    @Test("completions offer MIDI files for play and render, soundfonts for --soundfont, SVG files for --svg", arguments: ["bash", "zsh", "fish"])
+    func completionsOfferFiles(shell: String) async throws {
+        let script = try await ExecutableRun.run("composer-cli", ["--generate-completion-script", shell]).standardOutput
+        let patterns: [String] = switch shell {
+        case "bash": ["-o plusdirs -fX '!*.@(mid|midi|kar|rmi|smf)'", "-o plusdirs -fX '!*.@(sf2|sf3)'", "-o plusdirs -fX '!*.@(svg)'"]
+        case "zsh": ["_files -g '\\''*.mid *.midi *.kar *.rmi *.smf'\\''", "_files -g '\\''*.sf2 *.sf3'\\''", "_files -g '\\''*.svg'\\''"]
+        default: [#"set -l exts \'mid\' \'midi\' \'kar\' \'rmi\' \'smf\'"#, #"set -l exts \'sf2\' \'sf3\'"#, #"*.\'svg\'"#,
+                  "__fish_complete_directories"]
+        }
+        for pattern in patterns { #expect(script.contains(pattern), "\(shell): no '\(pattern)'") }
+        if shell == "bash" {
+            // Both songs' places: play's argument and render's.
+            #expect(script.components(separatedBy: "'!*.@(mid|midi|kar|rmi|smf)'").count - 1 >= 2, "play and render")
+        }
+    }
+
+    /// With `--json` a script reads errors as JSON too: one line on stderr,
+    /// `{"error":{"code":…,"message":…}}`, whatever failed (composer-cli itself, the bus, the daemon).
+    @Test("with --json, errors are one line of JSON on stderr with a stable code and the message", arguments: [
+        (["play", "/nonexistent/song.mid", "--json"], "local", "cannot open /nonexistent/song.mid: "),
+        (["status", "--json", "--bus", "unix:path=/nonexistent/bus"], "unreachable", "cannot reach speakerd on the "),
+        (["volume", "loud", "--json"], "usage", ""),
+    ])
+    func jsonErrors(arguments: [String], code: String, messagePrefix: String) async throws {
+        let run = try await ExecutableRun.run("composer-cli", arguments)
+        #expect(run.status != 0)
+        #expect(run.standardOutput.isEmpty, "\(run.standardOutput)")
+        let lines = run.standardError.split(separator: "\n")
+        #expect(lines.count == 1, "one line: \(run.standardError)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.standardError.utf8)) as? [String: Any],
+                                  "not JSON: \(run.standardError)")
+        #expect(Set(object.keys) == ["error"])
+        let error = try #require(object["error"] as? [String: String], "\(run.standardError)")
+        #expect(Set(error.keys) == ["code", "message"])
+        #expect(error["code"] == code, "\(run.standardError)")
+        #expect(error["message"]?.hasPrefix(messagePrefix) == true && error["message"]?.isEmpty == false, "\(run.standardError)")
+        // Without --json the same failure is the plain line.
+        let plain = try await ExecutableRun.run("composer-cli", arguments.filter { $0 != "--json" })
+        #expect(plain.standardError.hasPrefix("composer-cli: "), "\(plain.standardError)")
     }
 
     @Test("play of a file that cannot be opened says so in one line")
@@ -148,6 +191,9 @@ struct CommandLineTests {
         #expect(run.status == 1)
         #expect(run.standardOutput.contains("\"name\" : \"bus\""))
         #expect(run.standardOutput.contains("\"healthy\" : false"))
-        #expect(run.standardError.hasPrefix("composer-cli: doctor found "))
+        // With --json the failure line is JSON too (the report itself is on stdout).
+        #expect(run.standardError.hasPrefix(#"{"error":{"code":"local","message":"doctor found "#), "\(run.standardError)")
+        let plain = try await ExecutableRun.run("composer-cli", ["doctor", "--state-dir", directory.path, "--bus", "unix:path=\(directory.path)/no-bus"])
+        #expect(plain.standardError.hasPrefix("composer-cli: doctor found "))
     }
 }

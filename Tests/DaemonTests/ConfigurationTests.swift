@@ -4,6 +4,7 @@ import AudioPath
 @testable import Daemon
 import PlaybackService
 import TestSupport
+import Playback
 import Testing
 
 @Suite("Configuration file and overrides")
@@ -22,6 +23,16 @@ struct ConfigurationTests {
         #expect(!configuration.keepAlive)
     }
 
+    @Test("keep_alive takes silence and tone besides yes and no (yes: the inaudible bursts, as before)")
+    func keepAliveSounds() throws {
+        for (text, on, sound) in [("yes", true, KeepAliveSound.bursts), ("true", true, .bursts), ("no", false, .bursts),
+                                  ("off", false, .bursts), ("silence", true, .silence), ("tone", true, .tone), ("Tone", true, .tone)] {
+            let configuration = try parser.parse("keep_alive = \(text)\n")
+            #expect(configuration.keepAlive == on, "\(text)")
+            #expect(configuration.keepAliveSound == sound, "\(text)")
+        }
+    }
+
     @Test("pre_roll_ms takes 0 (off) to 2000 ms, keep_alive yes or no; other values say what is expected")
     func preRollAndKeepAlive() throws {
         let configuration = try parser.parse("pre_roll_ms = 0\nkeep_alive = yes\n")
@@ -31,7 +42,7 @@ struct ConfigurationTests {
         for (text, problem) in [
             ("pre_roll_ms = 2001", "bad value '2001' for pre_roll_ms (expected a whole number from 0 to 2000)"),
             ("pre_roll_ms = 0.15", "bad value '0.15' for pre_roll_ms (expected a whole number from 0 to 2000)"),
-            ("keep_alive = sometimes", "bad value 'sometimes' for keep_alive (expected yes or no)"),
+            ("keep_alive = sometimes", "bad value 'sometimes' for keep_alive (expected yes, no, silence or tone)"),
         ] {
             #expect(throws: ConfigurationError.invalidLine(path: "/etc/speakerd/speakerd.conf", line: 1, problem: problem)) {
                 try parser.parse(text)

@@ -26,7 +26,7 @@ struct DaemonPhaseTests {
     func pausedStatus() {
         #expect(SampleReports.paused.humanReadable == """
             Status:    Paused song.mid on JBL Flip 5
-            Readiness: playbackReady
+            Readiness: ready to play
             Speaker:   JBL Flip 5 (11:22:33:AA:BB:CC), connected
             Playback:  paused song.mid 1:12 / 3:04
             """)

@@ -57,6 +57,30 @@ struct GettingSwiftTests {
         #expect(Set(build).isSubset(of: Set(all)), "the full set must build too: \(Set(build).subtracting(all))")
         let refused = try await ExecutableRun.run(program: "/usr/bin/env", ["-i", "PATH=/usr/bin:/bin", "bash", Self.repository + "/scripts/setup", "--bogus"])
         #expect(refused.status == 2)
-        #expect(refused.standardError == "setup: unknown option '--bogus' (expected --build-only or --print-packages)\n")
+        #expect(refused.standardError == "setup: unknown option '--bogus' (expected --build-only, --demo or --print-packages)\n")
+    }
+
+    @Test("the demo installs only what it needs (no second sound server, no test tools), keeps its WAV and says where, and ends with three commands to try")
+    func demoAsANewcomerMeetsIt() async throws {
+        let run = try await ExecutableRun.run(program: "/usr/bin/env",
+                                              ["-i", "PATH=/usr/bin:/bin", "bash", Self.repository + "/scripts/setup", "--print-packages", "--demo"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let demo = run.standardOutput.split(separator: "\n").map(String.init)
+        for needed in ["libdbus-1-dev", "libbluetooth-dev", "libfluidsynth-dev", "libpulse-dev", "pkg-config", "dbus-daemon",
+                       "python3-dbusmock", "timgm6mb-soundfont"] {
+            #expect(demo.contains(needed), "\(needed) missing from --demo: \(demo)")
+        }
+        for unwanted in ["pulseaudio", "pipewire", "pipewire-pulse", "wireplumber", "valgrind", "lintian", "libseccomp2", "man-db"] {
+            #expect(!demo.contains(unwanted), "--demo would install \(unwanted)")
+        }
+        let script = try String(contentsOfFile: Self.repository + "/scripts/demo", encoding: .utf8)
+        let lines = script.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("scripts/setup --demo") }, "the demo asks setup for its own packages only")
+        #expect(!lines.contains { $0.trimmingCharacters(in: .whitespaces) == "scripts/setup" }, "not the whole test stack")
+        // The WAV outlives the demo's work directory (which it removes), and its place is printed.
+        #expect(script.contains(#"cp "$work/demo.wav" "$kept""#) && script.contains("kept in $kept"))
+        // The last words: three commands to try next.
+        let tail = lines.drop { !$0.contains("Next, try:") }
+        #expect(tail.dropFirst().filter { $0.hasPrefix("echo \"  ") }.count == 3, "\(tail)")
     }
 }

@@ -284,6 +284,16 @@ struct PersonSessionTests {
             let bars = parsed.elements.filter { $0.name == "rect" && ($0.attributes["class"] ?? "").split(separator: " ").contains("bar") }
             #expect(bars.count == report.operations.count, "one bar per operation")
 
+            // `--svg -`: the picture alone on standard output, not a file named "-".
+            let streamed = try await ExecutableRun.run("composer-cli", ["startup", "--svg", "-", "--bus", bus])
+            #expect(streamed.status == 0 && streamed.standardError.isEmpty, "\(streamed.standardError)")
+            let picture = SVGElements.parse(streamed.standardOutput)
+            #expect(picture.elements.first?.name == "svg", "\(streamed.standardOutput.prefix(200))")
+            #expect(!streamed.standardOutput.contains("Wrote the chart"), "only the picture")
+            #expect(picture.elements.filter { $0.name == "rect" && ($0.attributes["class"] ?? "").split(separator: " ").contains("bar") }.count
+                    == report.operations.count)
+            #expect(!FileManager.default.fileExists(atPath: "-"), "no file named '-'")
+
             let json = try await ExecutableRun.run("composer-cli", ["startup", "--json", "--bus", bus])
             #expect(json.status == 0)
             let object = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])

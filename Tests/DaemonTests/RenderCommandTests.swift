@@ -29,6 +29,19 @@ struct RenderCommandTests {
         #expect(directory.entries() == ["rest.mid"])
     }
 
+    @Test("-o DIR/ says it names a directory, in one line with the fix, and writes nothing (DIR there or not)", arguments: ["out", "missing"])
+    func outputIsADirectory(_ name: String) async throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path + "/out", withIntermediateDirectories: true)
+        let song = try GatedPlayEndToEndTests.song()
+        let output = directory.path + "/" + name + "/"
+        let run = try await ExecutableRun.run("composer-cli", ["render", song, "-o", output])
+        #expect(run.status == 1)
+        #expect(run.standardError == "composer-cli: \(output) is a directory: name the WAV file to write in it (-o \(directory.path)/\(name)/song.wav)\n")
+        #expect(directory.entries() == ["out"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/out").isEmpty)
+    }
+
     @Test("a write error midway (the file-size limit) removes the partial file and says why")
     func writeErrorRemovesPartial() async throws {
         let directory = TemporaryDirectory()

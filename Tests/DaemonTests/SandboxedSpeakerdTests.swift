@@ -40,6 +40,8 @@ extension SeccompSandboxTests {
             environment["ASAN_OPTIONS"] = asan + ":detect_leaks=0"
         }
 
+        // As under systemd, stderr is the journal: its lines carry their priority.
+        environment["JOURNAL_STREAM"] = "8:1"
         let daemon = try await ExecutableRun.run(
             program: Self.launcher,
             [Self.unit, speakerd, "--config", state.path + "/speakerd.conf", "--state-dir", state.path,

@@ -48,8 +48,9 @@ struct DeadDeviceTests {
         }
         #expect(failure?.file == "tune.mid")
         #expect(failure?.error == expected.description)
-        // The journal says it once, naming the song, the speaker and why.
+        // The journal says it once, naming the song, the speaker and why (after the song's start).
         #expect(journal.withLock { $0 } == [
+            "<6>speakerd.playback: playing tune.mid on JBL Flip 5 (11:22:33:AA:BB:CC)\n",
             "<3>speakerd.playback: playback of tune.mid on JBL Flip 5 (11:22:33:AA:BB:CC) failed: \(expected.description)\n",
         ])
 

@@ -13,8 +13,9 @@ struct KeepAliveTests {
 
     /// A player with `keep_alive` as given, its speaker ready, following the gate as the
     /// daemon's player does from its start.
-    private func harness(keepAlive: Bool = true) async throws -> PlayerHarness {
-        let harness = try await PlayerHarness(initial: .playbackReady, settings: PlaybackServiceSettings(keepAlive: keepAlive))
+    private func harness(keepAlive: Bool = true, sound: KeepAliveSound = .bursts) async throws -> PlayerHarness {
+        let harness = try await PlayerHarness(initial: .playbackReady,
+                                              settings: PlaybackServiceSettings(keepAlive: keepAlive, keepAliveSound: sound))
         await harness.player.followSpeaker()
         return harness
     }
@@ -63,6 +64,47 @@ struct KeepAliveTests {
         await harness.play(for: .seconds(2))
         await harness.player.shutdown()
         #expect(try harness.wav(2).samples.contains { $0 != 0 })
+    }
+
+    @Test("keep_alive = tone: an idle speaker gets a steady 30 Hz tone at 1.2 % of full scale, checked in the rendered WAV")
+    func toneForSpeakersThatSleepOnSilence() async throws {
+        let harness = try await harness(sound: .tone)
+        defer { harness.cleanUp() }
+        #expect(try await outputRenders(0, in: harness), "the keep-alive's output never started")
+        await harness.play(for: .seconds(3))
+        await harness.player.shutdown()
+        let wav = try harness.wav(0)
+        #expect(wav.seconds >= 2.5, "\(wav.seconds) s")
+        let samples = wav.monoFloat
+        // Level: its peak is 1.2 % of full scale, steady (every second reaches it, no bursts).
+        let level = peak(wav)
+        #expect(level > 0.0115 && level < 0.0125, "peak \(level), expected 0.012")
+        let second = wav.sampleRate
+        for start in stride(from: 0, to: samples.count - second, by: second) {
+            let window = WAVAnalysis.peak(samples[start..<(start + second)])
+            #expect(window > 0.0115, "a quiet second at \(start / second) s: peak \(window)")
+        }
+        // Frequency: 30 Hz, i.e. 60 zero crossings a second, and its energy there, not an octave off.
+        let whole = samples[0..<(samples.count / second * second)]
+        var crossings = 0
+        for index in whole.indices.dropFirst() where (whole[index - 1] < 0) != (whole[index] < 0) { crossings += 1 }
+        let perSecond = Double(crossings) / (Double(whole.count) / Double(second))
+        #expect(abs(perSecond - 60) < 2, "\(perSecond) zero crossings a second")
+        let at30 = WAVAnalysis.energy(at: 30, in: whole, sampleRate: second)
+        #expect(at30 > 100 * WAVAnalysis.energy(at: 60, in: whole, sampleRate: second), "not 30 Hz")
+        #expect(at30 > 100 * WAVAnalysis.energy(at: 15, in: whole, sampleRate: second), "not 30 Hz")
+    }
+
+    @Test("keep_alive = silence: an idle speaker gets an open stream of digital zeros")
+    func silenceIsAnOpenStreamOfZeros() async throws {
+        let harness = try await harness(sound: .silence)
+        defer { harness.cleanUp() }
+        #expect(try await outputRenders(0, in: harness), "the keep-alive's output never started")
+        await harness.play(for: .seconds(2))
+        await harness.player.shutdown()
+        let wav = try harness.wav(0)
+        #expect(wav.seconds >= 1.5, "the stream was open (\(wav.seconds) s)")
+        #expect(wav.samples.allSatisfy { $0 == 0 })
     }
 
     @Test("the signal stops when the speaker's audio path goes away, and comes back with it")

@@ -30,6 +30,16 @@ struct ClientUnreachableTests {
                 == .rejected(name: "io.speakerd.Error.NotReady", message: "no speaker yet"))
     }
 
+    @Test("a call speakerd received and did not answer in time says it is running but busy, not 'is the service running?'")
+    func runningButBusy() {
+        let error = SpeakerdDBusClient.translate(.timeout(method: "io.speakerd.Daemon1.Status", milliseconds: 30_000), bus: "system")
+        #expect(error == .rejected(name: DBusError.Name.noReply, message:
+            "speakerd is running but did not answer Status within 30 s (busy or stuck); its log is 'journalctl -u speakerd', "
+            + "'systemctl restart speakerd' restarts it"))
+        #expect(!error.description.contains("is the service running"))
+        #expect(CommandErrorJSON.code(for: error) == "noReply")
+    }
+
     @Test("a bus nobody answers on is called down, with its address and what to check")
     func busDown() async {
         let address = "unix:path=/nonexistent/speakerd-test/system_bus_socket"

@@ -142,7 +142,7 @@ struct ReportJSONTests {
             playback: .init(state: "playing", file: "song.mid", positionSeconds: 72.9, durationSeconds: 3725))
         #expect(status.humanReadable == """
             Status:    Playing song.mid
-            Readiness: playbackReady
+            Readiness: ready to play
             Speaker:   JBL Flip 5 (11:22:33:AA:BB:CC), connected
             Playback:  playing song.mid 1:12 / 1:02:05
             """)

@@ -57,4 +57,15 @@ typedef struct SpeakerdFluidSynth {
 const SpeakerdFluidSynth *_Nullable speakerd_fluidsynth_load(const char *_Nonnull library,
                                                              char *_Nonnull error, size_t error_size);
 
+/* Turns libasound's own error printing (`ALSA lib pcm.c:2666:(snd_pcm_open_noupdate) Unknown PCM
+ * x`, written straight to stderr, several lines per failed open) off for the whole process, once
+ * FluidSynth has loaded libasound: its messages are kept instead, the first since the last
+ * `speakerd_alsa_take_error`, for the one line speakerd writes about a device that could not be
+ * opened. Does nothing where libasound is not loaded. */
+void speakerd_alsa_capture_errors(void);
+
+/* The first libasound message since the last call (copied into `message`, without the
+ * `ALSA lib file:line:(function)` prefix): 1, or 0 when there was none. */
+int speakerd_alsa_take_error(char *_Nonnull message, size_t size);
+
 #endif

@@ -13,7 +13,7 @@ import SystemPackage
 /// - PulseAudio/PipeWire: the server has an A2DP sink whose properties name *that* speaker
 ///   (``SoundServerSink/isA2DPSink(of:)``), followed through libpulse's sink and card events;
 ///   "no sound server at …" and "no Bluetooth sink for it yet" are told apart.
-/// - ALSA device: named by the user; checked when a song opens it.
+/// - ALSA device: only when named by the user (`alsa:DEVICE`); checked when a song opens it.
 /// - File: its directory is writable ("cannot write /dir/x.wav: permission denied").
 /// - Null: always.
 ///
@@ -122,7 +122,8 @@ public struct AudioPathMonitor: Sendable {
     }
 
     /// `auto`: BlueALSA while `org.bluealsa` is on the system bus; otherwise a PulseAudio or
-    /// PipeWire server if one answers where speakerd looks; otherwise the ALSA `default` device.
+    /// PipeWire server if one answers where speakerd looks; otherwise no path (never ALSA's
+    /// `default`, which is not the speaker), said with the fix.
     /// BlueALSA's own service events drive the choice, so BlueALSA starting after speakerd (or
     /// stopping) changes it without a restart; each choice is kept in `automaticChoice` with its
     /// reason, for the song's output and for `status`.
@@ -133,7 +134,7 @@ public struct AudioPathMonitor: Sendable {
         return AsyncStream { continuation in
             let task = Task {
                 var fallback: Task<Void, Never>?
-                /// BlueALSA is not running: a sound server if one answers, else ALSA.
+                /// BlueALSA is not running: a sound server if one answers, else no path at all.
                 func fallBack() {
                     pcm.name = nil
                     guard fallback == nil else { return }
@@ -145,9 +146,10 @@ public struct AudioPathMonitor: Sendable {
                                                  switchCard: { await PulseRequests.switchCardProfile(server: candidate.server, card: $0, to: $1) })
                         fallback = Task { for await state in states { continuation.yield(state) } }
                     case .unreachable(let problem):
-                        slot.choice = AutomaticOutput(backend: .alsa("default"), why: "BlueALSA is not on the system bus and \(problem)")
+                        // Nothing reaches the speaker: say so, never ALSA's default (the box's own output).
+                        slot.choice = nil
                         fallback = Task {}
-                        continuation.yield(.ready("ALSA device default"))
+                        continuation.yield(.notReady(.noBluetoothAudioPath("BlueALSA is not on the system bus and \(problem)")))
                     }
                 }
                 if let blueALSA {
@@ -299,7 +301,6 @@ public struct AutomaticOutput: Sendable, Equatable {
         case blueALSA
         /// A PulseAudio or PipeWire server, by its server string.
         case soundServer(String)
-        case alsa(String)
     }
 
     public var backend: Backend
@@ -310,7 +311,6 @@ public struct AutomaticOutput: Sendable, Equatable {
         switch backend {
         case .blueALSA: "BlueALSA (\(why))"
         case .soundServer: "PulseAudio/PipeWire (\(why))"
-        case .alsa(let device): "ALSA device \(device) (\(why))"
         }
     }
 }

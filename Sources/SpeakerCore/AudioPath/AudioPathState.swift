@@ -19,6 +19,10 @@ public enum AudioPathProblem: Equatable, Sendable {
     case soundServerUnreachable(String)
     /// The configured output cannot be used (a WAV file's directory is not writable).
     case outputUnusable(String)
+    /// `auto` found no way to the speaker itself: BlueALSA is not on the system bus and no sound
+    /// server answers. The text says where speakerd looked. `auto` never falls back to an ALSA
+    /// device here: on a Pi ALSA's `default` is HDMI or the headphone jack, not the speaker.
+    case noBluetoothAudioPath(String)
 }
 
 extension AudioPathState {
@@ -26,7 +30,7 @@ extension AudioPathState {
     /// true when the daemon turns to another speaker, until the path is looked at again.
     public var holdsForAnySpeaker: Bool {
         switch self {
-        case .notReady(.outputUnusable), .notReady(.soundServerUnreachable): true
+        case .notReady(.outputUnusable), .notReady(.soundServerUnreachable), .notReady(.noBluetoothAudioPath): true
         case .unknown, .ready, .notReady(.noAudioDevice): false
         }
     }

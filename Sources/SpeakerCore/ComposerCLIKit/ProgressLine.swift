@@ -11,7 +11,8 @@ public struct ProgressLine: Equatable, Sendable {
     public var totalSeconds: Double?
     /// `waiting`, `playing` or `paused`: shown instead of the bar when not playing.
     public var state: String
-    /// While `waiting`: what the daemon waits for (its `waitingFor` sentence), shown with a spinner.
+    /// While `waiting`: what the daemon waits for (its `waitingFor` sentence), shown with a
+    /// spinner; while `paused`, the same sentence says the speaker's loss paused it (none: the user did).
     public var waitingFor: String?
     /// Which spinner frame to draw (the caller counts redraws).
     public var frame: Int
@@ -42,6 +43,13 @@ public struct ProgressLine: Equatable, Sendable {
         let barWidth = max(0, min(30, width - times.count - 12))
         let maxLabel = max(1, width - times.count - barWidth - 6)
         if label.count > maxLabel { label = String(label.prefix(maxLabel - 1)) + "…" }
+        if state == "paused" {
+            // Why it is paused, which decides what to do: wait for the speaker, or resume it.
+            let why = waitingFor.map { "paused — \($0); it resumes when the speaker is back" }
+                ?? "paused — 'composer-cli resume' continues it"
+            let line = "⏸ \(title): \(why)  \(times)"
+            return line.count <= width ? padded(line, to: width) : String(line.prefix(width - 1)) + "…"
+        }
         let middle: String
         if state == "playing", let total = totalSeconds, total > 0 {
             middle = Self.bar(fraction: elapsedSeconds / total, width: barWidth)

@@ -38,7 +38,7 @@ extension SoundStackDoctor {
             return .init(name: daemonViewName, outcome: .ok, detail: "speakerd's own view: its audio path is not known yet\(choice)")
         }
         let outcome: DoctorReport.Outcome = switch NotReadyReason.Code(rawValue: waiting.code) {
-        case .soundServerUnreachable?, .outputUnusable?, .blueALSANotRunning?: .problem
+        case .soundServerUnreachable?, .outputUnusable?, .blueALSANotRunning?, .noBluetoothAudioPath?: .problem
         case .noAudioDevice?: .warning
         default: .ok
         }

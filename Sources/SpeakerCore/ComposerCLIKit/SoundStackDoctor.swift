@@ -84,8 +84,9 @@ public struct SoundStackDoctor: Sendable {
             return .init(name: "sound server", outcome: .ok,
                          detail: "PulseAudio/PipeWire answers at \(candidate.server) (\(candidate.origin))")
         case (.automatic, .unreachable(let problem)):
-            return .init(name: "sound server", outcome: .warning,
-                         detail: "auto will use ALSA's default device: BlueALSA is not running and \(problem) (README, Sound servers)")
+            // auto never falls back to ALSA's default (HDMI or the jack on a Pi, not the speaker).
+            return .init(name: "sound server", outcome: .problem,
+                         detail: "\(NotReadyReason.noBluetoothAudioPathFix) (BlueALSA is not running and \(problem); README, Sound servers)")
         case (.pulseAudio, .unreachable(let problem)):
             return .init(name: "sound server", outcome: .problem,
                          detail: "\(problem): start PulseAudio or PipeWire, or give speakerd its socket (README, Sound servers: a drop-in)")

@@ -1,5 +1,6 @@
 import AsyncSignals
 import AudioPath
+import Playback
 import PlaybackService
 import SpeakerdAPI
 /// Reads speakerd's config file: one `key = value` per line.
@@ -115,7 +116,16 @@ public struct ConfigFileParser: Sendable {
         case "pre_roll_ms":
             configuration.preRoll = .milliseconds(try parseCount(value, key: key, range: 0...2000))
         case "keep_alive":
-            configuration.keepAlive = try parseBool(value, key: key)
+            // yes and no as before; silence and tone name what is played.
+            if let sound = KeepAliveSound(rawValue: value.lowercased()), sound != .bursts {
+                configuration.keepAlive = true
+                configuration.keepAliveSound = sound
+            } else {
+                do { configuration.keepAlive = try parseBool(value, key: key) } catch {
+                    throw DaemonSettingError(setting: key, value: value, expected: "yes, no, silence or tone")
+                }
+                configuration.keepAliveSound = .bursts
+            }
         case "first_volume":
             configuration.firstVolume = try parseCount(value, key: key, range: VolumeChange.range)
         case "read_budget_mib":

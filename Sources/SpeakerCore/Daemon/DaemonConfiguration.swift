@@ -1,5 +1,6 @@
 import AsyncSignals
 import AudioPath
+import Playback
 import PlaybackService
 import SpeakerdAPI
 /// Everything speakerd is told by its operator: the config file, then environment, then flags;
@@ -60,6 +61,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
     /// Play an inaudible signal to the ready speaker while nothing plays (`keep_alive`), so that
     /// it does not power itself off after some idle minutes (`KeepAliveSignal`).
     public var keepAlive = false
+    /// What it plays: the inaudible bursts (`yes`), digital silence (`silence`) or a low tone
+    /// (`tone`) for speakers that sleep on both.
+    public var keepAliveSound = KeepAliveSound.bursts
     /// The volume, in percent, a speaker with no remembered volume (one never seen before) gets
     /// when its audio device first appears: many speakers wake at full volume, which is a shock
     /// with a song already queued.

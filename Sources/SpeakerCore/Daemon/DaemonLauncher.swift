@@ -2,6 +2,7 @@ import Glibc
 import Logging
 import PlaybackService
 import ServiceLifecycle
+import SpeakerdAPI
 import Systemd
 import UnixSignals
 
@@ -23,6 +24,7 @@ public enum DaemonLauncher {
             throw .configuration(error)
         }
         let logger = Logger(label: "speakerd")
+        logger.info("\(startLine(configuration, configPath: options.configPath ?? DaemonConfiguration.defaultConfigPath))")
         let notifier: SystemdNotifier?
         do { notifier = try SystemdNotifier(environment: environment) } catch { throw .notify(error) }
         let dependencies = DaemonDependencies.live(configuration: configuration, logger: logger)
@@ -45,6 +47,14 @@ public enum DaemonLauncher {
         }
         let group = ServiceGroup(configuration: .init(
             services: services, gracefulShutdownSignals: gracefulShutdownSignals, logger: logger))
+        // The service group says nothing above debug when a signal stops it: one line here.
+        let signalLine = Task {
+            for await signal in await UnixSignalsSequence(trapping: gracefulShutdownSignals) {
+                logger.info("stopping: \(signal) received")
+                break
+            }
+        }
+        defer { signalLine.cancel() }
         do { try await group.run() } catch SpeakerdServiceError.busLost(let bus) {
             throw .busLost(SpeakerdServiceError.busLost(bus).description)
         } catch let error as ServiceGroupError {
@@ -52,6 +62,17 @@ public enum DaemonLauncher {
         } catch {
             throw .failed("\(error)")
         }
+    }
+}
+
+extension DaemonLauncher {
+    /// The first line speakerd logs: what it is and what it was told, so a journal read later says
+    /// which version ran with which configuration ("speakerd 0.1.0 starting: config
+    /// /etc/speakerd/speakerd.conf, bus system, audio output auto").
+    static func startLine(_ configuration: DaemonConfiguration, configPath: String) -> String {
+        let config = access(configPath, F_OK) == 0 ? configPath : "\(configPath) (absent: defaults)"
+        return "speakerd \(SpeakerdVersion.current) starting: config \(config), bus \(configuration.bus), "
+            + "audio output \(configuration.audioOutput)"
     }
 }
 

@@ -17,6 +17,7 @@ extension Player {
             clock: clock,
             preRoll: configuration.preRoll,
             keepAliveWhilePaused: configuration.keepAlive,
+            keepAliveSound: configuration.keepAliveSound,
             newOutputWhenSpeakerBack: { route.outputGoesWithSpeaker },
             soundFont: { try await soundFonts.load() }
         )
@@ -29,8 +30,8 @@ extension PlaybackServiceSettings {
     /// The settings a daemon configuration asks for.
     public init(_ configuration: DaemonConfiguration) {
         self.init(playTimeout: configuration.playTimeout, onSpeakerLost: configuration.onSpeakerLost,
-                  keepAlive: configuration.keepAlive, readBudget: configuration.readBudget,
-                  queueLimits: configuration.queueLimits)
+                  keepAlive: configuration.keepAlive, keepAliveSound: configuration.keepAliveSound,
+                  readBudget: configuration.readBudget, queueLimits: configuration.queueLimits)
     }
 }
 

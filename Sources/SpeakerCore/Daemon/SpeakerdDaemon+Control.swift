@@ -184,7 +184,7 @@ extension SpeakerdDaemon: SpeakerdControl {
             throw Self.rejected(error)
         }
         await link.requestEnded()
-        logger.info("playing \(request.displayName)\(speakerForLog)")
+        // The player says "playing" when the song starts (a queued one later, or never).
         // A queued song leaves the status line on the one playing now.
         await playbackChanged(snapshot)
         return await currentStatus()

@@ -15,7 +15,14 @@ extension SpeakerdDaemon {
         let target = snapshot.target
         let cameUp = snapshot.connected && !(previous.connected && previous.target?.address == target?.address)
         // Said before what follows from it (ready to play), as it happened.
-        if cameUp, let target { logger.info("connected to \(target.name) (\(target.address)), \(target.why.spoken)") }
+        if cameUp, let target {
+            if let last = lastLinkUp, last.target == target, last.choices == userChoices {
+                logger.info("reconnected to \(target.name) (\(target.address))")
+            } else {
+                logger.info("connected to \(target.name) (\(target.address)), \(target.why.spoken)")
+            }
+            lastLinkUp = (target, userChoices)
+        }
         // The input and the link count change before anything here suspends, so a newer report
         // handled meanwhile is never overwritten by this one, and what runs meanwhile (the
         // audio path's report arming the profile timer) already counts this link.

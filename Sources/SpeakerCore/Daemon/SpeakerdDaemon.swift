@@ -62,6 +62,9 @@ public actor SpeakerdDaemon {
     /// The speaker's links so far (counted as each comes up), the one whose missing audio device
     /// led to one `ConnectProfile` already, the timer before asking, and what was asked (status).
     var linkUps = 0
+    /// The target the link last came up for, and `userChoices` then: the same target up again
+    /// with no new choice between is speakerd's own reconnect, not "as you asked" once more.
+    var lastLinkUp: (target: LinkSnapshot.Target, choices: Int)?
     var profileAskedOnLink: Int?
     var profileNudge: Task<Void, Never>?
     var profileNote: String?

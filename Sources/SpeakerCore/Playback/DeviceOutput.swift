@@ -128,6 +128,10 @@ public struct DeviceOutput: AudioOutput {
         }
         guard let driver = AudioDriver(settings: settings, source: source) else {
             var reason = FluidSynthLog.takeLastError()
+            if case .alsa = backend, let alsa = FluidSynthLog.takeALSAError() {
+                // ALSA's own words, in the one line, instead of its raw lines on stderr.
+                reason = (reason.map { "\($0): " } ?? "") + "ALSA says: \(alsa)"
+            }
             if case .pulseAudio = backend {
                 // libpulse only says "Connection refused": say what is missing.
                 reason = (reason.map { "\($0); " } ?? "") + "is a PulseAudio server running for this user (PULSE_SERVER names another)?"

@@ -16,6 +16,9 @@ enum FluidSynthLog {
         _ = fluid.fluid_set_log_function(Int32(FLUID_WARN.rawValue), nil, nil)
         _ = fluid.fluid_set_log_function(Int32(FLUID_INFO.rawValue), nil, nil)
         _ = fluid.fluid_set_log_function(Int32(FLUID_DBG.rawValue), nil, nil)
+        // libasound (loaded with FluidSynth) prints "ALSA lib …" lines to stderr by itself, which
+        // would reach the journal raw: keep them for the device's error instead.
+        speakerd_alsa_capture_errors()
     }
 
     fileprivate static let lastErrorMessage = Mutex<String?>(nil)
@@ -23,6 +26,15 @@ enum FluidSynthLog {
     /// Forgets any earlier error, so the next `takeLastError()` only reports what follows.
     static func clearLastError() {
         lastErrorMessage.withLock { $0 = nil }
+        _ = takeALSAError()
+    }
+
+    /// libasound's first message since the last call ("Unknown PCM nosuchdevice"), if any.
+    static func takeALSAError() -> String? {
+        var message = [CChar](repeating: 0, count: 256)
+        guard speakerd_alsa_take_error(&message, message.count) != 0 else { return nil }
+        let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text.isEmpty ? nil : text
     }
 
     /// The latest error FluidSynth logged since `clearLastError()`, if any.

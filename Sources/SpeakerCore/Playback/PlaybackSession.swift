@@ -25,6 +25,8 @@ public actor PlaybackSession {
     public let preRoll: Duration
     /// A paused song's device hears the keep-alive signal, not digital silence (`keep_alive`).
     public let keepAliveWhilePaused: Bool
+    /// What that signal is (`keep_alive = yes`, `silence` or `tone`).
+    public let keepAliveSound: KeepAliveSound
     private let soundFontProvider: @Sendable () async throws -> SoundFont
 
     public private(set) var state: PlaybackState = .idle
@@ -57,6 +59,7 @@ public actor PlaybackSession {
         progressInterval: Duration = defaultProgressInterval,
         preRoll: Duration = .zero,
         keepAliveWhilePaused: Bool = false,
+        keepAliveSound: KeepAliveSound = .bursts,
         soundFont: @escaping @Sendable () async throws -> SoundFont
     ) {
         self.output = output
@@ -64,6 +67,7 @@ public actor PlaybackSession {
         self.progressInterval = progressInterval
         self.preRoll = preRoll
         self.keepAliveWhilePaused = keepAliveWhilePaused
+        self.keepAliveSound = keepAliveSound
         self.soundFontProvider = soundFont
     }
 
@@ -107,7 +111,7 @@ public actor PlaybackSession {
             try Task.checkCancellation()
             guard generation == myGeneration else { throw CancellationError() }
             newSource = try PlaybackSource(song: song, soundFont: soundFont, preRoll: preRoll,
-                                           keepAliveWhilePaused: keepAliveWhilePaused)
+                                           keepAliveWhilePaused: keepAliveWhilePaused, keepAliveSound: keepAliveSound)
         } catch {
             if generation == myGeneration {
                 let reason = "\(error)"

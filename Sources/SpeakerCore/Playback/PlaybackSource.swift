@@ -83,7 +83,7 @@ public final class PlaybackSource: Sendable {
     ///   - keepAliveWhilePaused: a real-time device hears the keep-alive signal instead of digital
     ///     silence while the song is paused (`keep_alive`).
     public init(song: MIDISong, soundFont: SoundFont, preRoll: Duration = .zero,
-                keepAliveWhilePaused: Bool = false) throws(SoundFontError) {
+                keepAliveWhilePaused: Bool = false, keepAliveSound: KeepAliveSound = .bursts) throws(SoundFontError) {
         let synthesizer = try soundFont.lease()
         let scheduler = SongScheduler(song: song, sampleRate: soundFont.sampleRate)
         self.soundFont = soundFont
@@ -93,18 +93,18 @@ public final class PlaybackSource: Sendable {
         self.durationSeconds = Double(scheduler.endFrame) / Double(soundFont.sampleRate)
         self.preRollFrames = Self.frames(in: preRoll, sampleRate: soundFont.sampleRate)
         self.state = Mutex(State(scheduler: scheduler,
-                                 pauseSignal: keepAliveWhilePaused ? KeepAliveSignal(sampleRate: soundFont.sampleRate) : nil,
+                                 pauseSignal: keepAliveWhilePaused ? KeepAliveSignal(sampleRate: soundFont.sampleRate, sound: keepAliveSound) : nil,
                                  synthesizer: synthesizer, leadIn: preRollFrames))
     }
 
     /// The keep-alive signal (`KeepAliveSignal`) for an idle speaker: it never ends by itself, only
     /// when stopped, and needs no SoundFont.
-    public init(keepAliveAt sampleRate: Int) {
+    public init(keepAliveAt sampleRate: Int, sound: KeepAliveSound = .bursts) {
         self.soundFont = nil
         self.sampleRate = sampleRate
         self.durationSeconds = 0
         self.preRollFrames = 0
-        self.state = Mutex(State(keepAlive: KeepAliveSignal(sampleRate: sampleRate)))
+        self.state = Mutex(State(keepAlive: KeepAliveSignal(sampleRate: sampleRate, sound: sound)))
     }
 
     private static func frames(in duration: Duration, sampleRate: Int) -> Int {

@@ -34,6 +34,9 @@ public struct RenderRequest: Sendable {
     /// then loads the SoundFont and renders the WAV. Every failure is a `RenderError` whose
     /// description is one line; a cancelled render throws `.cancelled` and leaves no file.
     public func run() async throws(RenderError) -> OfflineRenderer.Summary {
+        // `-o DIR/` names a directory, whether it exists or not: say so before any slow work
+        // (an existing DIR without the slash fails at the write, "Is a directory", as before).
+        if outputPath.hasSuffix("/") { throw .outputIsDirectory(outputPath) }
         var song: MIDISong
         do {
             song = try MIDIFileReader.read(contentsOfFile: midiPath)
@@ -85,6 +88,8 @@ public enum RenderError: Error, Sendable, Equatable {
     case arrangement(path: String, SongArrangementError)
     /// The render was interrupted; nothing was written to `output`.
     case cancelled(output: String)
+    /// `-o` names a directory, not the WAV file to write in it.
+    case outputIsDirectory(String)
     case other(String)
 }
 
@@ -106,6 +111,9 @@ extension RenderError: CustomStringConvertible {
             return "\(path): \(error)"
         case let .cancelled(output):
             return "the render was interrupted; nothing was written to \(output)"
+        case let .outputIsDirectory(path):
+            let directory = path.hasSuffix("/") ? String(path.dropLast()) : path
+            return "\(path) is a directory: name the WAV file to write in it (-o \(directory)/song.wav)"
         case let .other(message): return message
         }
     }

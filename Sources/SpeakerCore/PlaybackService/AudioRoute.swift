@@ -48,7 +48,7 @@ public struct AudioRoute: Sendable {
 
     /// The output one song for `speaker` plays to: under `pulseaudio` the speaker's sink, which
     /// the gate guarantees exists when a song starts; under `auto`, what the audio path chose for
-    /// the speaker (BlueALSA, the speaker's sink on a sound server, or ALSA).
+    /// the speaker (BlueALSA, or the speaker's sink on a sound server).
     public func output(for speaker: BluetoothAddress?, clock: any Clock<Duration>) throws(PlaybackServiceError) -> any AudioOutput {
         switch setting {
         case .automatic:
@@ -62,7 +62,6 @@ public struct AudioRoute: Sendable {
                 }
                 return BlueALSAOutput(address: speaker, audioPath: blueALSA)
             case .soundServer(let server): return DeviceOutput(.pulseAudio(server: server, sink: .speaker(monitor.speakerSink.name)))
-            case .alsa(let device): return DeviceOutput(.alsa(device: device))
             }
         case let .alsa(device): return DeviceOutput(.alsa(device: device))
         case .pulseAudio:
@@ -94,7 +93,6 @@ public struct AudioRoute: Sendable {
             switch monitor.automaticChoice.choice?.backend {
             case .blueALSA?, nil: device = monitor.speakerPCM.name.flatMap { blueALSA?.source.volume(ofPCM: $0) }
             case .soundServer(let server)?: device = monitor.speakerSink.name.map { PulseSinkVolume(sink: $0, server: server) }
-            case .alsa(let name)?: throw .notAvailable(output: "ALSA device \(name)")
             }
         case .pulseAudio:
             device = monitor.speakerSink.name.map {

@@ -20,13 +20,15 @@ struct IdleKeepAlive {
 
     private let makeOutput: @Sendable (BluetoothAddress?) async throws -> any AudioOutput
     private let sampleRate: Int
+    private let sound: KeepAliveSound
     private let logger: Logger
     private var state = State.off
 
     init(makeOutput: @escaping @Sendable (BluetoothAddress?) async throws -> any AudioOutput,
-         sampleRate: Int = SoundFont.defaultSampleRate, logger: Logger) {
+         sampleRate: Int = SoundFont.defaultSampleRate, sound: KeepAliveSound = .bursts, logger: Logger) {
         self.makeOutput = makeOutput
         self.sampleRate = sampleRate
+        self.sound = sound
         self.logger = logger
     }
 
@@ -39,7 +41,7 @@ struct IdleKeepAlive {
     /// Starts the signal to `speaker` unless it already plays; the output opens in the background.
     mutating func run(to speaker: BluetoothAddress?) {
         if isPlaying { return }
-        let source = PlaybackSource(keepAliveAt: sampleRate)
+        let source = PlaybackSource(keepAliveAt: sampleRate, sound: sound)
         let makeOutput = makeOutput
         let logger = logger
         let task = Task {

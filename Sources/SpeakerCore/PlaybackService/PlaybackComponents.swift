@@ -46,12 +46,13 @@ public struct PlaybackComponents: Sendable {
         progressInterval: Duration = PlaybackSession.defaultProgressInterval,
         preRoll: Duration = .zero,
         keepAliveWhilePaused: Bool = false,
+        keepAliveSound: KeepAliveSound = .bursts,
         newOutputWhenSpeakerBack: @escaping @Sendable () -> Bool = { false },
         soundFont: @escaping @Sendable () async throws -> SoundFont
     ) -> PlaybackComponents {
         PlaybackComponents(makeOutput: makeOutput, makeSession: { output in
             PlaybackSession(output: output, clock: clock, progressInterval: progressInterval, preRoll: preRoll,
-                           keepAliveWhilePaused: keepAliveWhilePaused, soundFont: soundFont)
+                           keepAliveWhilePaused: keepAliveWhilePaused, keepAliveSound: keepAliveSound, soundFont: soundFont)
         }, newOutputWhenSpeakerBack: newOutputWhenSpeakerBack)
     }
 }
@@ -73,9 +74,12 @@ public struct PlaybackServiceSettings: Sendable, Equatable {
     public var readBudget: SongReadBudget.Limits
     /// How many songs the queue holds, and how much memory they may take (`PlayQueueLimits`).
     public var queueLimits: PlayQueueLimits
+    /// What the keep-alive plays (`keep_alive = yes`, `silence` or `tone`).
+    public var keepAliveSound: KeepAliveSound
 
     public init(playTimeout: Duration = .seconds(30), onSpeakerLost: SpeakerLostBehaviour = .pause,
                 readLimits: MIDIReadLimits = .default, readTimeout: Duration = .seconds(10), keepAlive: Bool = false,
+                keepAliveSound: KeepAliveSound = .bursts,
                 readBudget: SongReadBudget.Limits = .default, queueLimits: PlayQueueLimits = .default) {
         self.playTimeout = playTimeout
         self.onSpeakerLost = onSpeakerLost
@@ -84,6 +88,7 @@ public struct PlaybackServiceSettings: Sendable, Equatable {
         self.keepAlive = keepAlive
         self.readBudget = readBudget
         self.queueLimits = queueLimits
+        self.keepAliveSound = keepAliveSound
     }
 }
 

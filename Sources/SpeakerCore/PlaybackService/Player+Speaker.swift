@@ -31,7 +31,7 @@ extension Player {
                 state = .paused(current, .speakerLost)
                 try? await current.session.pause()
                 await notePosition(of: current)
-                logger.notice("speaker lost: \(current.file) paused at \(lastPosition) s; it resumes when the speaker is back")
+                logger.notice("speaker lost: \(current.file) paused at \(Self.loggedSeconds(lastPosition)); it resumes when the speaker is back")
                 publish()
             case .stop:
                 await stopForSpeakerLoss()
@@ -90,7 +90,7 @@ extension Player {
     private func stopForSpeakerLoss() async {
         let ended = await endCurrentSong(abandoningWith: { .stoppedBeforeStart(file: $0) }, reportAsStopped: true)
         if case let .started(file, position, _) = ended {
-            logger.notice("speaker lost: \(file) stopped at \(position) s (on_speaker_lost = stop)")
+            logger.notice("speaker lost: \(file) stopped at \(Self.loggedSeconds(position)) (on_speaker_lost = stop)")
         }
     }
 

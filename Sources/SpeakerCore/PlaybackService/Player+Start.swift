@@ -61,6 +61,8 @@ extension Player {
                                   session: session, sessionEvents: forwarder)
         state = .playing(current)
         lastPosition = 0
+        // Said when the song starts, not when it was asked for: a queued or waiting song may never play.
+        logger.info("playing \(item.file)\(onSpeaker)")
         publish()
         // The speaker may have dropped while the song was starting.
         await reconcileWithSpeaker()
@@ -179,6 +181,21 @@ extension Player {
 
     /// " on JBL Flip 5 (11:22:…)" for a log line, or nothing when the speaker is not known here.
     var onSpeaker: String { speaker.map { " on \($0.name) (\($0.address))" } ?? "" }
+
+    /// A position for a log line, to a tenth of a second: "2.9 s".
+    static func loggedSeconds(_ seconds: Double) -> String {
+        let tenths = Int((max(0, seconds) * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10) s"
+    }
+
+    /// One line for a song a request or `stop` ended: where it was, or that it never started.
+    func logEnded(_ ended: EndedSong, _ why: String) {
+        switch ended {
+        case .nothing: break
+        case let .pending(file): logger.info("\(file)\(onSpeaker) \(why) before it started")
+        case let .started(file, position, _): logger.info("\(file)\(onSpeaker) \(why) at \(Self.loggedSeconds(position))")
+        }
+    }
 
     /// Starts the next queued song, if any; it waits for the speaker without a timeout.
     func startNextQueuedSong() {

@@ -130,7 +130,7 @@ public actor Player: DaemonPlayback {
         self.soundFonts = soundFonts
         self.logger = logger
         if settings.keepAlive {
-            keepAlive = IdleKeepAlive(makeOutput: components.makeOutput, logger: logger)
+            keepAlive = IdleKeepAlive(makeOutput: components.makeOutput, sound: settings.keepAliveSound, logger: logger)
         }
     }
 
@@ -215,12 +215,14 @@ public actor Player: DaemonPlayback {
         nextTicket += 1
         if wantsQueue, currentTicket != nil {
             queue.append(item)
+            logger.info("queued \(file)\(onSpeaker) (\(queue.count) waiting)")
             publish()
             return current
         }
         latestReplacingTicket = item.ticket
         repeat {
-            await endCurrentSong(abandoningWith: { .replaced(file: $0, by: file) }, reportAsStopped: true)
+            logEnded(await endCurrentSong(abandoningWith: { .replaced(file: $0, by: file) }, reportAsStopped: true),
+                     "replaced by \(file)")
             // A newer play arrived while the old song was being stopped: it wins.
             guard latestReplacingTicket == item.ticket else {
                 throw abandoned.removeValue(forKey: item.ticket) ?? .replaced(file: file, by: "a newer request")
@@ -235,7 +237,7 @@ public actor Player: DaemonPlayback {
     /// Stops the current song (or the one waiting to start) and empties the queue.
     @discardableResult
     public func stop() async -> PlaybackSnapshot {
-        await endCurrentSong(abandoningWith: { .stoppedBeforeStart(file: $0) }, reportAsStopped: true)
+        logEnded(await endCurrentSong(abandoningWith: { .stoppedBeforeStart(file: $0) }, reportAsStopped: true), "stopped")
         await updateKeepAlive()
         return current
     }
@@ -258,9 +260,11 @@ public actor Player: DaemonPlayback {
             state = .paused(current, .user)
             try? await current.session.pause()
             await notePosition(of: current)
+            logger.info("paused \(current.file)\(onSpeaker) at \(Self.loggedSeconds(lastPosition))")
             publish()
         case let .paused(current, .speakerLost):
             state = .paused(current.speakerLeft, .user)
+            logger.info("paused \(current.file)\(onSpeaker) as asked; it stays paused when the speaker is back")
             publish()
         case .paused(_, .user):
             break
@@ -282,11 +286,13 @@ public actor Player: DaemonPlayback {
                 let reopen = current.outputMayBeGone
                 current.outputMayBeGone = false
                 state = .playing(current)
+                logger.info("resumed \(current.file)\(onSpeaker) at \(Self.loggedSeconds(lastPosition))")
                 publish()
                 if reopen { await reopenOutput(of: current, after: "resumed") }
                 try? await current.session.resume()
             } else {
                 state = .paused(current, .speakerLost)
+                logger.info("\(current.file) resumes when the speaker is back")
                 publish()
             }
         case .playing, .waiting, .starting:

@@ -16,6 +16,9 @@ public enum CommandFailure {
         /// A failure whose one line is already logged (speakerd's journal line, with its
         /// priority): exit with `exitStatus` and print nothing more.
         case logged(exitStatus: Int32)
+        /// A failure of a command run with `--json`: its one stderr line is JSON
+        /// (``CommandErrorJSON``), then exit with `exitStatus`.
+        case jsonFailure(code: String, message: String, exitStatus: Int32)
     }
 
     /// Runs `body` (parse, then run the command); an error thrown by it ends the process the
@@ -34,6 +37,11 @@ public enum CommandFailure {
                 writeToStandardError(line(program: program, message: message, exitStatus: exitStatus) + "\n")
                 exit(exitStatus == 0 ? 1 : exitStatus)
             case .logged(let exitStatus):
+                exit(exitStatus == 0 ? 1 : exitStatus)
+            case let .jsonFailure(code, message, exitStatus):
+                // The same sentence as the plain line, without the program's name.
+                let plain = line(program: program, message: message, exitStatus: exitStatus)
+                writeToStandardError(CommandErrorJSON.line(code: code, message: String(plain.dropFirst(program.count + 2))) + "\n")
                 exit(exitStatus == 0 ? 1 : exitStatus)
             }
         }

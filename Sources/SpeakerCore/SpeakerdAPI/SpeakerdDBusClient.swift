@@ -256,6 +256,13 @@ public final class SpeakerdDBusClient: SpeakerdControl {
             return .rejected(name: name, message: message)
         case .disconnected:
             return .unreachable(bus: busDescription, reason: "lost the D-Bus connection (the bus daemon exited or restarted)")
+        case .timeout(let method, let milliseconds):
+            // The call reached speakerd's name (no owner, or a failed start, is an error of its
+            // own above), so speakerd runs and did not answer: say that, not "is it running?".
+            let member = method.split(separator: ".").last.map(String.init) ?? method
+            let seconds = milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(milliseconds) ms"
+            return .rejected(name: DBusError.Name.noReply, message: "speakerd is running but did not answer \(member) within \(seconds) "
+                + "(busy or stuck); its log is 'journalctl -u speakerd', 'systemctl restart speakerd' restarts it")
         default:
             return .rejected(name: SpeakerdBus.ErrorName.failed, message: error.description)
         }

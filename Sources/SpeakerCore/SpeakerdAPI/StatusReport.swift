@@ -1,3 +1,4 @@
+import Readiness
 /// What `composer-cli status` shows: how far the daemon is, which speaker, what is playing.
 ///
 /// JSON keys are a public contract (DEVELOPERS.md): `readiness`, `speaker` {`address`,
@@ -138,7 +139,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
         if let error = playback.error { playbackLine += ": \(error)" }
         let lines = [
             "Status:    \(message)",
-            "Readiness: \(readiness)",
+            "Readiness: \(DaemonReadiness(rawValue: readiness)?.spoken ?? readiness)",
             "Speaker:   \(speakerLine)",
             "Playback:  \(playbackLine)",
         ] + (audioPath.map { ["Audio:     \($0)"] } ?? []) + (outputChoice.map { ["Output:    auto chose \($0)"] } ?? [])

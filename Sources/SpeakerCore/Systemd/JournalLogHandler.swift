@@ -2,10 +2,13 @@ import Glibc
 import Logging
 import Synchronization
 
-/// A swift-log handler that writes one line per message to stderr with a `<N>` prefix.
+/// A swift-log handler that writes one line per message to stderr, with a `<N>` prefix under
+/// journald.
 ///
 /// Under systemd, stderr goes to the journal, which reads the sd-daemon(3) prefix as the
 /// syslog priority: errors show red in `journalctl`, debug lines can be filtered with `-p`.
+/// systemd says so with `JOURNAL_STREAM`; without it (speakerd run by hand on a terminal) the
+/// prefix would be noise, so a warning or an error says its level in words instead.
 /// No timestamps: the journal adds its own.
 public struct JournalLogHandler: LogHandler {
     public var logLevel: Logger.Level = .info
@@ -13,16 +16,26 @@ public struct JournalLogHandler: LogHandler {
     public var metadataProvider: Logger.MetadataProvider?
     private let label: String
     private let sink: @Sendable (String) -> Void
+    /// Whether lines carry the `<N>` priority prefix journald reads.
+    private let forJournal: Bool
 
-    /// Writes to stderr.
-    public init(label: String) {
-        self.init(label: label, sink: JournalLogHandler.writeToStandardError)
+    /// Writes to stderr; with the priority prefix only when `environment` has `JOURNAL_STREAM`
+    /// (systemd connected stderr to the journal).
+    public init(label: String, environment: [String: String]) {
+        self.init(label: label, forJournal: Self.isJournal(environment), sink: JournalLogHandler.writeToStandardError)
     }
 
-    /// Writes each finished line (newline included) to `sink`; for tests.
-    public init(label: String, sink: @escaping @Sendable (String) -> Void) {
+    /// Writes each finished line (newline included) to `sink`, with the priority prefix unless
+    /// `forJournal` is false; for tests.
+    public init(label: String, forJournal: Bool = true, sink: @escaping @Sendable (String) -> Void) {
         self.label = label
+        self.forJournal = forJournal
         self.sink = sink
+    }
+
+    /// systemd sets `JOURNAL_STREAM` for a service whose stderr (or stdout) is the journal.
+    public static func isJournal(_ environment: [String: String]) -> Bool {
+        !(environment["JOURNAL_STREAM"] ?? "").isEmpty
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -50,7 +63,20 @@ public struct JournalLogHandler: LogHandler {
             .map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         // One message is one journal entry: embedded newlines would split it.
         let text = "\(event.message)\(fields)".map { $0.isNewline ? " " : $0 }
-        sink("<\(Self.priority(of: event.level))>\(label): \(String(text))\n")
+        if forJournal {
+            sink("<\(Self.priority(of: event.level))>\(label): \(String(text))\n")
+        } else {
+            sink("\(label): \(Self.levelWord(event.level))\(String(text))\n")
+        }
+    }
+
+    /// On a terminal, what a priority prefix would have said, where it matters.
+    static func levelWord(_ level: Logger.Level) -> String {
+        switch level {
+        case .trace, .debug, .info, .notice: ""
+        case .warning: "warning: "
+        case .error, .critical: "error: "
+        }
     }
 
     private static let stderrLock = Mutex(())

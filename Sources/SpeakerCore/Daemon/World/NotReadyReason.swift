@@ -23,6 +23,7 @@ public struct NotReadyReason: Equatable, Sendable, CustomStringConvertible {
         case noAudioDevice
         case soundServerUnreachable
         case outputUnusable
+        case noBluetoothAudioPath
         case soundfontLoading
         case soundfontMissing
         case noPlaybackEngine
@@ -92,6 +93,7 @@ public struct NotReadyReason: Equatable, Sendable, CustomStringConvertible {
         case let .noAudioDevice(name, detail): self = .noAudioDevice(name, detail)
         case let .soundServerUnreachable(detail): self = .soundServerUnreachable(detail)
         case let .outputUnusable(detail): self = .outputUnusable(detail)
+        case let .noBluetoothAudioPath(detail): self = .noBluetoothAudioPath(detail)
         }
     }
 
@@ -105,6 +107,15 @@ public struct NotReadyReason: Equatable, Sendable, CustomStringConvertible {
 
     public static func outputUnusable(_ detail: String) -> NotReadyReason {
         NotReadyReason(.outputUnusable, detail, waitingCanSucceed: false)
+    }
+
+    /// The fix a person can act on, for `status`, `play` and `doctor` alike.
+    public static let noBluetoothAudioPathFix = "no Bluetooth audio path: install BlueALSA or PipeWire; composer-cli doctor"
+
+    /// `auto` has nothing that reaches the speaker itself. Waiting alone does not help (someone
+    /// must install or start a stack), though the path follows BlueALSA starting.
+    public static func noBluetoothAudioPath(_ detail: String) -> NotReadyReason {
+        NotReadyReason(.noBluetoothAudioPath, "\(noBluetoothAudioPathFix) (\(detail))", waitingCanSucceed: false)
     }
 
     public static func soundfontLoading(_ path: String) -> NotReadyReason {

@@ -33,4 +33,17 @@ public enum DaemonReadiness: String, Comparable, CaseIterable, Sendable, Codable
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rank < rhs.rank }
 
     public var description: String { rawValue }
+
+    /// What reaching the next level waits for, as a person reads it on `status`'s `Readiness:`
+    /// line ("waiting for the speaker"): a level's name says how far speakerd came, which reads
+    /// as the wrong thing ("adapter" when the adapter is fine and the speaker is missing).
+    public var spoken: String {
+        switch self {
+        case .started: "starting (not on the bus yet)"
+        case .bus: "waiting for Bluetooth (bluetoothd and a powered adapter)"
+        case .adapter: "waiting for the speaker"
+        case .speakerConnected: "waiting for the speaker's audio path and the soundfont"
+        case .playbackReady: "ready to play"
+        }
+    }
 }
