@@ -168,7 +168,15 @@ world_up() {
   start_bluetoothd || return 1
   local from; from=$(size "$LOGS/bluetoothd.log")
   start_btvirt || return 1
-  adapter_ready "$from" || return 1
+  # Once more if the kernel gave up on btvirt's answer to HCI Reset (a 10 s kernel limit, which
+  # a guest starved of CPU by a busy host can miss): the second start finds everything cached.
+  if ! adapter_ready "$from"; then
+    note "no hci0 yet: btvirt once more"
+    stop_btvirt
+    from=$(size "$LOGS/bluetoothd.log")
+    start_btvirt || return 1
+    adapter_ready "$from" || return 1
+  fi
   start_backend || return 1
   start_speaker || return 1
   start_speakerd || return 1

@@ -22,18 +22,28 @@ note() { echo "[$(uptime_s)] realbt: $*"; }
 # size FILE: how much of a log exists now, so a later wait looks only at what comes after.
 size() { if [[ -f $1 ]]; then $BB stat -c %s "$1"; else echo 0; fi; }
 
-# wait_for SECONDS FILE TEXT [FROM]: until TEXT appears in FILE past byte FROM. Polls the file
-# itself (no fork per turn) every 0.1 s: the log line is the event, the poll only its delivery.
+# wait_for SECONDS FILE TEXT [FROM]: until TEXT appears in FILE past byte FROM. It keeps the file
+# open and reads only what is new (no fork, no re-reading a growing debug log under TCG); at the
+# end of the file it looks again every 0.1 s: the log line is the event, the wait its delivery.
 wait_for() {
-  local limit=$1 file=$2 text=$3 from=${4:-0} content
+  local limit=$1 file=$2 text=$3 from=${4:-0} line partial= fd LC_ALL=C
   local end=$((SECONDS + limit))
-  while ((SECONDS < end)); do
-    if [[ -f $file ]]; then
-      content=$(<"$file")
-      [[ ${content:from} == *"$text"* ]] && return 0
-    fi
-    $BB usleep 100000
-  done
+  until [[ -f $file ]]; do ((SECONDS < end)) || break; $BB usleep 100000; done
+  if [[ -f $file ]]; then
+    exec {fd}<"$file"
+    ((from == 0)) || read -r -d '' -N "$from" -u "$fd" _ || true
+    while ((SECONDS < end)); do
+      if IFS= read -r -u "$fd" line; then
+        line=$partial$line partial=
+        [[ $line == *"$text"* ]] && { exec {fd}<&-; return 0; }
+      else
+        partial+=$line  # the end of the file, maybe mid-line: the rest comes later
+        [[ $partial == *"$text"* ]] && { exec {fd}<&-; return 0; }
+        $BB usleep 100000
+      fi
+    done
+    exec {fd}<&-
+  fi
   echo "timed out after ${limit}s waiting for '$text' in $(basename "$file")"
   return 1
 }
@@ -85,6 +95,9 @@ stop_bluetoothd() { stop BLUETOOTHD; }
 BTVIRT=
 start_btvirt() {
   rm -f /tmp/bt-server-*
+  # The kernel gives btvirt 2 s to answer its first HCI command: read the program in from 9p
+  # beforehand, so that its start does not spend them paging it in on a slow guest.
+  cat /usr/bin/btvirt >/dev/null
   (cd /tmp && exec btvirt -l1 -s >>"$LOGS/btvirt.log" 2>&1) &
   BTVIRT=$!
   local end=$((SECONDS + 20))
