@@ -144,17 +144,18 @@ scenario_bluetoothd_restart() {
   SONG=long.mid
 }
 
-# e. The adapter gone and back (btvirt restarted, the speaker with it): play is heard.
+# e. The adapter gone and back (btvirt stopped and started: hci0 and the speaker's controller go
+#    and come back, the speaker with its pairing kept): speakerd reconnects, play is heard.
 scenario_adapter_back() {
   local from; from=$(size "$LOGS/bluetoothd.log")
-  step "stop the speaker" stop_speaker
+  local heard_from; heard_from=$(size "$LOGS/speaker.log")
+  local address=$SPEAKER_ADDRESS
   step "stop btvirt" stop_btvirt
   step "hci0 gone" wait_for 30 "$LOGS/bluetoothd.log" "Removing adapter /org/bluez/hci0" "$from"
   from=$(size "$LOGS/bluetoothd.log")
-  local address=$SPEAKER_ADDRESS
   step "start btvirt" start_btvirt
   step "adapter back" adapter_ready "$from"
-  step "start the speaker" start_speaker
+  step "the speaker is back" speaker_ready "$heard_from"
   step "the speaker kept its address" test "$SPEAKER_ADDRESS" = "$address"
   step "speakerd reconnects" status_says readiness playbackReady 60
   step "play is heard" play_song short.mid

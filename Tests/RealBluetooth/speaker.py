@@ -231,30 +231,48 @@ class Speaker:
                 say(f'command {line!r} failed: {error!r}')
 
     async def run(self) -> None:
+        """Serves on the controller at the transport; when it goes (btvirt stopped), waits for a
+        new one there and serves again: the program, its imports and its pairings stay, as a
+        speaker's memory does when its Bluetooth chip resets. Starting Python again takes far
+        longer under TCG than any scenario should wait."""
         open(self.heard, 'wb').close()
-        async with await open_transport(self.transport) as (source, sink):
-            config = DeviceConfiguration()
-            config.name = self.name
-            config.class_of_device = 0x240414  # audio, loudspeaker
-            config.classic_enabled = True
-            config.le_enabled = False
-            # Pairings survive a restart of this program (the controller, and so the address,
-            # stays the same when btvirt restarts in the same order): kept on the guest's tmpfs.
-            config.keystore = f'JsonKeyStore:{self.keys}'
-            self.device = Device.from_config_with_hci(config, source, sink)
-            self.device.pairing_config_factory = lambda connection: PairingConfig(
-                sc=True, mitm=False, bonding=True, delegate=Delegate(self))
-            self.device.sdp_service_records = self.sdp_records()
-            self.device.on('connection', self.on_connection)
-            Listener.for_device(self.device).on('connection', self.on_avdtp_connection)
-            await self.device.power_on()
-            await self.device.set_discoverable(True)
-            await self.device.set_connectable(True)
-            say(f'ready {self.device.public_address.to_string(False)}')
-            commands = asyncio.create_task(self.read_commands())
-            await source.terminated
-            commands.cancel()
+        commands = asyncio.create_task(self.read_commands())
+        path = self.transport.split(':', 1)[1] if self.transport.startswith('unix:') else None
+        while True:
+            await self.serve()
             say('controller gone')
+            self.device, self.connection = None, None
+            while path and not os.path.exists(path):
+                await asyncio.sleep(0.1)
+            if not path:
+                break
+        commands.cancel()
+
+    async def serve(self) -> None:
+        try:
+            async with await open_transport(self.transport) as (source, sink):
+                config = DeviceConfiguration()
+                config.name = self.name
+                config.class_of_device = 0x240414  # audio, loudspeaker
+                config.classic_enabled = True
+                config.le_enabled = False
+                # Pairings outlive the controller (it keeps its address when btvirt starts
+                # again in the same order): kept on the guest's tmpfs.
+                config.keystore = f'JsonKeyStore:{self.keys}'
+                self.device = Device.from_config_with_hci(config, source, sink)
+                self.device.pairing_config_factory = lambda connection: PairingConfig(
+                    sc=True, mitm=False, bonding=True, delegate=Delegate(self))
+                self.device.sdp_service_records = self.sdp_records()
+                self.device.on('connection', self.on_connection)
+                Listener.for_device(self.device).on('connection', self.on_avdtp_connection)
+                await self.device.power_on()
+                await self.device.set_discoverable(self.powered)
+                await self.device.set_connectable(self.powered)
+                say(f'ready {self.device.public_address.to_string(False)}')
+                await source.terminated
+        except (ConnectionError, OSError) as error:
+            say(f'transport: {error!r}')
+            await asyncio.sleep(0.5)
 
 
 def main() -> None:

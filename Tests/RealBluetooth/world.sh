@@ -154,9 +154,13 @@ start_speaker() {
   (cd /tmp && exec "$CACHE/venv/bin/python" "$HERE/speaker.py" --name "$SPEAKER_NAME" \
       --control "$SPEAKER_CONTROL" ${SPEAKER_FLAGS:-} unix:/tmp/bt-server-bredrle >>"$LOGS/speaker.log" 2>&1) &
   SPEAKER=$!
-  wait_for 90 "$LOGS/speaker.log" "speaker: ready" "$from" || return 1
+  speaker_ready "$from" 180
+}
+# speaker_ready FROM [SECONDS]: the speaker serves on its controller (again); sets SPEAKER_ADDRESS.
+speaker_ready() {
+  wait_for "${2:-60}" "$LOGS/speaker.log" "speaker: ready" "$1" || return 1
   local content; content=$(<"$LOGS/speaker.log")
-  content=${content:from}
+  content=${content:$1}
   content=${content#*speaker: ready }
   SPEAKER_ADDRESS=${content:0:17}
   note "speaker ready at $SPEAKER_ADDRESS"
