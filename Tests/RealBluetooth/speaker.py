@@ -64,6 +64,7 @@ class Speaker:
         self.control = control
         self.heard = heard
         self.keys = heard + '.keys.json'
+        self.last_audio = 0.0
         self.hfp = hfp
         self.refusing = False
         self.powered = True
@@ -107,6 +108,7 @@ class Speaker:
         rate = (16000, 32000, 44100, 48000)[header >> 6]
         samples = (4, 8, 12, 16)[(header >> 4) & 3] * (8 if header & 1 else 4)
         before = self.samples
+        self.last_audio = asyncio.get_running_loop().time()
         self.samples += samples * (payload[0] & 0x0F)
         if before == 0:
             say('first audio')
@@ -174,10 +176,19 @@ class Speaker:
             self.samples = 0
             say('cleared')
         elif verb == 'save':
+            await self.quiet()
             self.save(args[0])
             say(f'saved {args[0]}')
         else:
             say(f'unknown command {line!r}')
+
+    async def quiet(self, seconds: float = 1.5, limit: float = 20.0) -> None:
+        """Until no audio has come for `seconds`: a song that ended at the source is still on
+        its way here (the sound server's buffer, the link), and its last notes count."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + limit
+        while loop.time() < end and loop.time() - self.last_audio < seconds:
+            await asyncio.sleep(0.1)
 
     async def disconnect(self) -> None:
         connection = self.connection

@@ -71,6 +71,10 @@ start_bus() {
   # speakerd's own policy, plus one line for this guest: here speakerd runs as root, and the
   # policy lets only the speakerd user own the name.
   cp "$REALBT_REPO/systemd/dbus/io.speakerd.Daemon.conf" /etc/dbus-1/system.d/
+  # The user and group that policy names (the package's sysusers entry makes them), so that
+  # dbus-daemon reads it as on an installed system.
+  $BB grep -q '^speakerd:' /etc/passwd || echo 'speakerd:x:990:990::/var/lib/speakerd:/usr/sbin/nologin' >>/etc/passwd
+  $BB grep -q '^speakerd:' /etc/group || echo 'speakerd:x:990:' >>/etc/group
   cat >/etc/dbus-1/system.d/zz-realbt.conf <<'EOF'
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -182,6 +186,7 @@ start_speakerd() {
 # seconds so that a speaker coming back is retried within a scenario's time.
 reconnect_max_seconds = 4
 scan_seconds = 12
+play_timeout_seconds = 120
 EOF
   local output=auto
   [[ $BACKEND == pipewire ]] && output=pulseaudio
