@@ -2,7 +2,8 @@
 #
 #   make                      release build of speakerd and composer-cli
 #   make install              installs under PREFIX (default /usr/local), honouring DESTDIR, what
-#                             `make` built (`make && sudo make install`: it does not build as root)
+#                             `make` built (`make && sudo make install`: it does not build as root),
+#                             stripped of symbols and debug info (STRIP=true keeps them)
 #   make uninstall            removes what `make install` put there (the config file stays if edited)
 #   make deb                  dist/speakerd_VERSION_ARCH.deb, from `make install PREFIX=/usr`
 #
@@ -43,6 +44,10 @@ EXAMPLES = bluealsa.conf system-sound-server.conf user-session.conf speakerd-sou
 
 INSTALL ?= install
 INSTALL_PROGRAM = $(INSTALL) -m 0755
+# The release build keeps its symbols and debug info (about three quarters of each program):
+# installed programs leave them out, as Debian's packages do. `STRIP=true` keeps them.
+STRIP ?= strip
+STRIP_FLAGS = --strip-unneeded --remove-section=.comment --remove-section=.note
 INSTALL_DATA = $(INSTALL) -m 0644
 
 .PHONY: all build built generated install uninstall deb clean-dist
@@ -87,6 +92,7 @@ install: generated
 	    $(DESTDIR)$(unitdir) $(DESTDIR)$(sysusersdir) $(DESTDIR)$(tmpfilesdir) \
 	    $(DESTDIR)$(dbuspolicydir) $(DESTDIR)$(dbusservicedir) $(DESTDIR)$(confdir)
 	$(INSTALL_PROGRAM) $(BIN)/speakerd $(BIN)/composer-cli $(DESTDIR)$(bindir)/
+	$(STRIP) $(STRIP_FLAGS) $(DESTDIR)$(bindir)/speakerd $(DESTDIR)$(bindir)/composer-cli
 	$(INSTALL_DATA) docs/man/composer-cli.1 $(DESTDIR)$(mandir)/man1/composer-cli.1
 	$(INSTALL_DATA) docs/man/speakerd.8 $(DESTDIR)$(mandir)/man8/speakerd.8
 	$(INSTALL_DATA) README.md $(DESTDIR)$(docdir)/README.md

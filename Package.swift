@@ -380,7 +380,7 @@ let package = Package(
         .testTarget(
             name: "PlaybackServiceTests",
             dependencies: [
-                "AsyncSignals", "DBus", "BlueZ", "MIDI", "Readiness", "Systemd", "Playback", "PlaybackService", "SpeakerdAPI", "TestSupport",
+                "AsyncSignals", "DBus", "BlueZ", "MIDI", "Readiness", "Systemd", "Playback", "AudioPath", "PlaybackService", "SpeakerdAPI", "TestSupport",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]

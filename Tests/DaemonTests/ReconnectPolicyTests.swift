@@ -78,6 +78,45 @@ struct ReconnectPolicyTests {
         #expect(policy.state == .connected)
     }
 
+    @Test("a play waiting for a speaker out of reach tries it at once, then every 3 s while it waits, not after a long backoff")
+    func waitingRequestTriesAtOnce() async {
+        var policy = makePolicy()
+        _ = policy.handle(.unreachableAtBoot)
+        await clock.advance(by: .seconds(2))
+        #expect(policy.handle(.retryDue) == .connectNow)
+        _ = await failedAttemptDelays(&policy, count: 4)
+        guard case .retry(let long) = policy.handle(.connectFailed) else { Issue.record("no retry"); return }
+        #expect(long > .seconds(20), "the backoff is long by now: \(long)")
+        // The speaker is switched on 2 s later and a person asks to play: tried at once.
+        await clock.advance(by: .seconds(2))
+        #expect(policy.handle(.requestWaiting) == .connectNow)
+        // Still out of reach: while the request waits, the next try is 3 s after the last.
+        #expect(policy.handle(.connectFailed) == .retry(after: .seconds(3)))
+        await clock.advance(by: .seconds(3))
+        #expect(policy.handle(.retryDue) == .connectNow)
+        #expect(policy.handle(.connectFailed) == .retry(after: .seconds(3)))
+        // A second request half a second later does not page it again at once: a second after
+        // the last attempt at the soonest.
+        await clock.advance(by: .milliseconds(500))
+        #expect(policy.handle(.requestWaiting) == .retry(after: .milliseconds(500)))
+        // Both requests give up: the backoff is long again.
+        _ = policy.handle(.requestEnded)
+        _ = policy.handle(.requestEnded)
+        await clock.advance(by: .milliseconds(500))
+        #expect(policy.handle(.retryDue) == .connectNow)
+        guard case .retry(let after) = policy.handle(.connectFailed) else { Issue.record("no retry"); return }
+        #expect(after > .seconds(20), "back to the backoff once nobody waits: \(after)")
+    }
+
+    @Test("a waiting request never overrules the user's disconnect")
+    func waitingRequestRespectsHold() {
+        var policy = makePolicy()
+        _ = policy.handle(.connected)
+        _ = policy.handle(.userDisconnected)
+        #expect(policy.handle(.requestWaiting) == .none)
+        #expect(policy.state == .heldByUser)
+    }
+
     @Test("a speaker that is unreachable at boot is retried on the eager schedule")
     func unreachableAtBoot() {
         var policy = makePolicy()

@@ -1,8 +1,10 @@
 import AsyncSignals
+import AudioPath
 import BlueZ
 import Clocks
 import Foundation
 import Logging
+import Synchronization
 @testable import Playback
 @testable import PlaybackService
 @testable import Readiness
@@ -66,6 +68,62 @@ struct DeadDeviceTests {
         #expect(next.activity == .playing)
         #expect(next.error == nil)
         await player.stop()
+    }
+
+    @Test("""
+        a song paused by the speaker's loss resumes on the speaker's device opened again when it is back, \
+        not on the handle that outlived the link (BlueALSA's old PCM, which fails only after the resume)
+        """)
+    func speakerBackOpensTheDeviceAgain() async throws {
+        let clock = TestClock()
+        // The handle opened before the drop goes on taking audio, as an ALSA handle on BlueALSA's
+        // vanished PCM did against real bluetoothd: nothing fails until well after the resume.
+        let beforeDrop = HandDrivenDevice(pullsOnOpen: 1), afterReturn = HandDrivenDevice(pullsOnOpen: 1)
+        let devices = Mutex([beforeDrop, afterReturn])
+        let soundFont = try await Fixtures.soundFont()
+        // `auto`, as the daemon wires it: the route decides whether the output is opened again.
+        let route = AudioRoute(setting: .automatic)
+        let components = PlaybackComponents.sessions(
+            output: { _ in devices.withLock { $0.removeFirst() }.output(clock: clock) }, clock: clock,
+            newOutputWhenSpeakerBack: { route.outputGoesWithSpeaker }, soundFont: { soundFont })
+        let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
+        let player = Player(gate: gate, components: components)
+        _ = await player.audioPath(to: TargetSpeaker(address: try BluetoothAddress("11:22:33:AA:BB:CC"), name: "JBL Flip 5"), over: nil)
+        let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 5)], duration: 10)
+        _ = try await player.play(song, named: "tune.mid")
+        beforeDrop.pull(times: 100)
+
+        gate.drop(to: .adapter)
+        #expect(await eventually { await player.snapshot().activity == .paused })
+        let pausedAt = try #require(await player.snapshot().positionSeconds)
+        beforeDrop.pull(times: 100) // Silence into the dead handle: the song must not move.
+
+        gate.raise(to: .playbackReady)
+        #expect(await eventually { afterReturn.opens == 1 }, "the song went on on the handle from before the drop")
+        #expect(await player.snapshot().activity == .playing)
+        afterReturn.pull(times: 200)
+        let position = try #require(await player.snapshot().positionSeconds)
+        #expect(position > pausedAt + 0.2, "the song did not go on from \(pausedAt) s on the new device (at \(position) s)")
+        #expect(beforeDrop.opens == 1)
+        await player.stop()
+    }
+
+    @Test("only a file or the null output is kept when the speaker comes back; every device output is opened again")
+    func whichOutputsOpenAgain() {
+        #expect(AudioRoute(setting: .automatic).outputGoesWithSpeaker)
+        #expect(AudioRoute(setting: .pulseAudio).outputGoesWithSpeaker)
+        #expect(AudioRoute(setting: .alsa(device: "bluealsa")).outputGoesWithSpeaker)
+        #expect(!AudioRoute(setting: .file(path: "/tmp/song.wav")).outputGoesWithSpeaker)
+        #expect(!AudioRoute(setting: .null).outputGoesWithSpeaker)
+    }
+
+    /// Waits, without sleeping (yielding to the player's tasks), until `condition` holds.
+    private func eventually(_ condition: () async -> Bool) async -> Bool {
+        for _ in 0..<100_000 {
+            if await condition() { return true }
+            await Task.yield()
+        }
+        return await condition()
     }
 
     @Test("a failed song's reason reaches `status --json` and the human status line")

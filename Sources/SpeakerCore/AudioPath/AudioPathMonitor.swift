@@ -75,6 +75,26 @@ public struct AudioPathMonitor: Sendable {
         }
     }
 
+    /// Whether a song's output must be opened again when its speaker comes back after a loss:
+    /// true for every output bound to the speaker's own device, false for a file or the null
+    /// output (opening a WAV file again would start it anew).
+    ///
+    /// The device the song had died with the speaker's link, even where it does not say so:
+    /// - a sound server moves a stream whose sink vanished onto its default sink rather than
+    ///   failing it, and the speaker's sink returns as a new one;
+    /// - BlueALSA's PCM for the speaker is a new one after the link comes back, and an ALSA handle
+    ///   opened on the old one may go on taking audio while the song is paused, then fail
+    ///   mid-song with "No such device" (seen against real bluetoothd 5.66 and BlueALSA 4.0);
+    /// - an ALSA device named by the user may be such a PCM too (`alsa:bluealsa`).
+    ///
+    /// Asked when the speaker is back, since `auto` may have chosen another backend by then.
+    public var outputGoesWithSpeaker: Bool {
+        switch setting {
+        case .automatic, .pulseAudio, .alsa: return true
+        case .file, .null: return false
+        }
+    }
+
     /// Whether songs go to a sound server's sink (which moves a stream whose sink vanished to its
     /// default instead of failing it). Asked when the speaker is back, since `auto` may have
     /// chosen a server by then.

@@ -17,7 +17,7 @@ extension Player {
             clock: clock,
             preRoll: configuration.preRoll,
             keepAliveWhilePaused: configuration.keepAlive,
-            newOutputWhenSpeakerBack: { route.playsThroughSoundServer },
+            newOutputWhenSpeakerBack: { route.outputGoesWithSpeaker },
             soundFont: { try await soundFonts.load() }
         )
         return Player(gate: gate, settings: PlaybackServiceSettings(configuration), components: components,

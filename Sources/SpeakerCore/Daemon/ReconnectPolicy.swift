@@ -43,6 +43,12 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
         case resumedFromSleep
         /// A timer armed by an earlier `.retry(after:)` fired.
         case retryDue
+        /// A person's request began waiting for the speaker (a `play` while it is out of reach):
+        /// try it now rather than wait out a long backoff, and every `requestSpacing` while any
+        /// request waits.
+        case requestWaiting
+        /// A request that waited has its answer (played, failed or timed out).
+        case requestEnded
     }
 
     /// What the caller must do next.
@@ -80,6 +86,9 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
 
     public private(set) var state: State = .idle
     private var lastAttemptAt: C.Instant?
+    /// Requests waiting for the speaker now: while there are any, no retry is further off than
+    /// `requestSpacing`.
+    private var waitingRequests = 0
     private let clock: C
     private var random: any RandomNumberGenerator & Sendable
     private let eager: ReconnectSchedule
@@ -88,6 +97,9 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
     public var minimumEagerSpacing: Duration = .seconds(1)
     /// Shortest gap between two attempts after the speaker ended the link.
     public var minimumGentleSpacing: Duration = .seconds(15)
+    /// Shortest gap between two attempts a waiting request asks for: a speaker switched on
+    /// is found within a few seconds, and a speaker that stays off is not paged back to back.
+    public var requestSpacing: Duration = .seconds(3)
     /// Delay after resume before reconnecting: the adapter needs a moment to come back.
     public var resumeDelay: Duration = .seconds(2)
 
@@ -146,6 +158,16 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
         case (.deviceSeen, _):
             return .none
 
+        case (.requestWaiting, .waiting(let mode, let attempt, let retryAt)):
+            waitingRequests += 1
+            return requestWaiting(mode: mode, attempt: attempt, retryAt: retryAt, now: now)
+        case (.requestWaiting, _):
+            waitingRequests += 1
+            return .none  // connecting already, connected, held by the user, asleep or no speaker
+        case (.requestEnded, _):
+            waitingRequests = max(0, waitingRequests - 1)
+            return .none
+
         case (.retryDue, .waiting(let mode, let attempt, let retryAt)):
             guard now >= retryAt else { return .none }  // a stale timer from an earlier schedule
             return startAttempt(mode, attempt: attempt, now: now)
@@ -164,7 +186,8 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
 
     private mutating func scheduleRetry(_ mode: Mode, attempt: Int, now: C.Instant) -> Action {
         let schedule = mode == .eager ? eager : gentle
-        let delay = schedule.delay(forAttempt: attempt, using: &random)
+        var delay = schedule.delay(forAttempt: attempt, using: &random)
+        if waitingRequests > 0 { delay = min(delay, requestSpacing) }
         state = .waiting(mode, attempt: attempt, retryAt: now.advanced(by: delay))
         return .retry(after: delay)
     }
@@ -174,6 +197,18 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
         let earliest = lastAttemptAt.map { $0.advanced(by: spacing) } ?? now
         if earliest <= now { return startAttempt(mode, attempt: attempt, now: now) }
         guard earliest < retryAt else { return .none }  // the armed timer is already sooner
+        state = .waiting(mode, attempt: attempt, retryAt: earliest)
+        return .retry(after: now.duration(to: earliest))
+    }
+
+    /// A request began waiting: an attempt now unless one began within `minimumEagerSpacing`
+    /// (a burst of requests is one), else one at the end of that spacing if the armed timer is
+    /// later. While it waits, failed attempts are retried every `requestSpacing`; once nobody
+    /// waits, the backoff goes on from the attempts made.
+    private mutating func requestWaiting(mode: Mode, attempt: Int, retryAt: C.Instant, now: C.Instant) -> Action {
+        let earliest = lastAttemptAt.map { $0.advanced(by: minimumEagerSpacing) } ?? now
+        if earliest <= now { return startAttempt(mode, attempt: attempt, now: now) }
+        guard earliest < retryAt else { return .none }
         state = .waiting(mode, attempt: attempt, retryAt: earliest)
         return .retry(after: now.duration(to: earliest))
     }

@@ -172,13 +172,18 @@ extension SpeakerdDaemon: SpeakerdControl {
         // player's "waiting cannot succeed" is current. The player reads and checks the song first
         // (a broken file fails at once), then waits in the readiness gate for at most the play timeout.
         if let reason = verdict.waitingFor, !reason.waitingCanSucceed { await lookAgainBeforePlaying() }
+        // A speaker out of reach is tried now, and every few seconds while this request waits,
+        // rather than after a backoff that may outlast the play timeout.
+        await link.requestWaiting()
         let snapshot: PlaybackSnapshot
         do {
             snapshot = try await playback.play(file: request.file, displayName: request.displayName, queue: request.queue)
         } catch {
+            await link.requestEnded()
             logger.info("not playing \(request.displayName)\(speakerForLog): \(error)")
             throw Self.rejected(error)
         }
+        await link.requestEnded()
         logger.info("playing \(request.displayName)\(speakerForLog)")
         // A queued song leaves the status line on the one playing now.
         await playbackChanged(snapshot)

@@ -25,12 +25,24 @@ extension SpeakerdDaemon {
         let speaker = inputs.link.target.map {
             StatusReport.Speaker(address: $0.address.description, name: $0.name, connected: inputs.link.connected)
         }
-        let waitingFor = verdict.waitingFor.map { StatusReport.WaitingFor(code: $0.code.rawValue, message: $0.message) }
+        let reason = await reasonAsOfNow()
+        let waitingFor = reason.map { StatusReport.WaitingFor(code: $0.code.rawValue, message: $0.message) }
         let audioPath: String? = if case .ready(let through) = inputs.audioPath { through } else { nil }
-        return StatusReport(readiness: verdict.level.description, message: phase.statusLine, speaker: speaker,
+        var message = phase.statusLine
+        if case .notReady(let shown) = phase, shown.code == .speakerUnreachable, let reason { message = reason.sentence }
+        return StatusReport(readiness: verdict.level.description, message: message, speaker: speaker,
                             playback: playback, waitingFor: waitingFor, warnings: [stateProblem, profileNote].compactMap { $0 } + (self.playback?.audioPathWarnings ?? []),
                             audioPath: audioPath, outputChoice: self.playback?.automaticOutput?.description,
                             volume: statusVolume)
+    }
+
+    /// The verdict's reason as of now: while the speaker is out of reach, the time to the next
+    /// try is counted down when asked, not frozen at the moment the retry was armed (a status
+    /// asked 20 s later said "retrying in 34 s" still).
+    func reasonAsOfNow() async -> NotReadyReason? {
+        guard let reason = verdict.waitingFor, reason.code == .speakerUnreachable, let name = inputs.link.target?.name,
+              case .waiting(_, _, let retryAt)? = await link.reconnectState else { return verdict.waitingFor }
+        return .unreachable(name, retryIn: clock.now.duration(to: retryAt))
     }
 
     /// Tells systemd and the bus what changed (only what changed); returns the status it published.

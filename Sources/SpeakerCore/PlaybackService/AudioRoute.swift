@@ -73,8 +73,9 @@ public struct AudioRoute: Sendable {
         }
     }
 
-    /// Whether songs go to a sound server's sink (see `AudioPathMonitor.playsThroughSoundServer`).
-    public var playsThroughSoundServer: Bool { monitor.playsThroughSoundServer }
+    /// Whether a song paused by the speaker's loss needs its output opened again when the speaker
+    /// is back (see `AudioPathMonitor.outputGoesWithSpeaker`).
+    public var outputGoesWithSpeaker: Bool { monitor.outputGoesWithSpeaker }
 
     /// What `audio_output = auto` chose for the current speaker and why (nil under any other
     /// setting, or before a speaker is chosen).

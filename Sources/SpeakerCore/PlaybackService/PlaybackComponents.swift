@@ -16,9 +16,10 @@ public struct PlaybackComponents: Sendable {
     public var makeSession: @Sendable (any AudioOutput) -> PlaybackSession
     /// Whether a song paused by the speaker's loss gets a new output when the speaker is back.
     /// A sound server moves a stream whose sink vanished onto another sink (its default: the
-    /// box's own output) rather than failing it, so the song must be sent to the speaker's sink
-    /// again; a device output that died with the speaker is opened again by the session anyway.
-    /// Asked when the speaker is back, since `audio_output = auto` may have chosen a server by then.
+    /// box's own output) rather than failing it, and an ALSA handle on BlueALSA's old PCM may
+    /// take audio while paused and fail only after the resume, so the song must be sent to the
+    /// speaker's device again (`AudioRoute.outputGoesWithSpeaker`). Asked when the speaker is
+    /// back, since `audio_output = auto` may have chosen another backend by then.
     public var newOutputWhenSpeakerBack: @Sendable () -> Bool
 
     public init(

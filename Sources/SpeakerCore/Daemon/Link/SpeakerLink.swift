@@ -145,6 +145,18 @@ public actor SpeakerLink {
         return await reconnect.connectNow()
     }
 
+    /// A person's request began waiting for the speaker: a speaker out of reach is tried now
+    /// and every few seconds until `requestEnded()` (`ReconnectPolicy.Event.requestWaiting`);
+    /// a user's disconnect still holds.
+    public func requestWaiting() async {
+        await reconnect?.handle(.requestWaiting)
+    }
+
+    /// The request that waited has its answer.
+    public func requestEnded() async {
+        await reconnect?.handle(.requestEnded)
+    }
+
     /// The user's `disconnect`: nothing reconnects until they ask again, and once it returns no
     /// Connect of ours is left to reach BlueZ.
     ///
