@@ -153,8 +153,7 @@ scenario_adapter_back() {
   step "stop btvirt" stop_btvirt
   step "hci0 gone" wait_for 30 "$LOGS/bluetoothd.log" "Removing adapter /org/bluez/hci0" "$from"
   from=$(size "$LOGS/bluetoothd.log")
-  step "start btvirt" start_btvirt
-  step "adapter back" adapter_ready "$from"
+  step "start btvirt: the adapter is back" btvirt_up
   step "the speaker is back" speaker_ready "$heard_from"
   step "the speaker kept its address" test "$SPEAKER_ADDRESS" = "$address"
   step "speakerd reconnects" status_says readiness playbackReady 60
@@ -167,20 +166,11 @@ world_up() {
   start_bus || return 1
   LOGS=/results/$BACKEND-world && mkdir -p "$LOGS"
   start_bluetoothd || return 1
-  local from; from=$(size "$LOGS/bluetoothd.log")
-  start_btvirt || return 1
-  # Once more if the kernel gave up on btvirt's answer to HCI Reset (a 10 s kernel limit, which
-  # a guest starved of CPU by a busy host can miss): the second start finds everything cached.
-  if ! adapter_ready "$from"; then
-    note "no hci0 yet: btvirt once more"
-    stop_btvirt
-    from=$(size "$LOGS/bluetoothd.log")
-    start_btvirt || return 1
-    adapter_ready "$from" || return 1
-  fi
+  btvirt_up || return 1
+  launch_speaker
   start_backend || return 1
-  start_speaker || return 1
   start_speakerd || return 1
+  speaker_ready "$SPEAKER_FROM" 240 || return 1
 }
 
 note "guest up, kernel $(uname -r), stack $BACKEND, scenarios $SCENARIOS"

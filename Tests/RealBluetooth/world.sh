@@ -108,6 +108,20 @@ start_btvirt() {
   until [[ -S /tmp/bt-server-bredrle ]]; do ((SECONDS < end)) || { echo "btvirt made no socket"; return 1; }; $BB usleep 50000; done
 }
 stop_btvirt() { stop BTVIRT; }
+# btvirt_up: btvirt started and hci0 enabled by bluetoothd. Once more if the kernel gave up on
+# btvirt's answer to its first HCI command (2 s, which a guest starved of CPU by a busy host can
+# miss: "Opcode 0x0c03 failed: -110"); the second start finds everything paged in.
+btvirt_up() {
+  local from attempt
+  for attempt in 1 2 3; do
+    from=$(size "$LOGS/bluetoothd.log")
+    start_btvirt || return 1
+    adapter_ready "$from" && return 0
+    note "no hci0 from btvirt (attempt $attempt)"
+    stop_btvirt
+  done
+  return 1
+}
 
 BACKEND_PIDS=()
 # start_backend: the A2DP source; ready once it has registered its endpoints with bluetoothd.
@@ -151,14 +165,16 @@ stop_backend() {
 
 SPEAKER=
 SPEAKER_ADDRESS=
-start_speaker() {
-  local from; from=$(size "$LOGS/speaker.log")
+SPEAKER_FROM=0
+# launch_speaker: starts the speaker program; speaker_ready "$SPEAKER_FROM" waits for it. Apart,
+# so that the rest of the world starts while Python does (its start is the slowest under TCG).
+launch_speaker() {
+  SPEAKER_FROM=$(size "$LOGS/speaker.log")
   rm -f "$SPEAKER_CONTROL"
   # In /tmp: what the speaker hears goes to tmpfs (speaker.py says why).
   (cd /tmp && exec "$CACHE/venv/bin/python" "$HERE/speaker.py" --name "$SPEAKER_NAME" \
       --control "$SPEAKER_CONTROL" ${SPEAKER_FLAGS:-} unix:/tmp/bt-server-bredrle >>"$LOGS/speaker.log" 2>&1) &
   SPEAKER=$!
-  speaker_ready "$from" 180
 }
 # speaker_ready FROM [SECONDS]: the speaker serves on its controller (again); sets SPEAKER_ADDRESS.
 speaker_ready() {
