@@ -96,7 +96,11 @@ def main() -> int:
                         + ' '.join(f'{p:.0f}' for _, p in want) + ' Hz')
     if len(got) > len(want) + 3:
         problems.append('notes that are not in the song')
-    if not 0.85 * want_s <= got_s <= 1.2 * want_s + 0.3:
+    # The lower bound is loose on purpose: on a guest starved of CPU (TCG on a busy host) the
+    # sending side falls behind and BlueALSA gives the speaker up to a third less of the song's
+    # time, every note still there but shortened. A song cut off (a resume that fails) loses
+    # its notes, which the check above catches; this one catches a song heard twice or stuck.
+    if not 0.6 * want_s <= got_s <= 1.2 * want_s + 0.3:
         problems.append('the song sounded for the wrong time')
     print(summary + ('' if not problems else ': ' + '; '.join(problems)))
     return 1 if problems else 0
