@@ -37,12 +37,9 @@ public struct DeviceOutput: AudioOutput {
     /// listener learns of a dead device in seconds.
     public static let defaultStallLimit: Duration = .seconds(3)
 
-    /// Frames per request to the device, and requests buffered, for ALSA and a sound server
-    /// alike: FluidSynth's default (16 periods of 64 frames, 23 ms) underruns as soon as the
-    /// machine is busy, so 8 of 512 (~93 ms at 44.1 kHz) give it room to ride that out. On
-    /// BlueALSA an underrun costs more than a gap: the plug-in's recovery drops what BlueALSA
-    /// still held for the speaker, so notes went missing mid-song (seen against real BlueZ in
-    /// Tests/RealBluetooth, on a busy guest).
+    /// Frames per request to a sound server, and requests buffered: FluidSynth's default (16
+    /// periods of 64 frames, 23 ms) underruns as soon as the machine is busy; a sound server adds
+    /// its own scheduling, so 8 of 512 (~93 ms at 44.1 kHz) give it room to ride that out.
     static let periodFrames = 512
     static let periods = 8
 
@@ -125,10 +122,10 @@ public struct DeviceOutput: AudioOutput {
             // The server's default sink: a speaker's sink never comes here (`openDevice`).
             settings.set("audio.driver", "pulseaudio")
             settings.set("audio.pulseaudio.media-role", "music")
+            settings.set("audio.period-size", periodFrames)
+            settings.set("audio.periods", periods)
             if let server { settings.set("audio.pulseaudio.server", server) }
         }
-        settings.set("audio.period-size", periodFrames)
-        settings.set("audio.periods", periods)
         guard let driver = AudioDriver(settings: settings, source: source) else {
             var reason = FluidSynthLog.takeLastError()
             if case .pulseAudio = backend {
