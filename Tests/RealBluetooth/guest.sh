@@ -1,0 +1,217 @@
+# The real-Bluetooth scenarios, run inside the guest by its init (one boot, one audio stack).
+# Each scenario drives speakerd through composer-cli as a user would, against real bluetoothd,
+# and ends with a song played; the speaker's recording of it is saved for the host to compare
+# with speakerd's own rendering (scripts/real-bluetooth does that after the guest powers off).
+#
+# A scenario writes /results/STACK-NAME/outcome: "played SONG" when every step went as it
+# should (the audio check is the host's), or "failed: STEP: WHY". Later scenarios build on the
+# world earlier ones left (a paired speaker, a running speakerd); one that fails resets the world
+# to the paired state, so a single failure does not take the rest with it.
+set -uo pipefail
+param() { $BB sed -n "s/.*realbt\.$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
+BB=/bb/busybox
+BACKEND=$(param backend)
+SCENARIOS=$(param scenarios)
+. "$REALBT_REPO/Tests/RealBluetooth/world.sh"
+SONGS=/results/songs
+
+# -- steps ----------------------------------------------------------------------------------
+FAILED=
+# step NAME COMMAND...: runs one step of a scenario; the first that fails is the scenario's reason.
+step() {
+  [[ -z $FAILED ]] || return 1
+  local name=$1; shift
+  note "  $name"
+  # In this shell, not a subshell: steps start processes whose pids the world keeps.
+  if ! "$@" >/tmp/step.out 2>&1; then
+    FAILED="$name: $($BB tail -3 /tmp/step.out | $BB tr '\n' ' ')"
+    note "  FAILED $FAILED"
+    return 1
+  fi
+  $BB sed 's/^/      /' /tmp/step.out
+}
+
+# play_song SONG: `composer-cli play --wait`, which returns once the song is over (or failed).
+play_song() { cli play --wait "$SONGS/$1"; }
+
+PLAY=
+# play_in_background SONG: the same, for a song that something will happen to while it plays.
+play_in_background() {
+  cli play --wait "$SONGS/$1" >"$LOGS/play.out" 2>&1 &
+  PLAY=$!
+}
+play_ended() {
+  wait_gone 120 "$PLAY" || { echo "the song never ended"; return 1; }
+  local status=0
+  wait "$PLAY" || status=$?
+  cat "$LOGS/play.out"
+  return $status
+}
+
+# status_says KEY VALUE [SECONDS]: until `composer-cli status --json` has "KEY": VALUE, VALUE
+# as JSON ('"paused"', 'false'): speakerd's own view of readiness, the link, the playback.
+status_says() {
+  local pattern="\"$1\" ?: ?$2" end=$((SECONDS + ${3:-40}))
+  while ((SECONDS < end)); do
+    [[ $(cli status --json 2>/dev/null) =~ $pattern ]] && return 0
+    $BB usleep 300000
+  done
+  echo "status never said $1 $2:"; cli status
+  return 1
+}
+
+remembered() { $BB grep -rqi "$SPEAKER_ADDRESS" /var/lib/speakerd || { echo "no $SPEAKER_ADDRESS in speakerd's state"; return 1; }; }
+scan_finds() { cli scan --json >"$LOGS/scan.json" && $BB grep -qi "$SPEAKER_ADDRESS" "$LOGS/scan.json" || { echo "scan did not list $SPEAKER_ADDRESS:"; cat "$LOGS/scan.json"; return 1; }; }
+pairable() { bluetoothctl pairable on >/dev/null; }
+
+# The bluetoothd side of "the link went": the speaker or bluetoothd logged its end.
+speaker_lost() { wait_for 30 "$LOGS/speaker.log" "speaker: disconnected" "$1"; }
+
+# -- scenarios ------------------------------------------------------------------------------
+# a. First run: scan, connect (pairing with speakerd's agent), play; the speaker is remembered.
+scenario_first_run() {
+  step "pairable adapter" pairable
+  step "scan finds the speaker" scan_finds
+  step "connect pairs, trusts and connects" cli connect "$SPEAKER_ADDRESS"
+  step "play is heard" play_song short.mid
+  step "speaker remembered" remembered
+  SONG=short.mid
+}
+
+# b. Regular boot with a known speaker: bluetoothd and speakerd start again with the pairing and
+#    the state kept; speakerd connects by itself and play is heard.
+scenario_known_speaker() {
+  local from
+  step "stop speakerd" stop_speakerd
+  from=$(size "$LOGS/speaker.log")
+  step "stop bluetoothd" stop_bluetoothd
+  step "the link goes with it" speaker_lost "$from"
+  from=$(size "$LOGS/bluetoothd.log")
+  step "start bluetoothd" start_bluetoothd
+  step "adapter back" adapter_ready "$from"
+  step "audio stack registered again" wait_for 40 "$LOGS/bluetoothd.log" "Endpoint registered" "$from"
+  step "start speakerd" start_speakerd
+  step "speakerd connects by itself" status_says readiness '"playbackReady"' 60
+  step "play is heard" play_song short.mid
+  SONG=short.mid
+}
+
+# c1. The speaker switched off and on while idle: speakerd reconnects it, play is heard.
+scenario_off_on_idle() {
+  step "switch the speaker off" speaker off off
+  step "speakerd sees it go" status_says connected false
+  step "switch the speaker on" speaker on on
+  step "play is heard" play_song short.mid
+  SONG=short.mid
+}
+
+# c2. Switched off mid-song and on again: the song pauses and resumes; the whole song is heard.
+scenario_off_on_mid_song() {
+  local from; from=$(size "$LOGS/speaker.log")
+  play_in_background long.mid
+  step "the song starts" heard_seconds 2 "$from"
+  from=$(size "$LOGS/speaker.log")
+  step "switch the speaker off" speaker off off
+  step "the song pauses" status_says state '"paused"'
+  step "switch the speaker on" speaker on on
+  step "the song resumes and ends" play_ended
+  SONG=long.mid
+}
+
+# c3. A play given while the speaker is off waits, and is heard once it is switched on.
+scenario_play_while_off() {
+  step "switch the speaker off" speaker off off
+  step "speakerd sees it go" status_says connected false
+  play_in_background short.mid
+  step "the song waits" status_says state '"waiting"'
+  step "switch the speaker on" speaker on on
+  step "the song plays and ends" play_ended
+  SONG=short.mid
+}
+
+# d. bluetoothd restarted mid-song: the song pauses and resumes; the whole song is heard.
+scenario_bluetoothd_restart() {
+  local from; from=$(size "$LOGS/speaker.log")
+  play_in_background long.mid
+  step "the song starts" heard_seconds 2 "$from"
+  step "stop bluetoothd" stop_bluetoothd
+  from=$(size "$LOGS/bluetoothd.log")
+  step "start bluetoothd" start_bluetoothd
+  step "adapter back" adapter_ready "$from"
+  step "the song resumes and ends" play_ended
+  SONG=long.mid
+}
+
+# e. The adapter gone and back (btvirt stopped and started: hci0 and the speaker's controller go
+#    and come back, the speaker with its pairing kept): speakerd reconnects, play is heard.
+scenario_adapter_back() {
+  local from; from=$(size "$LOGS/bluetoothd.log")
+  local heard_from; heard_from=$(size "$LOGS/speaker.log")
+  local address=$SPEAKER_ADDRESS
+  step "stop btvirt" stop_btvirt
+  step "hci0 gone" wait_for 30 "$LOGS/bluetoothd.log" "Removing adapter /org/bluez/hci0" "$from"
+  from=$(size "$LOGS/bluetoothd.log")
+  step "start btvirt: the adapter is back" btvirt_up
+  step "the speaker is back" speaker_ready "$heard_from"
+  step "the speaker kept its address" test "$SPEAKER_ADDRESS" = "$address"
+  step "speakerd reconnects" status_says readiness '"playbackReady"' 60
+  step "play is heard" play_song short.mid
+  SONG=short.mid
+}
+
+# recover: after a failed scenario, back to the state the next one expects (every part running,
+# the speaker on and connected, nothing playing), as far as it can be, within bounds.
+recover() {
+  note "recovering the world after a failed scenario"
+  [[ -z $PLAY ]] || { kill "$PLAY" 2>/dev/null; wait "$PLAY" 2>/dev/null; PLAY=; }
+  speaker on on >/dev/null
+  kill -0 "${BLUETOOTHD:-0}" 2>/dev/null || { local from; from=$(size "$LOGS/bluetoothd.log"); start_bluetoothd; adapter_ready "$from"; }
+  kill -0 "${BTVIRT:-0}" 2>/dev/null || btvirt_up
+  kill -0 "${SPEAKERD:-0}" 2>/dev/null || start_speakerd
+  cli stop >/dev/null 2>&1
+  cli connect "$SPEAKER_ADDRESS" >/dev/null 2>&1
+  status_says readiness '"playbackReady"' 60 >/dev/null
+}
+
+# -- the run --------------------------------------------------------------------------------
+world_up() {
+  start_bus || return 1
+  LOGS=/results/$BACKEND-world && mkdir -p "$LOGS"
+  start_bluetoothd || return 1
+  btvirt_up || return 1
+  launch_speaker
+  start_backend || return 1
+  start_speakerd || return 1
+  speaker_ready "$SPEAKER_FROM" 240 || return 1
+}
+
+note "guest up, kernel $(uname -r), stack $BACKEND, scenarios $SCENARIOS"
+if ! world_up; then
+  note "the world did not come up"
+  echo "failed: the world did not come up (logs in $LOGS)" >"/results/$BACKEND-world/outcome"
+  exit 1
+fi
+# Every scenario's logs go into its own folder: the parts keep writing to the files they
+# opened, so the world's logs are copied per scenario (from where it started) once it ends.
+for name in ${SCENARIOS//,/ }; do
+  dir=/results/$BACKEND-$name
+  mkdir -p "$dir"
+  FAILED= SONG=
+  declare -A start=()
+  for f in /results/$BACKEND-world/*.log; do start[$f]=$(size "$f"); done
+  speaker clear cleared >/dev/null
+  note "scenario $BACKEND-$name"
+  t0=$SECONDS
+  "scenario_${name//-/_}"
+  [[ -n $FAILED ]] || step "save what the speaker heard" speaker "save $dir/heard.wav" "saved"
+  for f in /results/$BACKEND-world/*.log; do $BB tail -c +"$((${start[$f]:-0} + 1))" "$f" >"$dir/$(basename "$f")"; done
+  cli status >"$dir/status.txt" 2>&1
+  if [[ -n $FAILED ]]; then
+    echo "failed: $FAILED" >"$dir/outcome"
+  else
+    echo "played $SONG" >"$dir/outcome"
+  fi
+  note "scenario $BACKEND-$name: $(<"$dir/outcome") ($((SECONDS - t0)) s)"
+  [[ -z $FAILED ]] || recover
+  unset start
+done

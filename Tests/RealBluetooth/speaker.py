@@ -1,0 +1,317 @@
+#!/usr/bin/env python3
+"""The real-Bluetooth world's speaker: an A2DP sink (SBC) on Bumble, driven by the tests.
+
+It attaches to one of btvirt's emulated controllers (a `unix:` transport) and behaves as a
+Bluetooth speaker would: discoverable and connectable, pairs without a PIN, takes an A2DP
+stream and keeps every SBC frame it is sent. The tests steer it through a FIFO, one command a
+line, and follow it through its log, one `speaker: EVENT` line per thing that happened:
+
+  off            drop the link and stop answering pages and inquiries (switched off)
+  on             answer them again (switched on)
+  drop           drop the link, stay on (out of range for a moment)
+  refuse on|off  refuse or accept pairing from now on
+  forget         forget every pairing (a factory reset)
+  save PATH      write what it heard so far, decoded, as a WAV file (sbcdec), then `saved PATH`
+  clear          forget what it heard so far
+
+Why a FIFO and log lines: the guest's scripts are bash, and both can be waited on without
+polling a socket. The heard SBC goes to the guest's tmpfs, never the 9p results folder (a file
+on 9p was never flushed in the feasibility run); `save` copies the decoded result out.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import wave
+
+from bumble import hci as bumble_hci
+from bumble import rtp as bumble_rtp
+from bumble.a2dp import (
+    A2DP_SBC_CODEC_TYPE,
+    SbcMediaCodecInformation,
+    make_audio_sink_service_sdp_records,
+)
+from bumble.avdtp import AVDTP_AUDIO_MEDIA_TYPE, Listener, MediaCodecCapabilities
+from bumble.device import Device, DeviceConfiguration
+from bumble.hci import HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR
+from bumble.pairing import PairingConfig, PairingDelegate
+from bumble.transport import open_transport
+
+
+# Bumble formats every audio packet for its debug log, whatever the log level (f-strings), which
+# under TCG cost more than the audio's own time: the speaker fell behind the stream and btvirt
+# dropped what it could not deliver ("ACL continuation without start"). Those two are only ever
+# formatted for the log, so they get a short form here.
+bumble_hci.HCI_AclDataPacket.__str__ = lambda self: 'ACL'
+bumble_rtp.MediaPacket.__str__ = lambda self: 'RTP'
+
+
+def say(event: str) -> None:
+    print(f'speaker: {event}', flush=True)
+
+
+class Delegate(PairingDelegate):
+    """Just Works pairing, unless the tests told the speaker to refuse."""
+
+    def __init__(self, speaker: 'Speaker') -> None:
+        super().__init__(io_capability=PairingDelegate.IoCapability.NO_OUTPUT_NO_INPUT)
+        self.speaker = speaker
+
+    async def accept(self) -> bool:
+        return self.speaker.accept_pairing()
+
+    async def confirm(self, auto: bool = False) -> bool:
+        return self.speaker.accept_pairing()
+
+
+class Speaker:
+    def __init__(self, transport: str, name: str, control: str, heard: str, hfp: bool) -> None:
+        self.transport = transport
+        self.name = name
+        self.control = control
+        self.heard = heard
+        self.keys = heard + '.keys.json'
+        self.last_audio = 0.0
+        self.hfp = hfp
+        self.refusing = False
+        self.powered = True
+        self.device: Device | None = None
+        self.connection = None
+        self.samples = 0
+
+    def accept_pairing(self) -> bool:
+        say('pairing refused' if self.refusing else 'pairing accepted')
+        return not self.refusing
+
+    # -- what the source does to us ------------------------------------------------------
+    def on_connection(self, connection) -> None:
+        self.connection = connection
+        say(f'connected {connection.peer_address.to_string(False)}')
+        connection.on('disconnection', lambda reason: self.on_disconnection(connection, reason))
+
+    def on_disconnection(self, connection, reason) -> None:
+        if self.connection is connection:
+            self.connection = None
+        say(f'disconnected reason={reason}')
+
+    def on_avdtp_connection(self, protocol) -> None:
+        sink = protocol.add_sink(self.sbc_capabilities())
+        sink.on('configuration', lambda: say('stream configured'))
+        sink.on('start', lambda: say('stream started'))
+        sink.on('suspend', lambda: say('stream suspended'))
+        sink.on('stop', lambda: say('stream stopped'))
+        sink.on('rtp_packet', self.on_rtp_packet)
+        say('avdtp connected')
+
+    def on_rtp_packet(self, packet) -> None:
+        # An SBC media payload: one header byte (fragmentation, frame count), then whole frames.
+        payload = packet.payload
+        if len(payload) < 3 or payload[0] & 0x80:
+            return  # fragmented frames: never sent for SBC at these bitpools
+        with open(self.heard, 'ab') as f:
+            f.write(payload[1:])
+        # The first frame's header says how many samples a frame holds and at what rate.
+        header = payload[2]
+        rate = (16000, 32000, 44100, 48000)[header >> 6]
+        samples = (4, 8, 12, 16)[(header >> 4) & 3] * (8 if header & 1 else 4)
+        before = self.samples
+        self.last_audio = asyncio.get_running_loop().time()
+        self.samples += samples * (payload[0] & 0x0F)
+        if before == 0:
+            say('first audio')
+        if self.samples // rate > before // rate:
+            say(f'heard {self.samples // rate} s')
+
+    @staticmethod
+    def sbc_capabilities() -> MediaCodecCapabilities:
+        info = SbcMediaCodecInformation
+        return MediaCodecCapabilities(
+            media_type=AVDTP_AUDIO_MEDIA_TYPE,
+            media_codec_type=A2DP_SBC_CODEC_TYPE,
+            media_codec_information=info(
+                sampling_frequency=info.SamplingFrequency.SF_44100 | info.SamplingFrequency.SF_48000,
+                # Mono at a modest bitpool: pitch and onsets survive it, and the speaker (Python
+                # under TCG) keeps up with a third of the data a stereo stream at 53 would be.
+                channel_mode=info.ChannelMode.MONO,
+                block_length=info.BlockLength.BL_4 | info.BlockLength.BL_8
+                | info.BlockLength.BL_12 | info.BlockLength.BL_16,
+                subbands=info.Subbands.S_4 | info.Subbands.S_8,
+                allocation_method=info.AllocationMethod.LOUDNESS | info.AllocationMethod.SNR,
+                minimum_bitpool_value=2,
+                maximum_bitpool_value=32,
+            ),
+        )
+
+    def sdp_records(self):
+        records = {0x00010001: make_audio_sink_service_sdp_records(0x00010001)}
+        if self.hfp:
+            from bumble import hfp
+            from bumble.rfcomm import Server as RfcommServer
+            channel = RfcommServer(self.device).listen(lambda dlc: say('hfp channel opened'))
+            configuration = hfp.HfConfiguration(
+                supported_hf_features=[], supported_hf_indicators=[], supported_audio_codecs=[hfp.AudioCodec.CVSD])
+            records[0x00010002] = hfp.make_hf_sdp_records(0x00010002, channel, configuration)
+        return records
+
+    # -- what the tests do to us ---------------------------------------------------------
+    async def command(self, line: str) -> None:
+        words = line.split()
+        if not words:
+            return
+        verb, args = words[0], words[1:]
+        if verb == 'off':
+            self.powered = False
+            await self.device.set_discoverable(False)
+            await self.device.set_connectable(False)
+            await self.disconnect()
+            say('off')
+        elif verb == 'on':
+            self.powered = True
+            await self.device.set_discoverable(True)
+            await self.device.set_connectable(True)
+            say('on')
+        elif verb == 'drop':
+            await self.disconnect()
+            say('dropped')
+        elif verb == 'refuse':
+            self.refusing = args[:1] == ['on']
+            say(f'refusing pairing: {"yes" if self.refusing else "no"}')
+        elif verb == 'forget':
+            await self.device.keystore.delete_all()
+            say('forgot pairings')
+        elif verb == 'clear':
+            open(self.heard, 'wb').close()
+            self.samples = 0
+            say('cleared')
+        elif verb == 'save':
+            await self.quiet()
+            self.save(args[0])
+            say(f'saved {args[0]}')
+        else:
+            say(f'unknown command {line!r}')
+
+    async def quiet(self, seconds: float = 1.5, limit: float = 20.0) -> None:
+        """Until no audio has come for `seconds`: a song that ended at the source is still on
+        its way here (the sound server's buffer, the link), and its last notes count."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + limit
+        while loop.time() < end and loop.time() - self.last_audio < seconds:
+            await asyncio.sleep(0.1)
+
+    async def disconnect(self) -> None:
+        connection = self.connection
+        if connection is not None:
+            try:
+                await connection.disconnect(HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR)
+            except Exception as error:  # already gone: that is what we wanted
+                say(f'disconnect: {error}')
+
+    def save(self, path: str) -> None:
+        """Decodes what was heard (sbcdec writes Sun .au, 16-bit big-endian) into a WAV file."""
+        au = self.heard + '.au'
+        if os.path.getsize(self.heard) == 0:
+            pcm, rate, channels = b'', 44100, 2
+        else:
+            subprocess.run(['sbcdec', '-f', au, self.heard], check=True, stdout=subprocess.DEVNULL)
+            with open(au, 'rb') as f:
+                data = f.read()
+            offset, _, _, rate, channels = (int.from_bytes(data[i:i + 4], 'big') for i in range(4, 24, 4))
+            raw = bytearray(data[offset:])
+            raw[0::2], raw[1::2] = raw[1::2], raw[0::2]  # big- to little-endian samples
+            pcm = bytes(raw)
+        with wave.open(path, 'wb') as w:
+            w.setnchannels(channels)
+            w.setsampwidth(2)
+            w.setframerate(rate)
+            w.writeframes(pcm)
+
+    async def read_commands(self) -> None:
+        if not os.path.exists(self.control):
+            os.mkfifo(self.control)
+        # Opened read-write so that it never sees end-of-file between two writers.
+        reader = os.fdopen(os.open(self.control, os.O_RDWR | os.O_NONBLOCK), 'rb', buffering=0)
+        loop = asyncio.get_running_loop()
+        lines: asyncio.Queue[str] = asyncio.Queue()
+        buffer = b''
+
+        def readable() -> None:
+            nonlocal buffer
+            buffer += reader.read() or b''
+            while b'\n' in buffer:
+                line, buffer = buffer.split(b'\n', 1)
+                lines.put_nowait(line.decode())
+
+        loop.add_reader(reader.fileno(), readable)
+        while True:
+            line = await lines.get()
+            try:
+                await self.command(line)
+            except Exception as error:
+                say(f'command {line!r} failed: {error!r}')
+
+    async def run(self) -> None:
+        """Serves on the controller at the transport; when it goes (btvirt stopped), waits for a
+        new one there and serves again: the program, its imports and its pairings stay, as a
+        speaker's memory does when its Bluetooth chip resets. Starting Python again takes far
+        longer under TCG than any scenario should wait."""
+        open(self.heard, 'wb').close()
+        commands = asyncio.create_task(self.read_commands())
+        path = self.transport.split(':', 1)[1] if self.transport.startswith('unix:') else None
+        while True:
+            await self.serve()
+            say('controller gone')
+            self.device, self.connection = None, None
+            while path and not os.path.exists(path):
+                await asyncio.sleep(0.1)
+            if not path:
+                break
+        commands.cancel()
+
+    async def serve(self) -> None:
+        try:
+            async with await open_transport(self.transport) as (source, sink):
+                config = DeviceConfiguration()
+                config.name = self.name
+                config.class_of_device = 0x240414  # audio, loudspeaker
+                config.classic_enabled = True
+                config.le_enabled = False
+                # Pairings outlive the controller (it keeps its address when btvirt starts
+                # again in the same order): kept on the guest's tmpfs.
+                config.keystore = f'JsonKeyStore:{self.keys}'
+                self.device = Device.from_config_with_hci(config, source, sink)
+                self.device.pairing_config_factory = lambda connection: PairingConfig(
+                    sc=True, mitm=False, bonding=True, delegate=Delegate(self))
+                self.device.sdp_service_records = self.sdp_records()
+                self.device.on('connection', self.on_connection)
+                Listener.for_device(self.device).on('connection', self.on_avdtp_connection)
+                await self.device.power_on()
+                await self.device.set_discoverable(self.powered)
+                await self.device.set_connectable(self.powered)
+                say(f'ready {self.device.public_address.to_string(False)}')
+                await source.terminated
+        except (ConnectionError, OSError) as error:
+            say(f'transport: {error!r}')
+            await asyncio.sleep(0.5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--name', default='RealBT Speaker')
+    parser.add_argument('--control', default='/tmp/speaker.ctl')
+    parser.add_argument('--heard', default='/tmp/speaker.sbc')
+    parser.add_argument('--hfp', action='store_true', help='offer Hands-Free beside A2DP')
+    parser.add_argument('transport', help='for example unix:/tmp/bt-server-bredrle')
+    arguments = parser.parse_args()
+    speaker = Speaker(arguments.transport, arguments.name, arguments.control, arguments.heard, arguments.hfp)
+    try:
+        asyncio.run(speaker.run())
+    except KeyboardInterrupt:
+        pass
+    say('exited')
+
+
+if __name__ == '__main__':
+    sys.exit(main())
