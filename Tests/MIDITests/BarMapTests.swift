@@ -1,5 +1,6 @@
 import MIDI
 import Testing
+import TestSupport
 
 /// Bars and beats as a composer counts them, from the file's time signatures and tempo map.
 @Suite("Bars and beats")
@@ -17,15 +18,7 @@ struct BarMapTests {
         return try MIDIFileReader.read(SMF.file(format: 1, division: 480, tracks: [conductor + SMF.endOfTrack, piano]))
     }
 
-    static func vlq(_ value: Int) -> [UInt8] {
-        var bytes = [UInt8(value & 0x7F)]
-        var rest = value >> 7
-        while rest > 0 {
-            bytes.insert(UInt8(rest & 0x7F) | 0x80, at: 0)
-            rest >>= 7
-        }
-        return bytes
-    }
+    static func vlq(_ value: Int) -> [UInt8] { SMFBytes.variableLength(value) }
 
     @Test("with no time signature a song is in 4/4: bar 17 begins 64 quarters in, 32 s at 120 BPM")
     func defaultIsFourFour() throws {
