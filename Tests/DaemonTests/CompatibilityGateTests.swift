@@ -72,26 +72,6 @@ struct CompatibilityGateTests {
         await daemon.shutdown()
     }
 
-    @Test("an adapter that has just come back answers power-on with Busy while bluetoothd powers it: tried again, then the speaker connects")
-    func busyAdapterIsTriedAgain() async throws {
-        let fake = try await DaemonWorld.start(.speakerd)
-        fake.remember([Self.flip])
-        try await fake.addAdapter()
-        try await fake.mock("UpgradeAdapter", .string("hci0"))
-        try await setPowered(false, fake)
-        try await fake.mock("SetPowerBusy", .string("hci0"), .uint32(3))
-        try await fake.addSpeaker()
-        let clock = TestClock<Duration>()
-        let daemon = fake.makeDaemon(clock: clock)
-        let started = daemon.startInBackground()
-        _ = try await clock.advance(atMost: .seconds(5), until: "the speaker is connected") { daemon.gate.isReached(.speakerConnected) }
-        try await statusSays(daemon, "Ready: JBL Flip 5")
-        _ = try await clock.advance(atMost: .seconds(3), until: "start-up has finished") { started.isSet }
-        let adapterStep = try #require(try await daemon.startup().operations.first { $0.name == "adapter" })
-        #expect(adapterStep.outcome == "ok", "the adapter step: \(adapterStep)")
-        await daemon.shutdown()
-    }
-
     func setPowered(_ on: Bool, _ fake: DaemonWorld) async throws {
         _ = try await fake.control.call(destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.freedesktop.DBus.Properties",
                                         method: "Set", arguments: [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.bool(on))])

@@ -353,6 +353,12 @@ def SetPowerBusy(_self, adapter_name, count):
     _upgrade_adapter(adapter_name).speakerd_power_busy = int(count)
 
 
+@dbus.service.method(MOCK_IFACE, in_signature='s', out_signature='u')
+def GetPowerBusy(_self, adapter_name):
+    '''How many Busy answers SetPowerBusy still has to give.'''
+    return dbus.UInt32(getattr(_upgrade_adapter(adapter_name), 'speakerd_power_busy', 0))
+
+
 @dbus.service.method(MOCK_IFACE, in_signature='on', out_signature='')
 def UpdateRSSI(_self, path, rssi):
     _set_and_emit(_device(path), DEVICE_IFACE, {'RSSI': dbus.Int16(rssi, variant_level=1)})
