@@ -84,15 +84,12 @@ public struct SongArrangement: Sendable, Equatable {
         let silenced = try silencedChannels(in: song)
 
         var output: [MIDITimedEvent] = []
-        var written = 0.0  // song seconds laid down so far (before the tempo change)
         let countIn = countInEvents(for: song, at: start)
-        written = countIn.seconds
+        var written = countIn.seconds  // song seconds laid down so far (before the tempo change)
         var segments = [(start, stop)]
         if let section, loopPasses > 1 { segments += Array(repeating: section, count: loopPasses - 1) }
         for (index, segment) in segments.enumerated() {
-            let chased = index == 0 ? Self.chase(song, before: segment.0, resetFirst: false)
-                                    : Self.chase(song, before: segment.0, resetFirst: true)
-            for message in chased { output.append(MIDITimedEvent(seconds: written, message: message)) }
+            for message in Self.chase(song, before: segment.0, resetFirst: index > 0) { output.append(MIDITimedEvent(seconds: written, message: message)) }
             var held = HeldNotes()
             for event in song.events where event.seconds >= segment.0 && event.seconds < segment.1 {
                 guard let message = held.admit(event.message) else { continue }
