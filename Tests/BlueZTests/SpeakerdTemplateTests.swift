@@ -81,6 +81,47 @@ struct SpeakerdTemplateTests {
         _ = await nextEvent(bluez.events) { if case .adapterChanged(let a) = $0 { a.powered && a.powerState == .on } else { false } }
     }
 
+    /// Real bluetoothd 5.66 answers `Powered=true` with `Busy` while it powers a controller that
+    /// has just come back by itself (found by the real-Bluetooth harness's adapter-back scenario:
+    /// start-up gave up and readiness stayed "waiting for an adapter").
+    @Test("an adapter that answers Busy while it comes back is powered once it stops being busy")
+    func busyAdapterPoweredOnRetry() async throws {
+        let bluez = try await worldWithSpeaker(configuration: .init(callTimeout: .seconds(3600)))
+        defer { Task { await bluez.stop() } }
+        try await bluez.mock("SetPowerState", .string("hci0"), .string("off"))
+        _ = await nextEvent(bluez.events) { if case .adapterChanged(let a) = $0 { !a.powered } else { false } }
+        try await bluez.mock("SetPowerBusy", .string("hci0"), .uint32(3))
+
+        let powering = Task { try await bluez.client.powerOn(hci0) }
+        await advanceUntilDone(bluez.clock, by: DBusBlueZClient.busyRetryDelay, powering)
+        try await powering.value
+        _ = await nextEvent(bluez.events) { if case .adapterChanged(let a) = $0 { a.powered } else { false } }
+        let left = try #require(try await bluez.mock("GetPowerBusy", .string("hci0")).first)
+        #expect(try left.as(UInt32.self) == 0, "not every Busy answer was asked for: the client stopped early")
+    }
+
+    @Test("an adapter that stays busy ends in BlueZ's Busy, told in words, after the retries")
+    func busyAdapterGivesUp() async throws {
+        let bluez = try await worldWithSpeaker(configuration: .init(callTimeout: .seconds(3600)))
+        defer { Task { await bluez.stop() } }
+        try await bluez.mock("SetPowerState", .string("hci0"), .string("off"))
+        _ = await nextEvent(bluez.events) { if case .adapterChanged(let a) = $0 { !a.powered } else { false } }
+        try await bluez.mock("SetPowerBusy", .string("hci0"), .uint32(UInt32(DBusBlueZClient.busyRetries + 2)))
+
+        let powering = Task { try await bluez.client.powerOn(hci0) }
+        await advanceUntilDone(bluez.clock, by: DBusBlueZClient.busyRetryDelay, powering)
+        await #expect {
+            try await powering.value
+        } throws: { error in
+            guard case BlueZClientError.bluez(let bluezError, _) = error else { return false }
+            return bluezError.kind == .busy && "\(error)".contains("busy")
+        }
+        // One first try and `busyRetries` more: one Busy answer is left unasked.
+        let left = try #require(try await bluez.mock("GetPowerBusy", .string("hci0")).first)
+        #expect(try left.as(UInt32.self) == 1)
+        #expect(try await bluez.client.adapters().first?.powered == false)
+    }
+
     @Test("rfkill blocking the adapter behind our back: BlueZ's refusal still becomes the rfkill error")
     func rfkillUnannounced() async throws {
         let bluez = try await worldWithSpeaker()
