@@ -12,8 +12,15 @@ struct ScanCommand: AsyncParsableCommand {
         abstract: "Looks for Bluetooth speakers nearby and lists them, best first.",
         discussion: """
             On a terminal, pick one with the arrow keys or its number and press Enter to connect it \
-            (Esc or q leaves). Piped or with --json, it prints the list and exits.
+            (Esc or q leaves). Piped, it prints each device as it is found, one line each, and exits \
+            when the scan ends; with --json, the whole list once the scan ends.
             """)
+
+    /// speakerd's scan_seconds otherwise; a scan another client started meanwhile is joined
+    /// and kept going for as long as this one asks.
+    @Option(name: .long, help: ArgumentHelp("Scan for this many seconds (1 to 300) instead of speakerd's scan_seconds.",
+                                            valueName: "seconds"))
+    var duration: Int?
 
     /// speakerd reports every device its scan heard, marking the audio sinks; without the flag
     /// the others are left out (and counted), in the list, the picker and `--json`.
@@ -22,11 +29,21 @@ struct ScanCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
+    func validate() throws {
+        if let duration, let problem = ScanLength.problem(duration) {
+            throw ValidationError("--duration: \(problem)")
+        }
+    }
+
     func run() async throws {
         let daemon = try await common.daemon()
-        guard !common.json, Terminal.isInteractive else {
-            let report = try await daemon.scan()
+        if common.json {
+            let report = try await scan(daemon)
             common.show(json: ReportJSON.encode(report.listed(all: all)), human: report.humanReadable(all: all))
+            return
+        }
+        guard Terminal.isInteractive else {
+            try await scanStreaming(daemon)
             return
         }
         let report = try await scanShowingSpinner(daemon)
@@ -63,6 +80,34 @@ struct ScanCommand: AsyncParsableCommand {
         common.show(try await daemon.connect(address))
     }
 
+    /// speakerd's scan: `--duration` long, or its own scan_seconds.
+    private func scan(_ daemon: SpeakerdDBusClient) async throws(SpeakerdError) -> ScanReport {
+        if let duration { try await daemon.scan(seconds: duration) } else { try await daemon.scan() }
+    }
+
+    /// Piped: a line per device as speakerd announces it, flushed at once, then what the
+    /// answer adds (`ScanStream`).
+    private func scanStreaming(_ daemon: SpeakerdDBusClient) async throws {
+        let stream = Mutex(ScanStream(showAll: all))
+        let announcements = try? await daemon.scanCandidates()
+        let follower = Task {
+            guard let announcements else { return }
+            for await report in announcements {
+                let lines = stream.withLock { $0.lines(announced: report) }
+                guard !lines.isEmpty else { continue }
+                print(lines.joined(separator: "\n"))
+                fflush(nil)
+            }
+        }
+        let result: Result<ScanReport, SpeakerdError>
+        do { result = .success(try await scan(daemon)) } catch { result = .failure(error) }
+        follower.cancel()
+        await follower.value
+        let report = try result.get()
+        let closing = stream.withLock { $0.lines(finishedWith: report) }
+        if !closing.isEmpty { print(closing.joined(separator: "\n")) }
+    }
+
     /// Runs the daemon's scan (it answers after its scan_seconds) with a spinner and the seconds
     /// so far, and the speakers found so far under it as speakerd announces them; the block is
     /// cleared once the answer is in.
@@ -92,7 +137,7 @@ struct ScanCommand: AsyncParsableCommand {
             return shown
         }
         let result: Result<ScanReport, SpeakerdError>
-        do { result = .success(try await daemon.scan()) } catch { result = .failure(error) }
+        do { result = .success(try await scan(daemon)) } catch { result = .failure(error) }
         spinner.cancel()
         follower.cancel()
         let shown = await spinner.value

@@ -142,4 +142,58 @@ struct ConcurrentScanTests {
         await daemon.shutdown()
         world.startup.cancel()
     }
+
+    @Test("scan --duration: a scan asked for a second lasts a second on the clock, not scan_seconds")
+    func scanForASecond() async throws {
+        let (world, bluez) = try await Self.world()
+        let (daemon, clock) = (world.daemon, world.clock)
+        let before = await Self.discoveries(bluez)
+        let answered = Answers()
+        let scan = Task { defer { answered.add() }; return try await daemon.scan(seconds: 1) }
+        try await eventually("the discovery has started") { await Self.discoveries(bluez) == before + 1 }
+        let took = try await clock.advance(by: .milliseconds(10), atMost: .seconds(2), until: "the scan answers") {
+            answered.value == 1
+        }
+        #expect(took >= .seconds(1) && took < .seconds(1) + Self.scanDuration, "a 1 s scan answered after \(took)")
+        #expect(try await scan.value.candidates.map(\.address) == [DaemonWorld.flip.address])
+        await #expect(throws: SpeakerdError.self) { try await daemon.scan(seconds: 0) }
+        await #expect(throws: SpeakerdError.self) { try await daemon.scan(seconds: ScanLength.seconds.upperBound + 1) }
+        await daemon.shutdown()
+        world.startup.cancel()
+    }
+
+    @Test("a longer scan joining a short one keeps the discovery going: the short one answers at its own end, the long one at its end with the speaker switched on meanwhile")
+    func aLongerScanExtendsTheDiscovery() async throws {
+        let (world, bluez) = try await Self.world()
+        let (daemon, clock) = (world.daemon, world.clock)
+        let before = await Self.discoveries(bluez)
+        let shortAnswered = Answers(), longAnswered = Answers()
+        let short = Self.scans(1, on: daemon, answered: shortAnswered)[0]
+        try await eventually("the short scan's discovery runs") { await Self.discoveries(bluez) == before + 1 }
+        await clock.advance(by: .milliseconds(20))
+        let long = Task { defer { longAnswered.add() }; return try await daemon.scan(seconds: 1) }
+        try await eventually("the long scan joins it") { await daemon.sharedDiscovery.waiting == 2 }
+
+        let shortTook = try await clock.advance(by: .milliseconds(10), atMost: .seconds(1), until: "the short scan answers") {
+            shortAnswered.value == 1
+        }
+        #expect(shortTook < Self.scanDuration, "the short scan waited \(shortTook) more, past its own end")
+        #expect(try await short.value.candidates.map(\.address) == [DaemonWorld.flip.address])
+        #expect(longAnswered.value == 0, "the long scan answered at the short one's end")
+        let stops = await bluez.calls.count { if case .stopDiscovery = $0 { true } else { false } }
+
+        // A speaker switched on while the long scan runs is in its answer.
+        let bose = Device(address: try BluetoothAddress("22:33:44:BB:CC:DD"), adapterName: "hci0", name: "Bose Mini",
+                          deviceClass: 0x240414, uuids: [BlueZUUID.a2dpSink], rssi: -60)
+        await bluez.addDevice(bose)
+        _ = try await clock.advance(by: .milliseconds(10), atMost: .seconds(2), until: "the long scan answers") {
+            longAnswered.value == 1
+        }
+        #expect(Set(try await long.value.candidates.map(\.address)) == [DaemonWorld.flip.address, bose.address.description])
+        #expect(await Self.discoveries(bluez) == before + 1, "one discovery, kept going for the long scan")
+        #expect(await bluez.calls.count { if case .stopDiscovery = $0 { true } else { false } } > stops,
+                "the discovery stops once the long scan ends")
+        await daemon.shutdown()
+        world.startup.cancel()
+    }
 }

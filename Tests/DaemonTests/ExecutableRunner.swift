@@ -19,11 +19,27 @@ struct ExecutableRun {
                       environment: extra, whileRunning: whileRunning)
     }
 
+    /// Runs one of ours; `watching` sees its standard output so far while it runs (for output
+    /// that must come as things happen, not only at the end).
+    static func run(_ name: String, _ arguments: [String],
+                    watching: @escaping @Sendable (_ pid: pid_t, _ outputSoFar: @escaping @Sendable () -> String) async throws -> Void)
+        async throws -> ExecutableRun {
+        let directory = TemporaryDirectory()
+        return try await run(program: productsDirectory.appendingPathComponent(name).path, arguments, in: directory) { pid in
+            try await watching(pid) { directory.read("stdout") ?? "" }
+        }
+    }
+
     /// Runs any program (e.g. `/bin/sh` as a launcher that sets the environment the way
     /// systemd does and then execs one of ours).
     static func run(program executable: String, _ arguments: [String], environment extra: [String: String] = [:],
                     whileRunning: (@Sendable (pid_t) async throws -> Void)? = nil) async throws -> ExecutableRun {
-        let directory = TemporaryDirectory()
+        try await run(program: executable, arguments, environment: extra, in: TemporaryDirectory(), whileRunning: whileRunning)
+    }
+
+    private static func run(program executable: String, _ arguments: [String], environment extra: [String: String] = [:],
+                            in directory: TemporaryDirectory,
+                            whileRunning: (@Sendable (pid_t) async throws -> Void)?) async throws -> ExecutableRun {
         var environment = ProcessInfo.processInfo.environment
         environment["COLUMNS"] = "80"
         environment.merge(extra) { $1 }

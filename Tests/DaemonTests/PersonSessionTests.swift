@@ -96,8 +96,9 @@ struct PersonSessionTests {
             #expect(piped.status == 0)
             #expect(piped.standardError.isEmpty)
             let lines = piped.standardOutput.split(separator: "\n")
-            #expect(lines.first?.hasPrefix("Address            Name") == true)
-            #expect(lines.count == 4 && !piped.standardOutput.contains("Scanning"), "\(piped.standardOutput)")
+            #expect(lines.first?.hasPrefix("11:22:33:AA:BB:CC  JBL Flip 5") == true || lines.first?.hasPrefix("22:33:44:BB:CC:DD  Bose Mini") == true,
+                    "a line per speaker, no heading: \(piped.standardOutput)")
+            #expect(lines.count == 3 && !piped.standardOutput.contains("Scanning"), "\(piped.standardOutput)")
             #expect(lines.last == "(1 not shown: --all)", "the phone is counted, not listed: \(piped.standardOutput)")
         }
     }
@@ -115,7 +116,7 @@ struct PersonSessionTests {
             let everything = try await ExecutableRun.run("composer-cli", ["scan", "--all", "--bus", bus])
             #expect(everything.status == 0, "\(everything.standardError)")
             let lines = everything.standardOutput.split(separator: "\n")
-            #expect(lines.count == 4, "a heading, two speakers and the phone: \(everything.standardOutput)")
+            #expect(lines.count == 3, "two speakers and the phone, a line each: \(everything.standardOutput)")
             #expect(lines.last?.hasPrefix("AA:BB:CC:DD:EE:FF  Somebody's phone") == true, "the phone comes last: \(everything.standardOutput)")
             #expect(lines.last?.hasSuffix("not a speaker") == true)
             #expect(!everything.standardOutput.contains("not shown"))
@@ -128,6 +129,31 @@ struct PersonSessionTests {
             #expect(all.count == 3 && all.last?["name"] as? String == "Somebody's phone", "\(allJSON.standardOutput)")
             #expect(all.last?["audioSink"] as? Bool == false && all.first?["audioSink"] as? Bool == true)
             #expect(all.allSatisfy { Set($0.keys) == ["address", "name", "rssi", "known", "audioSink"] }, "the keys stay: \(all)")
+        }
+    }
+
+    @Test("scan piped prints a speaker switched on mid-scan while the scan still runs, and lasts as long as --duration says; a duration out of range is one clear line")
+    func pipedScanStreams() async throws {
+        try await withSpeakerd { fake, _ in
+            let sony = DaemonWorld.Speaker(address: "33:44:55:CC:DD:EE", name: "Sony SRS")
+            let started = ContinuousClock.now
+            let run = try await ExecutableRun.run("composer-cli", ["scan", "--duration", "6", "--bus", fake.world.address]) { _, output in
+                // The scan runs (speakerd announces what it hears from now on); the Sony is switched on.
+                try await Task.sleep(for: .milliseconds(500))
+                try await fake.addSpeaker(sony)
+                try await eventually("the Sony's line is out before the scan ends") { output().contains("33:44:55:CC:DD:EE  Sony SRS  -") }
+                #expect(ContinuousClock.now - started < .seconds(6), "the line came only at the end of the scan")
+            }
+            #expect(run.status == 0, "\(run.standardError)")
+            #expect(ContinuousClock.now - started >= .seconds(6), "a 6 s scan ended early")
+            let lines = run.standardOutput.split(separator: "\n").map(String.init)
+            #expect(lines.filter { $0.contains("Sony SRS") }.count == 1, "printed once: \(run.standardOutput)")
+            #expect(lines.contains { $0.hasPrefix("11:22:33:AA:BB:CC  JBL Flip 5") } && lines.last == "(1 not shown: --all)",
+                    "\(run.standardOutput)")
+
+            let tooLong = try await ExecutableRun.run("composer-cli", ["scan", "--duration", "301", "--bus", fake.world.address])
+            #expect(tooLong.status != 0)
+            #expect(tooLong.standardError.contains("--duration: a scan lasts 1 to 300 seconds, not 301"), "\(tooLong.standardError)")
         }
     }
 

@@ -21,10 +21,21 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func scan() async throws(SpeakerdError) -> ScanReport {
+        try await scan(duration: nil)
+    }
+
+    public func scan(seconds: Int) async throws(SpeakerdError) -> ScanReport {
+        if let problem = ScanLength.problem(seconds) {
+            throw .rejected(name: SpeakerdBus.ErrorName.failed, message: problem)
+        }
+        return try await scan(duration: .seconds(seconds))
+    }
+
+    private func scan(duration: Duration?) async throws(SpeakerdError) -> ScanReport {
         // The request that started speakerd (D-Bus activation) waits for start-up's adapter.
         _ = try await bluezOnceReachable()
         do {
-            lastScan = try await discover()
+            lastScan = try await discover(duration: duration)
         } catch let error as SpeakerdError {
             throw error
         } catch {

@@ -65,34 +65,80 @@ extension SpeakerdDaemon {
         await link.systemSleep(starting: starting)
     }
 
-    /// The candidates of one discovery of `scan_seconds`: the one running now, joined, or a new
-    /// one (`SharedDiscovery`), so concurrent scans share it instead of queueing one behind another.
-    func discover() async throws -> [RankedCandidate] {
-        try await sharedDiscovery.join { [weak self] in
-            guard let self else { throw CancellationError() }
-            return try await self.discoverOnce()
+    /// The candidates of a discovery of `duration` (`scan_seconds` when nil): the one running
+    /// now, joined, or a new one (`SharedDiscovery`), so concurrent scans share it instead of
+    /// queueing one behind another.
+    ///
+    /// A scan of the configured length that joins answers when the running discovery ends,
+    /// however little of it is left. A scan asked for a length of its own (`scan --duration`)
+    /// keeps the discovery going until then. Every scan answers at its own end at the latest,
+    /// with what BlueZ has heard by then, so start-up's scan-and-pick is not held by a user's
+    /// five-minute scan. (A scan asked in the moment between a discovery's end and its answer
+    /// joins that answer.)
+    func discover(duration: Duration? = nil) async throws -> [RankedCandidate] {
+        let mine = clock.now.advanced(by: duration ?? configuration.scanDuration)
+        if discoveryEnds == nil || duration != nil { discoveryEnds = max(discoveryEnds ?? mine, mine) }
+        return try await withThrowingTaskGroup(of: [RankedCandidate]?.self) { group in
+            group.addTask { [weak self] in
+                guard let self else { throw CancellationError() }
+                return try await self.sharedDiscovery.join { [weak self] in
+                    guard let self else { throw CancellationError() }
+                    return try await self.discoverOnce()
+                }
+            }
+            group.addTask { [weak self] in
+                guard let self else { return nil }
+                try await clock.sleep(until: mine, tolerance: nil)
+                return try await self.candidatesIfDiscoveryOutlasts(mine)
+            }
+            // The first answer: the discovery's, or this scan's own end while a longer one runs on.
+            while let answer = try await group.next() {
+                if let answer {
+                    group.cancelAll()
+                    return answer
+                }
+            }
+            throw CancellationError()
         }
     }
 
-    /// One discovery of `scan_seconds` on the injected clock, as a speaker operation; every
-    /// device heard, audio sinks ranked first.
+    /// What BlueZ has heard so far, when the discovery under way goes on after `end`; nil when it
+    /// ends then (its own answer is the one to give).
+    private func candidatesIfDiscoveryOutlasts(_ end: ErasedClock.Instant) async throws -> [RankedCandidate]? {
+        guard let ends = discoveryEnds, ends > end, let bluez else { return nil }
+        return try await candidates(from: bluez)
+    }
+
+    /// One discovery on the injected clock, until `discoveryEnds` (which a joining scan may move
+    /// later), as a speaker operation; every device heard, audio sinks ranked first.
     private func discoverOnce() async throws -> [RankedCandidate] {
         guard let bluez, let adapterAddress = adapter?.address else {
             throw SpeakerdError.rejected(name: SpeakerdBus.ErrorName.notReady, message: phase.statusLine)
         }
         discoveries += 1
-        defer { discoveries -= 1 }
+        defer {
+            discoveries -= 1
+            if discoveries == 0 { discoveryEnds = nil }
+        }
         lastAnnouncedCandidates = ScanReport(candidates: [])  // nothing found yet is no news
-        let duration = configuration.scanDuration, clock = dependencies.clock
-        try await runOperation("discovery on \(adapterAddress)", group: "discovery", timeout: duration + .seconds(10)) {
+        // The longest scan a client may ask for, and the BlueZ calls' own time around it.
+        let timeout = max(configuration.scanDuration, .seconds(ScanLength.seconds.upperBound)) + .seconds(10)
+        try await runOperation("discovery on \(adapterAddress)", group: "discovery", timeout: timeout) { [weak self] in
             try await bluez.startDiscovery(on: adapterAddress, filter: DiscoveryFilter.classicDevices)
-            do { try await clock.sleep(for: duration) } catch {
+            do { try await self?.waitForDiscoveryEnd() } catch {
                 try? await bluez.stopDiscovery(on: adapterAddress)
                 throw error
             }
             try? await bluez.stopDiscovery(on: adapterAddress)
         }
         return try await candidates(from: bluez)
+    }
+
+    /// Sleeps until `discoveryEnds`, again if a joining scan moved it meanwhile.
+    private func waitForDiscoveryEnd() async throws {
+        while let ends = discoveryEnds, clock.now < ends {
+            try await clock.sleep(until: ends, tolerance: nil)
+        }
     }
 
     /// The devices BlueZ knows, for `CandidateRanking`: the ones scan-and-pick may offer are

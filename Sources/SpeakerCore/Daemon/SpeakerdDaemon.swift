@@ -92,6 +92,8 @@ public actor SpeakerdDaemon {
     /// Discoveries under way, and the candidate list last announced during them.
     var discoveries = 0
     var lastAnnouncedCandidates: ScanReport?
+    /// When the discovery under way stops; a scan that joins it asking for longer moves this later.
+    var discoveryEnds: ErasedClock.Instant?
     var eventTask: Task<Void, Never>?
     var sleepTask: Task<Void, Never>?
     var playbackWatcher: Task<Void, Never>?

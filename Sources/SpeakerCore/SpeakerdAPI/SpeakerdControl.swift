@@ -10,6 +10,9 @@ public protocol SpeakerdControl: Sendable {
     func startup() async throws(SpeakerdError) -> StartupReport
     /// Runs one discovery (the configured `scan_seconds`) and lists the audio devices found.
     func scan() async throws(SpeakerdError) -> ScanReport
+    /// `scan` for `seconds` (`ScanLength.seconds`) instead of the configured `scan_seconds`:
+    /// `composer-cli scan --duration N`.
+    func scan(seconds: Int) async throws(SpeakerdError) -> ScanReport
     func speakers() async throws(SpeakerdError) -> SpeakersReport
     /// Connects `address`, or with nil the last known speaker; also lifts a user's disconnect.
     /// A device BlueZ shows to be something else than a speaker (a phone, a keyboard) is refused.
@@ -34,6 +37,11 @@ public protocol SpeakerdControl: Sendable {
 }
 
 extension SpeakerdControl {
+    /// Doubles with no radio scan alike for any length.
+    public func scan(seconds: Int) async throws(SpeakerdError) -> ScanReport {
+        try await scan()
+    }
+
     /// Doubles that know no devices take every connect alike.
     public func connect(_ address: BluetoothAddress?, force: Bool) async throws(SpeakerdError) -> StatusReport {
         try await connect(address)
@@ -91,5 +99,17 @@ public enum SpeakerdError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .badReply(detail): "speakerd sent an unexpected reply (\(detail)); are composer-cli and speakerd the same version?"
         case let .local(detail): detail
         }
+    }
+}
+
+/// How long a scan a client may ask for (`ScanFor`, `composer-cli scan --duration`): at least a
+/// second, at most five minutes, which is longer than any speaker's pairing mode stays on.
+public enum ScanLength {
+    public static let seconds = 1...300
+
+    /// Why `seconds` is no scan length, in words; nil when it is one.
+    public static func problem(_ seconds: Int) -> String? {
+        Self.seconds.contains(seconds) ? nil
+            : "a scan lasts \(Self.seconds.lowerBound) to \(Self.seconds.upperBound) seconds, not \(seconds)"
     }
 }

@@ -45,6 +45,14 @@ public final class SpeakerdDBusClient: SpeakerdControl {
         try await decode("Scan", timeout: .seconds(120)) { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.scan(from: value) }
     }
 
+    /// `ScanFor`; the reply may take the scan's whole length, so the call waits that long and a minute.
+    public func scan(seconds: Int) async throws(SpeakerdError) -> ScanReport {
+        if let problem = ScanLength.problem(seconds) { throw .local(problem) }
+        return try await decode("ScanFor", [.uint32(UInt32(seconds))], timeout: .seconds(seconds + 60)) { (value: DBusValue) throws(DBusError) in
+            try SpeakerdDBusRecords.scan(from: value)
+        }
+    }
+
     public func speakers() async throws(SpeakerdError) -> SpeakersReport {
         try await decode("Speakers") { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.speakers(from: value) }
     }

@@ -63,6 +63,18 @@ public enum SpeakerdDBusObject {
             method("Status", output: status) { control, _ in record.encode(try await control.status()) },
             method("StartupTimeline", output: DBusArgument("timeline", "a{sv}")) { control, _ in record.encode(try await control.startup()) },
             method("Scan", output: DBusArgument("candidates", "aa{sv}"), bounded: true) { control, _ in record.encode(try await control.scan()) },
+            // `composer-cli scan --duration N`: a scan of `seconds` (1 to 300) instead of scan_seconds.
+            method("ScanFor", inputs: [DBusArgument("seconds", "u")], output: DBusArgument("candidates", "aa{sv}"),
+                   bounded: true) { control, context in
+                let seconds: UInt32
+                do { seconds = try context.argument(0, as: UInt32.self) } catch {
+                    throw SpeakerdError.rejected(name: DBusError.Name.invalidArgs, message: "\(error)")
+                }
+                if let problem = ScanLength.problem(Int(seconds)) {
+                    throw SpeakerdError.rejected(name: DBusError.Name.invalidArgs, message: problem)
+                }
+                return record.encode(try await control.scan(seconds: Int(seconds)))
+            },
             method("Speakers", output: DBusArgument("speakers", "aa{sv}")) { control, _ in record.encode(try await control.speakers()) },
             method("Connect", inputs: [DBusArgument("address", "s")], output: status, bounded: true) { control, context in
                 let text = try Self.string(context, 0, limit: ArgumentLimits.address, what: "address")
