@@ -9,7 +9,8 @@ struct StartupCommand: AsyncParsableCommand {
         commandName: "startup",
         abstract: "Shows the last start-up's timeline: each operation, when it ran and how it ended.",
         discussion: "On a terminal it draws a chart, one bar per operation with the critical path marked; "
-            + "piped, it prints a table.")
+            + "piped, it prints a table. When start-up ran again since boot (bluetoothd came back, an adapter "
+            + "was plugged in), the boot's run is shown first and the latest beside it, each under a heading.")
 
     @Option(help: ArgumentHelp("Also write the chart as an SVG picture to this file ('-': only the picture, to standard output).",
                                valueName: "file"),
@@ -35,9 +36,14 @@ struct StartupCommand: AsyncParsableCommand {
         if common.json {
             print(ReportJSON.encode(report))
         } else if isatty(STDOUT_FILENO) == 1 {
-            print(StartupChart(report: report).rendered(width: Terminal.width()))
+            let width = Terminal.width()
+            if let boot = report.bootRun {
+                print(boot.runHeading + ":\n" + StartupChart(report: boot).rendered(width: width) + "\n")
+                print(report.runHeading + ":")
+            }
+            print(StartupChart(report: report).rendered(width: width))
         } else {
-            print(report.humanReadable)
+            print(report.humanReadableWithBoot)
         }
         if let svg, !common.json {
             print("Wrote the chart to \(svg).")

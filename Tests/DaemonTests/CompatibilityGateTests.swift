@@ -26,6 +26,19 @@ struct CompatibilityGateTests {
         try await fake.addSpeaker()
         try await fake.expectResumesAndConnects(daemon, clock)
         #expect(try await daemon.status().speaker?.connected == true)
+
+        // `startup` shows the boot's run (stopped for want of an adapter) beside the one that
+        // followed, with why it ran; not the later run alone.
+        try await eventually("the second start-up has ended") { (try? await daemon.startup())?.run == 2 }
+        let report = try await daemon.startup()
+        #expect(report.reason == "adapter hci0 appeared")
+        #expect(report.runHeading.hasPrefix("Start-up run 2, "), "\(report.runHeading)")
+        let boot = try #require(report.bootRun, "the boot's run is gone")
+        #expect(boot.run == 1 && boot.bootRun == nil)
+        #expect(boot.operations.contains { $0.name == "adapter" && $0.outcome == "failed" }, "\(boot.operations)")
+        #expect(report.operations.contains { $0.name == "adapter" && $0.outcome == "ok" }, "\(report.operations)")
+        #expect(report.humanReadableWithBoot.hasPrefix("Start-up at boot:\n"))
+        #expect(report.humanReadableWithBoot.contains("\n\nStart-up run 2, "))
         await daemon.shutdown()
     }
 

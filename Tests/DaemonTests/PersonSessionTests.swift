@@ -323,7 +323,8 @@ struct PersonSessionTests {
             let json = try await ExecutableRun.run("composer-cli", ["startup", "--json", "--bus", bus])
             #expect(json.status == 0)
             let object = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
-            #expect(Set(object.keys) == ["scenario", "operations", "criticalPath"], "\(object.keys)")
+            #expect(Set(object.keys) == ["scenario", "operations", "criticalPath", "run", "startedAfterMs"], "\(object.keys)")
+            #expect(object["run"] as? Int == 1, "the boot's run: \(json.standardOutput)")
             let operations = try #require(object["operations"] as? [[String: Any]])
             #expect(operations.count == report.operations.count)
             for operation in operations {

@@ -41,6 +41,35 @@ struct PoliteBlockTests {
         await #expect(throws: Never.self) { try await clock.checkSuspension() }
     }
 
+    /// The daemon's shutdown: its soundfont preload is a polite block that holds the daemon, and
+    /// under a test clock nobody moves again the runner's pause never ended (LeakSanitizer found
+    /// the whole daemon left behind).
+    @Test("cancelling polite blocks drops those queued and those still waiting for their level; the runner stops and lets go of them")
+    func cancelledPoliteBlocks() async {
+        let clock = TestClock()
+        let gate = ReadinessGate(initial: DaemonReadiness.started, clock: clock, politeSpacing: .milliseconds(100))
+        let journal = Journal()
+        final class Owner: Sendable {}
+        weak var released: Owner?
+        do {
+            let owner = Owner()
+            released = owner
+            gate.runNowOrWhenPolitely(.bus, label: "queued") { _ = owner; journal.record("queued ran") }
+            gate.runNowOrWhenPolitely(.playbackReady, label: "waiting for its level") { _ = owner; journal.record("waiting ran") }
+        }
+        gate.raise(to: .bus)
+        await clock.untilSomeoneSleeps()
+        #expect(gate.isRunningPoliteBlocks && gate.pendingCount == 2)
+
+        gate.cancelPoliteBlocks()
+        await yieldUntil("the runner has stopped") { !gate.isRunningPoliteBlocks }
+        #expect(released == nil, "a dropped block still holds what it captured")
+        gate.raise(to: .playbackReady)
+        await clock.advance(by: .seconds(1))
+        #expect(journal.all.isEmpty, "a cancelled polite block ran")
+        #expect(gate.pendingCount == 0)
+    }
+
     @Test("a polite block registered when the level is already reached still waits its turn")
     func politeWhenAlreadyReached() async {
         let clock = TestClock()

@@ -99,10 +99,73 @@ struct ReportJSONTests {
                   "startMs" : 3.2
                 }
               ],
-              "scenario" : "regular"
+              "run" : 1,
+              "scenario" : "regular",
+              "startedAfterMs" : 0
             }
             """)
         #expect(try ReportJSON.decode(StartupReport.self, from: ReportJSON.encode(report)) == report)
+    }
+
+    @Test("a later start-up's JSON keeps the boot's run beside it, under bootRun, with its reason and when it began")
+    func laterRunGolden() throws {
+        let boot = StartupReport(scenario: "regular", operations: [
+            .init(name: "bluez", startMs: 1, endMs: 2, outcome: "failed", reason: "waiting for bluetoothd"),
+        ], criticalPath: ["bluez"])
+        let later = StartupReport(scenario: "regular", operations: [
+            .init(name: "bluez", startMs: 0.5, endMs: 3, outcome: "succeeded"),
+        ], criticalPath: ["bluez"], run: 2, startedAfterMs: 312_000, reason: "bluetoothd is back", bootRun: boot)
+        #expect(ReportJSON.encode(later) == """
+            {
+              "bootRun" : {
+                "criticalPath" : [
+                  "bluez"
+                ],
+                "operations" : [
+                  {
+                    "endMs" : 2,
+                    "name" : "bluez",
+                    "outcome" : "failed",
+                    "reason" : "waiting for bluetoothd",
+                    "startMs" : 1
+                  }
+                ],
+                "run" : 1,
+                "scenario" : "regular",
+                "startedAfterMs" : 0
+              },
+              "criticalPath" : [
+                "bluez"
+              ],
+              "operations" : [
+                {
+                  "endMs" : 3,
+                  "name" : "bluez",
+                  "outcome" : "succeeded",
+                  "startMs" : 0.5
+                }
+              ],
+              "reason" : "bluetoothd is back",
+              "run" : 2,
+              "scenario" : "regular",
+              "startedAfterMs" : 312000
+            }
+            """)
+        #expect(try ReportJSON.decode(StartupReport.self, from: ReportJSON.encode(later)) == later)
+        #expect(later.humanReadableWithBoot == """
+            Start-up at boot:
+            Start-up (regular), 2.0 ms
+            Operation   start      end  outcome
+            bluez      1.0 ms   2.0 ms  failed: waiting for bluetoothd
+            Critical path: bluez
+
+            Start-up run 2, 5 min 12 s after speakerd started (bluetoothd is back):
+            Start-up (regular), 3.0 ms
+            Operation   start      end  outcome
+            bluez      0.5 ms   3.0 ms  succeeded
+            Critical path: bluez
+            """)
+        #expect(boot.humanReadableWithBoot == boot.humanReadable, "at boot, one table and no heading")
     }
 
     @Test("scan JSON lists candidates with address, name, rssi, known and audioSink")

@@ -17,6 +17,11 @@ extension SpeakerdDaemon: SpeakerdControl {
         }
         var report = StartupReport(lastTimeline)
         report.outputChoice = playback?.automaticOutput?.description
+        report.run = lastRun.number
+        report.startedAfterMs = Double(lastRun.startedAfter.components.seconds) * 1000
+            + Double(lastRun.startedAfter.components.attoseconds) / 1e15
+        report.reason = lastRun.reason
+        if lastRun.number > 1, let bootTimeline { report.bootRun = StartupReport(bootTimeline) }
         return report
     }
 

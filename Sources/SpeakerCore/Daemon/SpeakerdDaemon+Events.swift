@@ -56,7 +56,7 @@ extension SpeakerdDaemon {
         logger.notice("\(reason); resuming start-up")
         lifecycle = .starting
         rerun?.cancel()
-        rerun = Task { [weak self] in await self?.runStartup() }
+        rerun = Task { [weak self] in await self?.runStartup(reason: reason) }
     }
 
     /// logind's `PrepareForSleep(start)`: hold still while asleep, reconnect shortly after.

@@ -11,8 +11,10 @@ import SpeakerdAPI
 extension SpeakerdDaemon {
     typealias Step = StartupScenarios.Step
 
-    func runStartup(requestWaiting: Bool = false) async {
+    /// `reason` says why start-up runs again (nil at boot).
+    func runStartup(requestWaiting: Bool = false, reason: String? = nil) async {
         lifecycle = .starting
+        let started = clock.now.offset
         let known = await stateStore.knownSpeakers
         let scenario = StartupScenarios.scenario(for: .init(
             hasKnownSpeakers: !known.isEmpty, autoPick: configuration.autoPick, requestWaiting: requestWaiting))
@@ -36,7 +38,9 @@ extension SpeakerdDaemon {
             logger.critical("start-up graph \(scenario.name) is invalid: \(error)")
             return
         }
+        if bootTimeline == nil { bootTimeline = timeline }
         lastTimeline = timeline
+        lastRun = (lastRun.number + 1, started, reason)
         await followLogind()
         logger.info("start-up (\(timeline.scenario)) took \(Int(timeline.totalMs)) ms; critical path: \(timeline.criticalPath.joined(separator: " → "))")
         if case .blocked = lifecycle { return }  // the compatibility gate closed; events reopen it

@@ -84,6 +84,10 @@ public actor SpeakerdDaemon {
     var playbackSnapshot = PlaybackSnapshot.idle
 
     var lastTimeline: StartupTimeline?
+    /// The boot's start-up, kept once a later run replaces `lastTimeline` (bluetoothd came back),
+    /// so `startup` shows both; and the later run's number, start and reason.
+    var bootTimeline: StartupTimeline?
+    var lastRun = (number: 0, startedAfter: Duration.zero, reason: String?.none)
     /// The start-up run in progress, so the bus step can switch it to "launched by request".
     var startupRun: (sequencer: StartupSequencer, operations: [String: StartupOperation.Body], knownSpeakers: Bool)?
     var lastScan: [RankedCandidate] = []
@@ -178,6 +182,9 @@ public actor SpeakerdDaemon {
         volumeRestore = nil
         (eventTask, sleepTask, playbackWatcher, busWatcher, audioPathFollower, stateRetry, operationsWatcher, rerun) =
             (nil, nil, nil, nil, nil, nil, nil, nil)
+        // A polite block (the soundfont preload) captures the daemon; dropped, so a gate
+        // pausing between blocks does not keep it.
+        gate.cancelPoliteBlocks()
         await link.shutdown()
         await operations.shutDown()
         await stopSleepInhibitor()

@@ -119,6 +119,10 @@ public enum SpeakerdDBusRecords {
             }),
         ]
         if let choice = report.outputChoice { bag["OutputChoice"] = .string(choice) }
+        bag["Run"] = .uint32(UInt32(clamping: report.run))
+        bag["StartedAfterMs"] = .double(report.startedAfterMs)
+        if let reason = report.reason { bag["Reason"] = .string(reason) }
+        if let boot = report.bootRun { bag["BootRun"] = encode(boot) }
         return .properties(bag)
     }
 
@@ -132,10 +136,16 @@ public enum SpeakerdDBusRecords {
                                     outcome: try require(entry, "Outcome", String.self),
                                     reason: try entry.decode("Reason", as: String.self)))
         }
+        // A speakerd older than the run history sends none of these: its report is the boot's.
+        let boot = try bag["BootRun"].map { value throws(DBusError) in try startup(from: value) }
         return StartupReport(scenario: try bag.decode("Scenario", as: String.self) ?? "",
                              operations: operations,
                              criticalPath: try bag.decode("CriticalPath", as: [String].self) ?? [],
-                             outputChoice: try bag.decode("OutputChoice", as: String.self))
+                             outputChoice: try bag.decode("OutputChoice", as: String.self),
+                             run: Int(try bag.decode("Run", as: UInt32.self) ?? 1),
+                             startedAfterMs: try bag.decode("StartedAfterMs", as: Double.self) ?? 0,
+                             reason: try bag.decode("Reason", as: String.self),
+                             bootRun: boot)
     }
 
     // MARK: - Scan and speakers

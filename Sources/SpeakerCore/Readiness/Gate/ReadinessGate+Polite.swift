@@ -2,7 +2,22 @@ extension ReadinessGate {
     /// Starts the one task that works through polite blocks; there is never more than one, which
     /// is what spaces them out.
     func startPoliteRunner() {
-        Task { await self.runPoliteBlocks() }
+        let runner = Task { await self.runPoliteBlocks() }
+        state.withLock { $0.politeRunner = runner }
+    }
+
+    /// Drops every polite block not yet run and stops the runner before its next block (one
+    /// already running finishes). For an owner shutting down: a polite block holds what it
+    /// captured (usually the owner itself), and a runner pausing between blocks on a clock that
+    /// no longer moves (a test's) would keep it, and the gate, for ever.
+    public func cancelPoliteBlocks() {
+        let runner: Task<Void, Never>? = state.withLock { state in
+            state.politeQueue.removeAll()
+            for index in state.pendingBlocks.indices { state.pendingBlocks[index].polite.removeAll() }
+            defer { state.politeRunner = nil }
+            return state.politeRunner
+        }
+        runner?.cancel()
     }
 
     /// Before each polite block, pause for `politeSpacing` on the injected clock, then run the
@@ -12,6 +27,8 @@ extension ReadinessGate {
         while true {
             try? await clock.sleep(for: politeSpacing)
             let next: GateBlock? = state.withLock { state in
+                // Cancelled (`cancelPoliteBlocks`): the queue was emptied; nothing more runs.
+                if Task.isCancelled { state.politeQueue.removeAll() }
                 while let turn = state.politeQueue.popFirst() {
                     if turn.level <= state.level { return turn.block }
                     state.refilePolite(turn)

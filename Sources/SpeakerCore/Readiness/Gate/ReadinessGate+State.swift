@@ -31,6 +31,8 @@ extension ReadinessGate {
         /// A thread is running released blocks; later registrations queue behind it.
         var releasing = false
         var politeRunnerActive = false
+        /// The runner's task, so `cancelPoliteBlocks` can stop it (may name one that has ended).
+        var politeRunner: Task<Void, Never>?
         var nextWaiterID: UInt64 = 0
         /// Levels that have blocks waiting, lowest first; `pendingBlocks[i]` waits for `pendingLevels[i]`.
         /// Filing blocks by level makes a release cheap: whole buckets whose level is reached
