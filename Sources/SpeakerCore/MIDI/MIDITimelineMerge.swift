@@ -3,9 +3,10 @@
 /// Events within a track never go back in time, so a merge does what a sort would, in
 /// O(n log k) for k tracks and without the sort's extra keyed copy of every event: for a hostile
 /// file at the event limit that is the difference between a few hundred megabytes and less.
-enum MIDITimelineMerge {
+public enum MIDITimelineMerge {
     /// The events of `tracks` in time order; ties keep track order, then order within the track.
-    static func merge(_ tracks: [[MIDITimedEvent]]) -> [MIDITimedEvent] {
+    /// (Also how an arrangement lays its count-in under the song: the first run wins ties.)
+    public static func merge(_ tracks: [[MIDITimedEvent]]) -> [MIDITimedEvent] {
         var runs = tracks.filter { !$0.isEmpty }
         guard !runs.isEmpty else { return [] }
         // Merge neighbours pairwise, so a lower-numbered track always stays on the left of a tie.

@@ -109,7 +109,7 @@ public struct SongArrangement: Sendable, Equatable {
         guard duration <= limits.maxDurationSeconds else {
             throw .tooLong(seconds: duration, limit: limits.maxDurationSeconds)
         }
-        return MIDISong(events: Self.mergeByTime(clicks, arranged), durationSeconds: duration, title: song.title,
+        return MIDISong(events: MIDITimelineMerge.merge([clicks, arranged]), durationSeconds: duration, title: song.title,
                         trackNames: song.trackNames, warnings: song.warnings, bars: nil, trackChannels: song.trackChannels)
     }
 
@@ -253,22 +253,6 @@ public struct SongArrangement: Sendable, Equatable {
             if let pressure = pressures[channel] { messages.append(.channelPressure(channel: number, pressure: pressure)) }
         }
         return messages
-    }
-
-    /// Merges two time-sorted runs, the first winning ties.
-    static func mergeByTime(_ first: [MIDITimedEvent], _ second: [MIDITimedEvent]) -> [MIDITimedEvent] {
-        guard !first.isEmpty else { return second }
-        var merged: [MIDITimedEvent] = []
-        merged.reserveCapacity(first.count + second.count)
-        var i = 0, j = 0
-        while i < first.count || j < second.count {
-            if j == second.count || (i < first.count && first[i].seconds <= second[j].seconds) {
-                merged.append(first[i]); i += 1
-            } else {
-                merged.append(second[j]); j += 1
-            }
-        }
-        return merged
     }
 }
 
