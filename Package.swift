@@ -235,6 +235,7 @@ let package = Package(
                 "AsyncSignals",
                 "DBus",
                 "BlueZ",
+                "MIDI",
                 "Readiness",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

@@ -40,32 +40,14 @@ struct ArrangementOptions: ParsableArguments {
         _ = try arrangement()
     }
 
+    /// The options as written, for `play` to send to speakerd (which checks them again).
+    var text: ArrangementText {
+        ArrangementText(from: from, to: to, loop: loop, loopCount: loopCount, tempo: tempo, transpose: transpose,
+                        mute: mute, solo: solo, countIn: countIn)
+    }
+
     /// The arrangement asked for; a malformed value is a usage error naming the option.
     func arrangement() throws -> SongArrangement {
-        func position(_ text: String?, _ option: String) throws -> MIDISongPosition? {
-            guard let text else { return nil }
-            do { return try MIDISongPosition(parsing: text) } catch { throw ValidationError("--\(option): \(error)") }
-        }
-        var arrangement = SongArrangement(from: try position(from, "from"), to: try position(to, "to"), loopPasses: loopCount,
-                                          transpose: transpose, countInBars: countIn)
-        if let loop {
-            do { arrangement.loop = try LoopSection(parsing: loop) } catch { throw ValidationError("--loop: \(error)") }
-        }
-        if let tempo {
-            guard let change = TempoChange(parsing: tempo) else {
-                throw ValidationError("--tempo: '\(tempo)' is not a tempo: give a percentage (80%) or beats per minute (96bpm)")
-            }
-            arrangement.tempo = change
-        }
-        if let mute { arrangement.mute = SongPart.list(parsing: mute) }
-        if let solo { arrangement.solo = SongPart.list(parsing: solo) }
-        guard (1...SongArrangement.maxLoopPasses).contains(loopCount) else {
-            throw ValidationError("--loop-count: a loop plays 1 to \(SongArrangement.maxLoopPasses) times")
-        }
-        guard SongArrangement.transposeRange.contains(transpose) else { throw ValidationError("--transpose: -48 to +48 semitones") }
-        guard (0...SongArrangement.maxCountInBars).contains(countIn) else {
-            throw ValidationError("--count-in: 0 to \(SongArrangement.maxCountInBars) bars")
-        }
-        return arrangement
+        do { return try text.arrangement() } catch { throw ValidationError(error.description) }
     }
 }

@@ -11,7 +11,9 @@ struct PlayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
         abstract: "Plays a MIDI file on the speaker, waiting for it to be ready if need be.",
-        discussion: "The file is opened here and handed to speakerd, which never opens your paths.")
+        discussion: "The file is opened here and handed to speakerd, which never opens your paths. "
+            + "The composer's controls (--from, --to, --loop, --tempo, --transpose, --mute, --solo, --count-in) "
+            + "play it as `render` would write it.")
 
     @Argument(help: ArgumentHelp("The Standard MIDI File to play.", valueName: "file"), completion: .midiFiles)
     var file: String
@@ -21,6 +23,8 @@ struct PlayCommand: AsyncParsableCommand {
 
     @Flag(help: "Wait until the song has finished, showing its progress on a terminal.")
     var wait = false
+
+    @OptionGroup(title: "The composer's controls") var arrangement: ArrangementOptions
 
     @OptionGroup var common: CommonOptions
 
@@ -38,7 +42,7 @@ struct PlayCommand: AsyncParsableCommand {
             throw SpeakerdError.local(kind.refusal(of: file))
         }
         let name = URL(fileURLWithPath: file).lastPathComponent
-        let request = PlayRequest(file: descriptor, displayName: name, queue: queue)
+        let request = PlayRequest(file: descriptor, displayName: name, queue: queue, arrangement: arrangement.text)
         let daemon = try await common.daemon()
         // Subscribed before the song is sent, so no change is missed; without it, poll.
         let wakeUps = wait ? try? await daemon.playbackChanges() : nil

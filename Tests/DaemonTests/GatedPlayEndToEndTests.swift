@@ -87,7 +87,10 @@ struct GatedPlayEndToEndTests {
 /// a short release tail, and each note in tune: in the 200 ms after its note-on, its own pitch
 /// carries more energy than the pitch a tritone away (no harmonic of it).
 func expectWholeScaleInTune(wav: String, song: MIDISong, sourceLocation: SourceLocation = #_sourceLocation) throws {
-    let file = try WAVFile(path: wav)
+    expectWholeScaleInTune(wav: try WAVFile(path: wav), song: song, sourceLocation: sourceLocation)
+}
+
+func expectWholeScaleInTune(wav file: WAVFile, song: MIDISong, sourceLocation: SourceLocation = #_sourceLocation) {
     #expect(file.seconds >= song.durationSeconds - 0.05 && file.seconds <= song.durationSeconds + 1.05,
             "the WAV lasts \(file.seconds) s for a \(song.durationSeconds) s song", sourceLocation: sourceLocation)
     let mono = file.monoFloat

@@ -191,8 +191,19 @@ public actor Player: DaemonPlayback {
             try? request.file.close()
             throw .busy(file: request.displayName, reason: reason)
         }
-        let song = try await ClientSongReader.read(request, limits: settings.readLimits, timeout: settings.readTimeout,
+        var song = try await ClientSongReader.read(request, limits: settings.readLimits, timeout: settings.readTimeout,
                                                    clock: clock, budget: readBudget)
+        if !request.arrangement.isEmpty {
+            // The composer's controls, checked again (any client may send them) and applied
+            // under the reader's limits: a loop of a thousand passes is bounded like a long file.
+            do {
+                song = try request.arrangement.arrangement().arrange(song, limits: settings.readLimits)
+            } catch let error as ArrangementTextError {
+                throw .invalidSong(file: request.displayName, reason: error.description)
+            } catch {
+                throw .invalidSong(file: request.displayName, reason: "\(error)")
+            }
+        }
         if !gate.isReached(.playbackReady), let waiting, !waiting.waitingCanSucceed {
             throw .cannotWait(file: request.displayName, reason: waiting.message)
         }

@@ -1,4 +1,5 @@
 import BlueZ
+import MIDI
 import SystemPackage
 
 /// speakerd's API as one Swift protocol: implemented by the daemon itself (served on D-Bus)
@@ -72,12 +73,17 @@ public struct PlayRequest: Sendable {
     /// Who sent it (the D-Bus caller's unique name; empty in-process): the bytes of its songs
     /// being read count against this client's share of the daemon's read budget.
     public var client: String
+    /// The composer's controls to play it with (`play --loop 17-24 --tempo 80%`), as written:
+    /// the daemon checks them again before it arranges the song. Empty: as written.
+    public var arrangement: ArrangementText
 
-    public init(file: FileDescriptor, displayName: String, queue: Bool, client: String = "") {
+    public init(file: FileDescriptor, displayName: String, queue: Bool, client: String = "",
+                arrangement: ArrangementText = ArrangementText()) {
         self.file = file
         self.displayName = displayName
         self.queue = queue
         self.client = client
+        self.arrangement = arrangement
     }
 }
 

@@ -95,7 +95,11 @@ public final class SpeakerdDBusClient: SpeakerdControl {
             endings.cancel()
             owners.cancel()
         }
-        let (status, pending) = try await decode("Play", [.unixFD(fd), .string(request.displayName), .bool(request.queue)],
+        // `PlayArranged` only when controls are asked for, so a plain play still works with a
+        // speakerd from before them.
+        var arguments: [DBusValue] = [.unixFD(fd), .string(request.displayName), .bool(request.queue)]
+        if !request.arrangement.isEmpty { arguments.append(SpeakerdDBusRecords.encode(request.arrangement)) }
+        let (status, pending) = try await decode(request.arrangement.isEmpty ? "Play" : "PlayArranged", arguments,
                                                  timeout: .seconds(60)) { (value: DBusValue) throws(DBusError) in
             (try SpeakerdDBusRecords.status(from: value), try SpeakerdDBusRecords.pendingRequest(from: value))
         }

@@ -106,6 +106,25 @@ public enum SpeakerdDBusObject {
                                                           arguments: arguments)
                 })
             },
+            // `play` with the composer's controls: the arrangement as a{sv} of what the person
+            // wrote (From, To, Loop, LoopCount, Tempo, Transpose, Mute, Solo, CountIn).
+            method("PlayArranged", inputs: [DBusArgument("file", "h"), DBusArgument("name", "s"), DBusArgument("queue", "b"),
+                                            DBusArgument("arrangement", "a{sv}")],
+                   output: status, bounded: true) { control, context in
+                var request = try Self.playRequest(context)
+                do {
+                    guard context.arguments.count > 3 else { throw DBusError.invalidArgument("PlayArranged takes an arrangement (a{sv})") }
+                    request.arrangement = try SpeakerdDBusRecords.arrangement(from: context.arguments[3])
+                } catch {
+                    try? request.file.close()
+                    throw SpeakerdError.rejected(name: DBusError.Name.invalidArgs, message: "\(error)")
+                }
+                return try await Self.play(request, on: control, context: context, within: limits.playAnswerWithin,
+                                           requests: requests, announce: { arguments in
+                    announcer.withLock { $0.object }?.emitSignal(interface: SpeakerdBus.interface, member: "PlayRequestEnded",
+                                                          arguments: arguments)
+                })
+            },
             method("Stop", output: status) { control, _ in record.encode(try await control.stop()) },
             method("Pause", output: status) { control, _ in record.encode(try await control.pause()) },
             method("Resume", output: status) { control, _ in record.encode(try await control.resume()) },

@@ -1,5 +1,6 @@
 import BlueZ
 import DBus
+import MIDI
 /// The reports as D-Bus property bags (`a{sv}`), the idiomatic record shape on the bus:
 /// extensible (new keys do not break old clients) and readable in `busctl introspect`.
 /// Keys are the JSON keys capitalised, as D-Bus convention has it.
@@ -146,6 +147,47 @@ public enum SpeakerdDBusRecords {
                              startedAfterMs: try bag.decode("StartedAfterMs", as: Double.self) ?? 0,
                              reason: try bag.decode("Reason", as: String.self),
                              bootRun: boot)
+    }
+
+    // MARK: - The composer's controls of a play
+
+    /// The longest text one control may carry (a position, a loop, a tempo, a list of parts).
+    static let arrangementTextLimit = 256
+
+    public static func encode(_ text: ArrangementText) -> DBusValue {
+        var bag: [String: DBusValue] = [:]
+        if let from = text.from { bag["From"] = .string(from) }
+        if let to = text.to { bag["To"] = .string(to) }
+        if let loop = text.loop { bag["Loop"] = .string(loop) }
+        if text.loopCount != 1 { bag["LoopCount"] = .int32(Int32(clamping: text.loopCount)) }
+        if let tempo = text.tempo { bag["Tempo"] = .string(tempo) }
+        if text.transpose != 0 { bag["Transpose"] = .int32(Int32(clamping: text.transpose)) }
+        if let mute = text.mute { bag["Mute"] = .string(mute) }
+        if let solo = text.solo { bag["Solo"] = .string(solo) }
+        if text.countIn != 0 { bag["CountIn"] = .int32(Int32(clamping: text.countIn)) }
+        return .properties(bag)
+    }
+
+    /// The controls a client sent; a key nobody knows is refused rather than ignored (a newer
+    /// composer-cli asking for something this speakerd cannot do must hear so).
+    public static func arrangement(from value: DBusValue) throws(DBusError) -> ArrangementText {
+        let bag = try value.as([String: DBusValue].self, at: "arrangement")
+        let known: Set<String> = ["From", "To", "Loop", "LoopCount", "Tempo", "Transpose", "Mute", "Solo", "CountIn"]
+        if let unknown = bag.keys.sorted().first(where: { !known.contains($0) }) {
+            throw .invalidArgument("this speakerd does not know the control '\(unknown.prefix(40))'; is composer-cli newer than speakerd?")
+        }
+        func text(_ key: String) throws(DBusError) -> String? {
+            guard let value = try bag.decode(key, as: String.self) else { return nil }
+            guard value.utf8.count <= arrangementTextLimit else {
+                throw .invalidArgument("the control \(key) is \(value.utf8.count) bytes long (at most \(arrangementTextLimit))")
+            }
+            return value
+        }
+        return ArrangementText(from: try text("From"), to: try text("To"), loop: try text("Loop"),
+                               loopCount: Int(try bag.decode("LoopCount", as: Int32.self) ?? 1),
+                               tempo: try text("Tempo"), transpose: Int(try bag.decode("Transpose", as: Int32.self) ?? 0),
+                               mute: try text("Mute"), solo: try text("Solo"),
+                               countIn: Int(try bag.decode("CountIn", as: Int32.self) ?? 0))
     }
 
     // MARK: - Scan and speakers

@@ -1,0 +1,34 @@
+import MIDI
+
+extension ArrangementText {
+    /// The arrangement these words ask for; a malformed value names its option.
+    public func arrangement() throws(ArrangementTextError) -> SongArrangement {
+        func position(_ text: String?, _ option: String) throws(ArrangementTextError) -> MIDISongPosition? {
+            guard let text else { return nil }
+            do { return try MIDISongPosition(parsing: text) } catch { throw .init(option: option, message: "\(error)") }
+        }
+        guard (1...SongArrangement.maxLoopPasses).contains(loopCount) else {
+            throw .init(option: "loop-count", message: "a loop plays 1 to \(SongArrangement.maxLoopPasses) times, not \(loopCount)")
+        }
+        guard SongArrangement.transposeRange.contains(transpose) else {
+            throw .init(option: "transpose", message: "-48 to +48 semitones, not \(transpose)")
+        }
+        guard (0...SongArrangement.maxCountInBars).contains(countIn) else {
+            throw .init(option: "count-in", message: "0 to \(SongArrangement.maxCountInBars) bars, not \(countIn)")
+        }
+        var arrangement = SongArrangement(from: try position(from, "from"), to: try position(to, "to"), loopPasses: loopCount,
+                                          transpose: transpose, countInBars: countIn)
+        if let loop {
+            do { arrangement.loop = try LoopSection(parsing: loop) } catch { throw .init(option: "loop", message: "\(error)") }
+        }
+        if let tempo {
+            guard let change = TempoChange(parsing: tempo) else {
+                throw .init(option: "tempo", message: "'\(tempo)' is not a tempo: give a percentage (80%) or beats per minute (96bpm)")
+            }
+            arrangement.tempo = change
+        }
+        if let mute { arrangement.mute = SongPart.list(parsing: mute) }
+        if let solo { arrangement.solo = SongPart.list(parsing: solo) }
+        return arrangement
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import MIDI
+import SpeakerdAPI
+@testable import Playback
+import TestSupport
+import Testing
+
+/// `composer-cli play` with the composer's controls, through the real programs: the controls
+/// travel with the song to speakerd, which plays it as `render` would write it, or refuses it in
+/// one line when the song cannot be played that way.
+@Suite("play with the composer's controls, end to end")
+struct ArrangedPlayEndToEndTests {
+    @Test("play --transpose 7 --tempo 150% --wait: the speaker hears every note of the scale a fifth up, in two thirds of the time")
+    func transposedAndFaster() async throws {
+        let songPath = try GatedPlayEndToEndTests.song()
+        let controls = ArrangementText(tempo: "150%", transpose: 7)
+        let expected = try controls.arrangement().arrange(try MIDIFileReader.read(contentsOfFile: songPath))
+        let wav = try await Self.withReadySpeakerd { bus, _ in
+            let played = try await ExecutableRun.run("composer-cli", ["play", songPath, "--transpose", "7", "--tempo", "150%",
+                                                                      "--wait", "--bus", bus])
+            #expect(played.status == 0, "\(played.standardError)")
+            #expect(played.standardError.isEmpty, "\(played.standardError)")
+        }
+        expectWholeScaleInTune(wav: try #require(wav, "speakerd wrote no WAV"), song: expected)
+    }
+
+    @Test("play --from past the song's end is refused in one line naming the song and the control, and nothing plays")
+    func refusedWhenTheSongCannotBePlayedSo() async throws {
+        let songPath = try GatedPlayEndToEndTests.song()
+        let wav = try await Self.withReadySpeakerd { bus, client in
+            let refused = try await ExecutableRun.run("composer-cli", ["play", songPath, "--from", "99", "--bus", bus])
+            #expect(refused.status != 0)
+            let lines = refused.standardError.split(separator: "\n")
+            #expect(lines.count == 1, "one line: \(refused.standardError)")
+            #expect(refused.standardError.contains("cannot play test-c-major-scale.mid: "), "\(refused.standardError)")
+            #expect(refused.standardError.contains("99"), "names the bar asked for: \(refused.standardError)")
+            #expect(try await client.status().playback.state == "idle")
+
+            let malformed = try await ExecutableRun.run("composer-cli", ["play", songPath, "--tempo", "fast", "--bus", bus])
+            #expect(malformed.status != 0)
+            #expect(malformed.standardError.contains("--tempo: 'fast' is not a tempo"), "\(malformed.standardError)")
+        }
+        #expect((wav?.seconds ?? 0) < 0.5, "a refused song reached the output: \(wav?.seconds ?? 0) s")
+    }
+
+    /// speakerd on the fake BlueZ with the Flip known and connected, its output a WAV file;
+    /// `body` runs once it is ready to play. Returns the WAV it wrote (nil for none), read once
+    /// speakerd has stopped and before its state directory goes.
+    static func withReadySpeakerd(_ body: @escaping @Sendable (String, SpeakerdDBusClient) async throws -> Void) async throws -> WAVFile? {
+        let fake = try await DaemonWorld.start(.speakerd)
+        try await fake.addAdapter()
+        try await fake.addSpeaker()
+        fake.remember([DaemonWorld.flip])
+        let state = fake.state
+        state.write("", to: "speakerd.conf")
+        let wav = state.path + "/song.wav"
+        let address = fake.world.address
+        let daemon = try await ExecutableRun.run(
+            "speakerd",
+            ["--config", state.path + "/speakerd.conf", "--state-dir", state.path, "--bus", address,
+             "--audio-output", "file:" + wav, "--soundfont", GatedPlayEndToEndTests.soundFont]
+        ) { pid in
+            defer { kill(pid, SIGTERM) }
+            let client = try await fake.client()
+            try await eventually("speakerd is ready to play", within: .seconds(30)) {
+                (try? await client.status().readiness) == "playbackReady"
+            }
+            try await body(address, client)
+        }
+        #expect(daemon.status == 0, "speakerd: \(daemon.standardError)")
+        defer { _ = fake }
+        return FileManager.default.fileExists(atPath: wav) ? try WAVFile(path: wav) : nil
+    }
+}
