@@ -55,6 +55,9 @@ public actor SpeakerLink {
     /// on its Connect (or Pair) may be on its way to BlueZ, or BlueZ already working on it. Kept
     /// after a successful Connect until the link is up, as the link is then BlueZ's alone.
     private var connecting: OperationID?
+    /// The connect attempt under way, resolved by `linkUp` when its speaker's link comes up
+    /// before its operation ends (the speaker connected by itself while we paged it).
+    private var attemptLinkUp: (address: BluetoothAddress, signal: OneShotSignal<Void, Never>)?
     /// Speakers the user forgot. A choice resting on the remembered speakers (start-up's known
     /// speakers, a known speaker connecting by itself) may rest on a list read before the
     /// forget reached the state file, or on BlueZ's report of a connection older than the
@@ -308,6 +311,7 @@ public actor SpeakerLink {
             await lastDelivery?.value
             return
         }
+        if let attempt = attemptLinkUp, attempt.address == snapshot.target?.address { _ = attempt.signal.succeed(()) }
         snapshot.connected = true
         connecting = nil  // a user's disconnect sees the link itself from now on
         snapshot.activity = .idle
@@ -454,10 +458,31 @@ public actor SpeakerLink {
             try await Self.connectSteps(bluez, address)
         }
         let operations = operations
+        // The speaker may connect by itself while our Connect still pages it (switched on
+        // meanwhile): BlueZ answers that Connect only after its page timeout, or never. The link
+        // being up ends the attempt then (see `attemptLinkUp`).
+        let linkCameUp = OneShotSignal<Void, Never>()
+        attemptLinkUp = (address, linkCameUp)
+        defer { if attemptLinkUp?.signal === linkCameUp { attemptLinkUp = nil } }
         let outcome: OperationOutcome
         do {
-            outcome = try await withTaskCancellationHandler { try await ticket.outcome() } onCancel: {
+            let ended = try await withTaskCancellationHandler {
+                try await Self.firstEnd(of: ticket, or: linkCameUp)
+            } onCancel: {
                 Task { await operations.cancel(ticket.id) }
+            }
+            switch ended {
+            case .operation(let ending):
+                outcome = ending
+            case .linkUp:
+                // Paired and up: all our Connect had left to do is done. Its call is given up
+                // (BlueZ keeps the link; nothing waits for, or later reports a timeout of, a
+                // Connect that no longer matters). A speaker still pairing goes on as asked.
+                if (try? await bluez.device(address))?.paired == true {
+                    await operations.cancel(ticket.id)
+                    return .connected
+                }
+                outcome = try await ticket.outcome()
             }
         } catch {
             // Its work may run on until the queue books the cancellation (and cancels it).
@@ -481,6 +506,26 @@ public actor SpeakerLink {
             return .failed(reason: reason)
         case .cancelled: return .failed(reason: "cancelled")
         case .skipped(let reason): return .failed(reason: reason)
+        }
+    }
+
+    /// How an attempt's wait ended: its operation's outcome, or the link to its speaker up.
+    private enum AttemptEnd: Sendable {
+        case operation(OperationOutcome)
+        case linkUp
+    }
+
+    /// Whichever comes first: the connect operation ending, or the link coming up meanwhile.
+    private static func firstEnd(of ticket: OperationTicket, or linkCameUp: OneShotSignal<Void, Never>) async throws -> AttemptEnd {
+        try await withThrowingTaskGroup(of: AttemptEnd.self) { group in
+            group.addTask { .operation(try await ticket.outcome()) }
+            group.addTask {
+                _ = try await linkCameUp.result()
+                return .linkUp
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw CancellationError() }
+            return first
         }
     }
 

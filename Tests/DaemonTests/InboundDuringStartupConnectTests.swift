@@ -1,0 +1,46 @@
+import BlueZ
+import Clocks
+@testable import Daemon
+import Logging
+@testable import Readiness
+import Synchronization
+import Systemd
+import TestSupport
+import Testing
+
+/// The speaker is switched on while start-up's `Connect` to it still pages (BlueZ answers a page
+/// only after its timeout, or never): the speaker connects by itself, the link is up, and
+/// start-up's step must end then, not when BlueZ finally answers or its 8 s budget runs out
+/// (seen as "connectKnown timed out after 8.0 s" logged after the speaker was back in 1 s).
+@Suite("A speaker that connects by itself while start-up pages it")
+struct InboundDuringStartupConnectTests {
+    private struct ReadyPlayback: StandInPlayback {}
+
+    @Test("start-up's connect step ends as soon as the speaker connects by itself, with no timeout and no warning")
+    func inboundEndsTheStep() async throws {
+        let (speaker, bluez) = try LinkSignalOrderTests.flipPairedOnFakeBlueZ()
+        await bluez.setBehaviour(.hang, for: speaker)  // paging: no answer until the call is given up
+        let state = TemporaryDirectory()
+        DaemonWorld.remember([DaemonWorld.flip], in: state)
+        let clock = TestClock<Duration>()
+        let lines = Mutex<[String]>([])
+        let logger = Logger(label: "speakerd") { JournalLogHandler(label: $0) { line in lines.withLock { $0.append(line) } } }
+        let daemon = SpeakerdDaemon(
+            configuration: DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path),
+            dependencies: DaemonDependencies(clock: clock, connectBus: nil, makeBlueZ: { _ in bluez }, playback: ReadyPlayback()),
+            notifier: nil, logger: logger)
+        let started = daemon.startInBackground()
+        try await eventually("start-up's Connect is out") { await bluez.calls.contains(.connect(speaker)) }
+
+        // The speaker is switched on and connects to the box by itself; our Connect still pages.
+        await bluez.updateDevice(speaker) { $0.connected = true }
+        let took = try await clock.advance(by: .milliseconds(100), atMost: .seconds(20), until: "start-up has ended") { started.isSet }
+        #expect(took < .seconds(1), "start-up's step waited \(took) after the speaker was connected")
+        let step = await daemon.startupTimeline?.entry(StartupScenarios.Step.connectKnown)
+        #expect(step?.outcome == .ok, "\(String(describing: step?.outcome))")
+        #expect(daemon.gate.isReached(.playbackReady))
+        let warnings = lines.withLock { $0 }.filter { $0.hasPrefix("<4>") || $0.hasPrefix("<3>") || $0.contains("timed out") }
+        #expect(warnings.isEmpty, "\(warnings)")
+        await daemon.shutdown()
+    }
+}
