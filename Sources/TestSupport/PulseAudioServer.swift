@@ -103,9 +103,11 @@ public final class PulseAudioServer: Sendable {
                 (try? await server.pactl(["info"])) != nil
             }
             _ = try await server.pactl(["load-module", "module-null-sink", "sink_name=out", "rate=44100"])
-            _ = try await server.pactl(["set-default-sink", "out"])
-            try await waitFor("the sink out", log: log, program: "wireplumber") {
-                (try? await server.sinks())?["out"] != nil
+            // pipewire-pulse answers set-default-sink "Not supported" until WirePlumber has made
+            // its `default` metadata (seen in CI on a loaded machine): asked again until it takes.
+            try await waitFor("the sink out, made the default", log: log, program: "wireplumber") {
+                guard (try? await server.sinks())?["out"] != nil else { return false }
+                return (try? await server.pactl(["set-default-sink", "out"])) != nil
             }
             return server
         } catch {
