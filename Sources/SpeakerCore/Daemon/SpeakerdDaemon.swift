@@ -162,6 +162,11 @@ public actor SpeakerdDaemon {
         await runStartup(requestWaiting: configuration.launchedByRequest)
     }
 
+    /// A daemon let go of without `shutdown()` (a test's world left to its deinit) still stops
+    /// its state-write retry: the retry holds the daemon only weakly but sleeps on the injected
+    /// clock, and on a test clock nobody moves again it never ended (LeakSanitizer, in CI).
+    deinit { stateRetry?.cancel() }
+
     /// Shutting down or shut down: nothing new (a timer, a retry, a follower) may start then, since
     /// `shutdown()` has already cancelled what it found and would never see it.
     var isWindingDown: Bool { lifecycle == .stopping || lifecycle == .stopped }
