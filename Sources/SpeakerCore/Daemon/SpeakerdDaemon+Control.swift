@@ -5,6 +5,7 @@ import SpeakerdAPI
 #else
 import Foundation
 #endif
+import AsyncSignals
 import PlaybackService
 
 /// speakerd's API: what `composer-cli` asks, answered from the coordinator's state.
@@ -18,8 +19,7 @@ extension SpeakerdDaemon: SpeakerdControl {
         var report = StartupReport(lastTimeline)
         report.outputChoice = playback?.automaticOutput?.description
         report.run = lastRun.number
-        report.startedAfterMs = Double(lastRun.startedAfter.components.seconds) * 1000
-            + Double(lastRun.startedAfter.components.attoseconds) / 1e15
+        report.startedAfterMs = lastRun.startedAfter.milliseconds
         report.reason = lastRun.reason
         if lastRun.number > 1, let bootTimeline { report.bootRun = StartupReport(bootTimeline) }
         return report
