@@ -15,7 +15,7 @@ struct ComposerCLI: AsyncParsableCommand {
             PlayCommand.self, StopCommand.self, PauseCommand.self, ResumeCommand.self,
             StatusCommand.self, ScanCommand.self, ConnectCommand.self, DisconnectCommand.self,
             ForgetCommand.self, SpeakersCommand.self, StartupCommand.self, DoctorCommand.self,
-            VolumeCommand.self,
+            VolumeCommand.self, QueueCommand.self, SkipCommand.self, ClearCommand.self,
             RenderCommand.self,  // the audio engineer's offline render (RenderCommand.swift)
         ]
     )

@@ -15,8 +15,11 @@ struct PlayCommand: AsyncParsableCommand {
             + "The composer's controls (--from, --to, --loop, --tempo, --transpose, --mute, --solo, --count-in) "
             + "play it as `render` would write it.")
 
-    @Argument(help: ArgumentHelp("The Standard MIDI File to play.", valueName: "file"), completion: .midiFiles)
-    var file: String
+    /// Several files are a playlist: the first plays (or joins the queue with --queue), the
+    /// others join the queue behind it, in order.
+    @Argument(help: ArgumentHelp("The Standard MIDI File to play; more files are queued behind it.", valueName: "file"),
+              completion: .midiFiles)
+    var files: [String]
 
     @Flag(help: "Add the song to the queue instead of replacing the current one.")
     var queue = false
@@ -28,22 +31,37 @@ struct PlayCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    func run() async throws {
+    /// Opens `file` for speakerd; what can never deliver a song fails here, before speakerd is
+    /// asked: a directory, /dev/null or /dev/zero, a named pipe nobody may ever write to. A pipe
+    /// from the shell (`cat song.mid | composer-cli play /dev/stdin`) is fine.
+    private func open(_ file: String) throws -> FileDescriptor {
         // Non-blocking, so a named pipe opens at once (to be refused) instead of waiting for a writer.
         let descriptor: FileDescriptor
         do { descriptor = try FileDescriptor.open(file, .readOnly, options: [.closeOnExec, .nonBlocking]) } catch {
             throw SpeakerdError.local("cannot open \(file): \(error)")
         }
-        defer { try? descriptor.close() }
-        // What can never deliver a song fails here, before speakerd is asked: a directory,
-        // /dev/null or /dev/zero, a named pipe nobody may ever write to. A pipe from the shell
-        // (`cat song.mid | composer-cli play /dev/stdin`) is fine.
         if let kind = SongFileKind(descriptor: descriptor.rawValue), !kind.canHoldSong || kind == .namedPipe {
+            try? descriptor.close()
             throw SpeakerdError.local(kind.refusal(of: file))
         }
-        let name = URL(fileURLWithPath: file).lastPathComponent
-        let request = PlayRequest(file: descriptor, displayName: name, queue: queue, arrangement: arrangement.text)
+        return descriptor
+    }
+
+    func run() async throws {
+        // Every file is opened before anything is sent: a playlist with a typo plays nothing.
+        var descriptors: [FileDescriptor] = []
+        defer { for descriptor in descriptors { try? descriptor.close() } }
+        for file in files { descriptors.append(try open(file)) }
+        let names = files.map { URL(fileURLWithPath: $0).lastPathComponent }
         let daemon = try await common.daemon()
+        // The playlist's rest joins the queue first-to-last once the first is sent; the first
+        // alone decides what the command reports and waits for.
+        let first = PlayRequest(file: descriptors[0], displayName: names[0], queue: queue, arrangement: arrangement.text)
+        try await playFirst(first, then: Array(zip(descriptors, names).dropFirst()), daemon: daemon)
+    }
+
+    private func playFirst(_ request: PlayRequest, then rest: [(FileDescriptor, String)], daemon: SpeakerdDBusClient) async throws {
+        let name = request.displayName
         // Subscribed before the song is sent, so no change is missed; without it, poll.
         let wakeUps = wait ? try? await daemon.playbackChanges() : nil
         let terminal = wait && !common.json && isatty(STDOUT_FILENO) == 1
@@ -56,10 +74,22 @@ struct PlayCommand: AsyncParsableCommand {
         waiting?.cancel()
         if let waiting, await waiting.value, case .failure = answer { print("") }  // the error goes below the line
         let started = try answer.get()
+        var latest = started
+        for (descriptor, queuedName) in rest {
+            latest = try await daemon.play(PlayRequest(file: descriptor, displayName: queuedName, queue: true,
+                                                       arrangement: arrangement.text))
+        }
         guard wait else {
-            common.show(started)
+            common.show(latest)
             return
         }
+        // A playlist with --wait follows its last song to its end.
+        try await follow(rest.last?.1 ?? name, after: latest, daemon: daemon, wakeUps: wakeUps, terminal: terminal, frames: frames)
+    }
+
+    /// `--wait`: follows the song `name` to its end, with a progress line on a terminal.
+    private func follow(_ name: String, after started: StatusReport, daemon: SpeakerdDBusClient,
+                        wakeUps: AsyncStream<Void>?, terminal: Bool, frames: RedrawCounter) async throws {
         if !terminal && !common.json { print(started.humanReadable) }
         // Which process serves speakerd: a restart mid-song is then reported, not waited out.
         let instance: @Sendable () async -> String? = { await daemon.daemonInstance() }

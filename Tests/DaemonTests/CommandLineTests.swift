@@ -66,7 +66,7 @@ struct CommandLineTests {
         (["frobnicate"], "composer-cli: unknown subcommand 'frobnicate'; see 'composer-cli --help' for the list"),
         (["stauts"], "composer-cli: unknown subcommand 'stauts'; did you mean 'status'? See 'composer-cli --help'"),
         (["conect", "11:22:33:44:55:66"], "composer-cli: unknown subcommand 'conect'; did you mean 'connect'? See 'composer-cli --help'"),
-        (["play"], "composer-cli: Missing expected argument '<file>'"),
+        (["play"], "composer-cli: Missing expected argument '<file> ...'"),
     ])
     func composerFailures(arguments: [String], expected: String) async throws {
         let run = try await ExecutableRun.run("composer-cli", arguments)

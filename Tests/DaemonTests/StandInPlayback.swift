@@ -24,6 +24,8 @@ extension StandInPlayback {
     func stop() async -> PlaybackSnapshot { .idle }
     func pause() async throws(PlaybackServiceError) -> PlaybackSnapshot { .idle }
     func resume() async throws(PlaybackServiceError) -> PlaybackSnapshot { .idle }
+    func skip() async throws(PlaybackServiceError) -> PlaybackSnapshot { .idle }
+    func clearQueue() async -> PlaybackSnapshot { .idle }
     func snapshot() async -> PlaybackSnapshot { .idle }
     /// A stand-in that never changes by itself has nothing to report.
     func changes() async -> AsyncStream<PlaybackSnapshot> { AsyncStream { $0.finish() } }

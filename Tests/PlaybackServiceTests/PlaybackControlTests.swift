@@ -70,7 +70,7 @@ struct PlaybackControlTests {
         let queued = try await harness.player.play(second)
         #expect(queued.activity == .playing)
         #expect(queued.file == "first.mid")
-        #expect(queued.queued == ["second.mid"])
+        #expect(queued.queued.map(\.file) == ["second.mid"])
 
         await harness.play(for: .seconds(3))
         #expect(await harness.eventually { await harness.player.snapshot().file == "second.mid" })

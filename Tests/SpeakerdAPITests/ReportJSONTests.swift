@@ -8,7 +8,8 @@ struct ReportJSONTests {
         let report = StatusReport(
             readiness: "playbackReady", message: "Playing song.mid on JBL Flip 5",
             speaker: .init(address: "11:22:33:AA:BB:CC", name: "JBL Flip 5", connected: true),
-            playback: .init(state: "playing", file: "song.mid", positionSeconds: 12.5, durationSeconds: 184))
+            playback: .init(state: "playing", file: "song.mid", positionSeconds: 12.5, durationSeconds: 184,
+                            queue: [.init(file: "next.mid", durationSeconds: 61.5)]))
         #expect(ReportJSON.encode(report) == """
             {
               "message" : "Playing song.mid on JBL Flip 5",
@@ -16,6 +17,12 @@ struct ReportJSONTests {
                 "durationSeconds" : 184,
                 "file" : "song.mid",
                 "positionSeconds" : 12.5,
+                "queue" : [
+                  {
+                    "durationSeconds" : 61.5,
+                    "file" : "next.mid"
+                  }
+                ],
                 "state" : "playing"
               },
               "readiness" : "playbackReady",
@@ -40,6 +47,9 @@ struct ReportJSONTests {
                 "durationSeconds" : null,
                 "file" : null,
                 "positionSeconds" : null,
+                "queue" : [
+
+                ],
                 "state" : "idle"
               },
               "readiness" : "starting",
@@ -209,6 +219,10 @@ struct ReportJSONTests {
             Speaker:   JBL Flip 5 (11:22:33:AA:BB:CC), connected
             Playback:  playing song.mid 1:12 / 1:02:05
             """)
+        var withQueue = status
+        withQueue.playback.queue = [.init(file: "b.mid", durationSeconds: 62), .init(file: "c.mid", durationSeconds: 10)]
+        #expect(withQueue.humanReadable.hasSuffix("Playback:  playing song.mid 1:12 / 1:02:05\nNext:      b.mid (1:02), then 1 more"),
+                "\(withQueue.humanReadable)")
         let startup = StartupReport(scenario: "regular", operations: [
             .init(name: "bus", startMs: 0.5, endMs: 2, outcome: "succeeded"),
             .init(name: "config", startMs: 0, endMs: 0.4, outcome: "succeeded"),

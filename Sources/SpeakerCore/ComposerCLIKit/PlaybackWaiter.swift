@@ -75,6 +75,8 @@ public struct PlaybackWaiter: Sendable {
             let active = ["waiting", "playing", "paused"].contains(playback.state)
             if playback.file == file, active {
                 seen = true
+            } else if !seen, playback.queue.contains(where: { $0.file == file }) {
+                // Still queued (a playlist's later song): the songs before it play first.
             } else if !active {
                 switch playback.state {
                 case "stopped": return .stopped(status)

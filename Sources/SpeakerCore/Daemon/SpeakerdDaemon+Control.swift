@@ -250,6 +250,18 @@ extension SpeakerdDaemon: SpeakerdControl {
         }
         return await publish()
     }
+
+    public func skip() async throws(SpeakerdError) -> StatusReport {
+        if let playback {
+            do { playbackSnapshot = try await playback.skip() } catch { throw Self.rejected(error) }
+        }
+        return await publish()
+    }
+
+    public func clearQueue() async throws(SpeakerdError) -> StatusReport {
+        if let playback { playbackSnapshot = await playback.clearQueue() }
+        return await publish()
+    }
 }
 
 extension SpeakerdDaemon: SpeakerdRequestLimitsSource {

@@ -26,6 +26,6 @@ extension StatusReport.Playback {
     /// two meet.
     public init(_ snapshot: PlaybackSnapshot) {
         self.init(state: snapshot.activity.rawValue, file: snapshot.file, positionSeconds: snapshot.positionSeconds,
-                  durationSeconds: snapshot.durationSeconds, error: snapshot.error)
+                  durationSeconds: snapshot.durationSeconds, error: snapshot.error, queue: snapshot.queued)
     }
 }

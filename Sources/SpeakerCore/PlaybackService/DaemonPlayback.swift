@@ -36,6 +36,11 @@ public protocol DaemonPlayback: Sendable {
     @discardableResult func pause() async throws(PlaybackServiceError) -> PlaybackSnapshot
     /// Resumes a paused song (or marks it to resume once the speaker is back); returns the snapshot after it.
     @discardableResult func resume() async throws(PlaybackServiceError) -> PlaybackSnapshot
+    /// Ends the current song and starts the next queued one (`composer-cli skip`); returns the
+    /// snapshot after it.
+    @discardableResult func skip() async throws(PlaybackServiceError) -> PlaybackSnapshot
+    /// Empties the queue; the current song plays on (`composer-cli clear`).
+    @discardableResult func clearQueue() async -> PlaybackSnapshot
     /// What is playing, for status.
     func snapshot() async -> PlaybackSnapshot
     /// Playback's snapshot after each change it makes by itself (a song ends, the next one

@@ -1,3 +1,4 @@
+import SpeakerdAPI
 /// What the player is doing: the current (or last) song and the queue behind it.
 ///
 /// The one playback status type inside speakerd: `Player.snapshot()` returns it, its change
@@ -35,13 +36,13 @@ public struct PlaybackSnapshot: Sendable, Equatable {
     public var durationSeconds: Double?
     /// Set while `activity` is `.paused`.
     public var pauseReason: PauseReason?
-    /// Display names of the songs queued behind the current one, in play order.
-    public var queued: [String]
+    /// The songs queued behind the current one, in play order: display name and length.
+    public var queued: [StatusReport.QueuedSong]
     /// Why the last song failed, while `activity` is `.failed`.
     public var error: String?
 
     public init(activity: Activity, file: String? = nil, positionSeconds: Double? = nil,
-                durationSeconds: Double? = nil, pauseReason: PauseReason? = nil, queued: [String] = [],
+                durationSeconds: Double? = nil, pauseReason: PauseReason? = nil, queued: [StatusReport.QueuedSong] = [],
                 error: String? = nil) {
         self.activity = activity
         self.file = file

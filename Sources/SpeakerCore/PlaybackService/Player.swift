@@ -245,6 +245,32 @@ public actor Player: DaemonPlayback {
         return await snapshot()
     }
 
+    /// Ends the current song, where it is, and starts the next queued one, which plays as it
+    /// would have after the current one's end; with nothing queued, the song just stops.
+    public func skip() async throws(PlaybackServiceError) -> PlaybackSnapshot {
+        guard currentTicket != nil else { throw .nothingPlaying(operation: "skip") }
+        let next = queue
+        let ended = await endCurrentSong(abandoningWith: { .replaced(file: $0, by: "the next song (skip)") },
+                                         reportAsStopped: next.isEmpty)
+        logEnded(ended, next.first.map { "skipped for \($0.file)" } ?? "skipped; nothing was queued")
+        // Songs queued while the current one was being stopped go after those already waiting.
+        queue.insert(contentsOf: next, at: 0)
+        startNextQueuedSong()
+        publish()
+        await updateKeepAlive()
+        return current
+    }
+
+    /// Empties the queue; the current song plays on.
+    @discardableResult
+    public func clearQueue() async -> PlaybackSnapshot {
+        guard !queue.isEmpty else { return current }
+        logger.info("cleared the queue (\(queue.count) song\(queue.count == 1 ? "" : "s"))")
+        queue.removeAll()
+        publish()
+        return current
+    }
+
     /// Stops the current song (or the one waiting to start) and empties the queue.
     @discardableResult
     public func stop() async -> PlaybackSnapshot {
@@ -351,7 +377,7 @@ public actor Player: DaemonPlayback {
 
     /// The snapshot as of now, with the position last learnt.
     var current: PlaybackSnapshot {
-        let queued = queue.map(\.file)
+        let queued = queue.map { StatusReport.QueuedSong(file: $0.file, durationSeconds: $0.song.durationSeconds) }
         switch state {
         case .idle, .shutDown:
             return PlaybackSnapshot(activity: .idle, queued: queued)

@@ -31,6 +31,10 @@ public protocol SpeakerdControl: Sendable {
     func stop() async throws(SpeakerdError) -> StatusReport
     func pause() async throws(SpeakerdError) -> StatusReport
     func resume() async throws(SpeakerdError) -> StatusReport
+    /// Ends the current song and starts the next queued one (a stop when nothing is queued).
+    func skip() async throws(SpeakerdError) -> StatusReport
+    /// Empties the queue; the current song plays on.
+    func clearQueue() async throws(SpeakerdError) -> StatusReport
     /// The connected speaker's volume, read from its audio device now.
     func volume() async throws(SpeakerdError) -> VolumeReport
     /// Sets (or steps) the connected speaker's volume and remembers it for that speaker.
@@ -51,6 +55,13 @@ extension SpeakerdControl {
     public func forget(_ address: BluetoothAddress, keepPairing: Bool) async throws(SpeakerdError) -> SpeakersReport {
         try await forget(address)
     }
+
+    /// Doubles without a queue have nothing to skip.
+    public func skip() async throws(SpeakerdError) -> StatusReport {
+        throw .rejected(name: SpeakerdBus.ErrorName.failed, message: "cannot skip: nothing is playing")
+    }
+
+    public func clearQueue() async throws(SpeakerdError) -> StatusReport { try await status() }
 
     /// Doubles without an audio device have no volume.
     public func volume() async throws(SpeakerdError) -> VolumeReport {

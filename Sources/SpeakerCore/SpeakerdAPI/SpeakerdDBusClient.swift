@@ -53,6 +53,14 @@ public final class SpeakerdDBusClient: SpeakerdControl {
         }
     }
 
+    public func skip() async throws(SpeakerdError) -> StatusReport {
+        try await decode("Skip") { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.status(from: value) }
+    }
+
+    public func clearQueue() async throws(SpeakerdError) -> StatusReport {
+        try await decode("ClearQueue") { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.status(from: value) }
+    }
+
     public func speakers() async throws(SpeakerdError) -> SpeakersReport {
         try await decode("Speakers") { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.speakers(from: value) }
     }

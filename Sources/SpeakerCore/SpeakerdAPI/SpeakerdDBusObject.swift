@@ -128,6 +128,8 @@ public enum SpeakerdDBusObject {
             method("Stop", output: status) { control, _ in record.encode(try await control.stop()) },
             method("Pause", output: status) { control, _ in record.encode(try await control.pause()) },
             method("Resume", output: status) { control, _ in record.encode(try await control.resume()) },
+            method("Skip", output: status) { control, _ in record.encode(try await control.skip()) },
+            method("ClearQueue", output: status) { control, _ in record.encode(try await control.clearQueue()) },
             // Both wait on the sound server or BlueALSA, so both are bounded like the other long requests.
             method("Volume", output: DBusArgument("volume", "a{sv}"), bounded: true) { control, _ in record.encode(try await control.volume()) },
             // `change` is what `composer-cli volume` takes: "40" (percent), "+5" or "-5".

@@ -48,6 +48,9 @@ public enum SpeakerdDBusRecords {
         if let position = playback.positionSeconds { bag["PositionSeconds"] = .double(position) }
         if let duration = playback.durationSeconds { bag["DurationSeconds"] = .double(duration) }
         if let error = playback.error { bag["Error"] = .string(error) }
+        if !playback.queue.isEmpty {
+            bag["Queue"] = array(playback.queue.map { .properties(["File": .string($0.file), "DurationSeconds": .double($0.durationSeconds)]) })
+        }
         return .properties(bag)
     }
 
@@ -81,7 +84,11 @@ public enum SpeakerdDBusRecords {
         return .init(state: try require(bag, "State", String.self), file: try bag.decode("File", as: String.self),
                      positionSeconds: try bag.decode("PositionSeconds", as: Double.self),
                      durationSeconds: try bag.decode("DurationSeconds", as: Double.self),
-                     error: try bag.decode("Error", as: String.self))
+                     error: try bag.decode("Error", as: String.self),
+                     queue: try (bag.decode("Queue", as: [[String: DBusValue]].self) ?? []).map { (entry: [String: DBusValue]) throws(DBusError) in
+                         StatusReport.QueuedSong(file: try require(entry, "File", String.self),
+                                                 durationSeconds: try entry.decode("DurationSeconds", as: Double.self) ?? 0)
+                     })
     }
 
     // MARK: - Volume

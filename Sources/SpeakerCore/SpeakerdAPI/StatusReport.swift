@@ -102,19 +102,32 @@ public struct StatusReport: Codable, Equatable, Sendable {
         /// Why the song failed, while `state` is `failed` (a dead audio device, say); the key is
         /// left out of `--json` otherwise.
         public var error: String?
+        /// The songs queued behind this one, in play order (`play --queue`, `play a.mid b.mid`).
+        public var queue: [QueuedSong]
 
         public init(state: String, file: String? = nil, positionSeconds: Double? = nil, durationSeconds: Double? = nil,
-                    error: String? = nil) {
+                    error: String? = nil, queue: [QueuedSong] = []) {
             self.state = state
             self.file = file
             self.positionSeconds = positionSeconds
             self.durationSeconds = durationSeconds
             self.error = error
+            self.queue = queue
         }
 
         public static let idle = Playback(state: "idle")
 
-        enum CodingKeys: String, CodingKey { case state, file, positionSeconds, durationSeconds, error }
+        enum CodingKeys: String, CodingKey { case state, file, positionSeconds, durationSeconds, error, queue }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(state: try container.decode(String.self, forKey: .state),
+                      file: try container.decodeIfPresent(String.self, forKey: .file),
+                      positionSeconds: try container.decodeIfPresent(Double.self, forKey: .positionSeconds),
+                      durationSeconds: try container.decodeIfPresent(Double.self, forKey: .durationSeconds),
+                      error: try container.decodeIfPresent(String.self, forKey: .error),
+                      queue: try container.decodeIfPresent([QueuedSong].self, forKey: .queue) ?? [])
+        }
 
         public func encode(to encoder: Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -123,7 +136,26 @@ public struct StatusReport: Codable, Equatable, Sendable {
             try container.encode(positionSeconds, forKey: .positionSeconds)
             try container.encode(durationSeconds, forKey: .durationSeconds)
             try container.encodeIfPresent(error, forKey: .error)
+            try container.encode(queue, forKey: .queue)
         }
+    }
+
+    /// A song waiting in the queue: its name and length (`queue` in `status --json`).
+    public struct QueuedSong: Codable, Equatable, Sendable {
+        public var file: String
+        public var durationSeconds: Double
+
+        public init(file: String, durationSeconds: Double) {
+            self.file = file
+            self.durationSeconds = durationSeconds
+        }
+    }
+
+    /// "Next:      b.mid (1:02), then 2 more" while songs are queued.
+    private var nextLine: [String] {
+        guard let next = playback.queue.first else { return [] }
+        let more = playback.queue.count - 1
+        return ["Next:      \(next.file) (\(formatClock(next.durationSeconds)))" + (more > 0 ? ", then \(more) more" : "")]
     }
 
     /// Three aligned lines for a terminal.
@@ -142,7 +174,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
             "Readiness: \(DaemonReadiness(rawValue: readiness)?.spoken ?? readiness)",
             "Speaker:   \(speakerLine)",
             "Playback:  \(playbackLine)",
-        ] + (audioPath.map { ["Audio:     \($0)"] } ?? []) + (outputChoice.map { ["Output:    auto chose \($0)"] } ?? [])
+        ] + nextLine + (audioPath.map { ["Audio:     \($0)"] } ?? []) + (outputChoice.map { ["Output:    auto chose \($0)"] } ?? [])
             + (volume.map { ["Volume:    \($0) %"] } ?? []) + warnings.map { "Warning:   \($0)" }
         return lines.joined(separator: "\n")
     }
