@@ -156,7 +156,6 @@ let package = Package(
         .target(
             name: "Logind",
             dependencies: [
-                "AsyncSignals",
                 "DBus",
                 "Readiness",
                 .product(name: "Logging", package: "swift-log"),
@@ -241,6 +240,21 @@ let package = Package(
             ],
             path: "Sources/SpeakerCore/SpeakerdAPI"
         ),
+        // What speakerd is told and what it remembers, as files: the config file and its parser,
+        // the flags and environment merged over it (`DaemonOptions.resolve`), and the format of
+        // `state.json` (the known speakers). composer-cli's doctor reads both without the daemon.
+        .target(
+            name: "Configuration",
+            dependencies: [
+                "AsyncSignals",
+                "BlueZ",
+                "Playback",
+                "AudioPath",
+                "PlaybackService",
+                "SpeakerdAPI",
+            ],
+            path: "Sources/SpeakerCore/Configuration"
+        ),
         // The daemon: start-up as a graph of operations, the speaker link and reconnects, readiness
         // derived from what it observes (bus, adapter, link, audio path, soundfont), the state
         // file, logind, status publishing and the API's methods; it wires the player and serves
@@ -254,25 +268,21 @@ let package = Package(
                 "Readiness",
                 "Systemd",
                 "Logind",
-                "MIDI",
                 "Playback",
-                "PulseAudio",
                 "AudioPath",
                 "PlaybackService",
                 "SpeakerdAPI",
+                "Configuration",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
-                .product(name: "Collections", package: "swift-collections"),
-                .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Sources/SpeakerCore/Daemon",
         ),
         // composer-cli's logic, so its executable only parses and wires: the doctor (local probes,
         // the sound stack, the running daemon's view), the scan picker, the start-up charts, the
         // play waiter and progress line. It reads the daemon's configuration and state files to
-        // diagnose them, so it sees the daemon module; the daemon never sees it.
+        // diagnose them through the Configuration module; it never sees the daemon.
         .target(
             name: "ComposerCLIKit",
             dependencies: [
@@ -282,8 +292,7 @@ let package = Package(
                 "Playback",
                 "AudioPath",
                 "SpeakerdAPI",
-                "Daemon",
-                .product(name: "SystemPackage", package: "swift-system"),
+                "Configuration",
             ],
             path: "Sources/SpeakerCore/ComposerCLIKit"
         ),
@@ -291,11 +300,11 @@ let package = Package(
             name: "speakerd",
             dependencies: [
                 "Daemon",
+                "Configuration",
                 "SpeakerdAPI",
                 "Systemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: noFoundation,
             linkerSettings: speakerdImage
@@ -303,14 +312,17 @@ let package = Package(
         .executableTarget(
             name: "composer-cli",
             dependencies: [
+                "AsyncSignals",
+                "BlueZ",
                 "MIDI",
                 "Playback",
                 "SpeakerdAPI",
-                "Daemon",
+                "Configuration",
                 "ComposerCLIKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            linkerSettings: staticSwiftRuntime
+            swiftSettings: noFoundation,
+            linkerSettings: speakerdImage
         ),
 
         // Shared by the test targets: the private dbus-daemon + fake BlueZ harness, the in-process
@@ -321,7 +333,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "AsyncSignals", "DBus", "BlueZ", "Readiness", "Logind", "MIDI", "Playback", "PulseAudio", "SpeakerdAPI", "Daemon",
+                "AsyncSignals", "DBus", "BlueZ", "Logind", "MIDI", "Playback", "SpeakerdAPI",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -329,10 +341,10 @@ let package = Package(
         ),
 
         // Benchmarks: run in release builds (`scripts/bench`), figures in docs/BENCHMARKS.md.
-        .executableTarget(name: "bench-dbus", dependencies: ["AsyncSignals", "DBus", "CDBus"], path: "Benchmarks/bench-dbus"),
+        .executableTarget(name: "bench-dbus", dependencies: ["DBus", "CDBus"], path: "Benchmarks/bench-dbus"),
         .executableTarget(name: "bench-readiness", dependencies: ["AsyncSignals", "Readiness"], path: "Benchmarks/bench-readiness"),
-        .executableTarget(name: "bench-playback", dependencies: ["MIDI", "Playback", "Daemon"], path: "Benchmarks/bench-playback"),
-        .executableTarget(name: "bench-startup", dependencies: ["Daemon"], path: "Benchmarks/bench-startup",
+        .executableTarget(name: "bench-playback", dependencies: ["AsyncSignals", "MIDI", "Playback", "Daemon"], path: "Benchmarks/bench-playback"),
+        .executableTarget(name: "bench-startup", dependencies: ["DBus", "Daemon", "Configuration"], path: "Benchmarks/bench-startup",
                          swiftSettings: noFoundation, linkerSettings: speakerdImage),
 
         // A test target per module (docs/ARCHITECTURE.md); DaemonTests holds what needs the daemon,
@@ -344,7 +356,7 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["AsyncSignals", "DBus", "TestSupport"]),
         .testTarget(
             name: "ReadinessTests",
-            dependencies: ["AsyncSignals", "Readiness", "Daemon", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["DBus", "AsyncSignals", "Readiness", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "BlueZTests",
@@ -369,14 +381,15 @@ let package = Package(
         .testTarget(
             name: "SpeakerdAPITests",
             dependencies: [
+                "MIDI",
                 "DBus", "BlueZ", "SpeakerdAPI", "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        .testTarget(name: "MIDITests", dependencies: ["MIDI", "Playback", "Daemon", "TestSupport"]),
+        .testTarget(name: "MIDITests", dependencies: ["MIDI", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Playback", "SpeakerdAPI", "Daemon", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["DBus", "MIDI", "AsyncSignals", "BlueZ", "Playback", "SpeakerdAPI", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "PlaybackServiceTests",
@@ -389,13 +402,13 @@ let package = Package(
         .testTarget(
             name: "ComposerCLIKitTests",
             dependencies: [
-                "AsyncSignals", "DBus", "Playback", "AudioPath", "SpeakerdAPI", "Daemon", "ComposerCLIKit", "TestSupport",
+                "AsyncSignals", "DBus", "Playback", "AudioPath", "SpeakerdAPI", "Configuration", "ComposerCLIKit", "TestSupport",
                 .product(name: "Clocks", package: "swift-clocks"),
             ]
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Logind", "Playback", "PulseAudio", "AudioPath", "PlaybackService", "SpeakerdAPI", "Daemon", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Logind", "Playback", "AudioPath", "PlaybackService", "SpeakerdAPI", "Configuration", "Daemon", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -11,6 +11,7 @@
 import DBus
 import Glibc
 import Daemon
+import Configuration
 
 /// VmRSS of this process in KiB, from /proc/self/status.
 func residentKiB() -> Int? {

@@ -1,7 +1,7 @@
 import AsyncSignals
 import Glibc
 import Playback
-import Daemon
+
 import Synchronization
 
 /// The `scripts/fake-bluez` process: its stdin (commands; closing it tears the world down)

@@ -1,6 +1,6 @@
 import DBus
 import Foundation
-import Daemon
+
 import Synchronization
 
 /// A private `dbus-daemon` with python-dbusmock's `bluez5` template on it: the test world

@@ -1,6 +1,6 @@
 import DBus
 import Foundation
-import Daemon
+
 
 /// BlueALSA on a private bus: python-dbusmock with our `org.bluealsa` template
 /// (Tests/FakeBlueZ/bluealsa_mock.py). The mock process is ours and ends with `stop()` or

@@ -1,5 +1,5 @@
 import BlueZ
-import Daemon
+
 import SpeakerdAPI
 
 /// A speakerd whose status follows a script, one step per `status` call (the last repeats), for

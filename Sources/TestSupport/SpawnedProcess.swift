@@ -1,7 +1,7 @@
 import AsyncSignals
 import Glibc
 import Playback
-import Daemon
+
 import Synchronization
 
 /// A helper program a test starts (pulseaudio, parec, speakerd, composer-cli, the fake bus script,

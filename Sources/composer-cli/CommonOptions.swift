@@ -15,7 +15,7 @@ struct CommonOptions: ParsableArguments {
 
     func validate() throws {
         do { _ = try BusSelection(parsing: bus) } catch {
-            throw ValidationError(error.description.replacingOccurrences(of: "for bus", with: "for --bus"))
+            throw ValidationError(error.description.replacing("for bus", with: "for --bus"))
         }
     }
 

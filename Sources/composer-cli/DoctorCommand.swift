@@ -1,7 +1,11 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ComposerCLIKit
-import Daemon
+import Configuration
 import SpeakerdAPI
 
 struct DoctorCommand: AsyncParsableCommand {

@@ -1,9 +1,14 @@
 import ArgumentParser
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Glibc
 import MIDI
 import Playback
+import Synchronization
 import ComposerCLIKit
 import SpeakerdAPI
 
@@ -52,14 +57,14 @@ struct RenderCommand: AsyncParsableCommand {
         defer { interruption.stop() }
         do {
             let summary = try await render.value
-            let seconds = String(format: "%.2f", summary.audioSeconds)
-            print("rendered \(file) to \(output): \(seconds) s")
+            print("rendered \(file) to \(output): \(twoDecimals(summary.audioSeconds)) s")
         } catch {
             // The error is the command's one stderr line (CommandFailure writes it).
             // Interrupted: one line, then exit as the signal would have (130 for Ctrl-C, 143 for
             // SIGTERM); the partial file is already gone.
             if let signal = interruption.received {
-                FileHandle.standardError.write(Data("composer-cli: \(error)\n".utf8))
+                let line = Array("composer-cli: \(error)\n".utf8)
+                _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
                 Glibc.exit(128 + signal)
             }
             throw SpeakerdError.local("\(error)")
@@ -71,8 +76,7 @@ struct RenderCommand: AsyncParsableCommand {
 /// remove its partial file before composer-cli exits.
 final class Interruption: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]
-    private let lock = NSLock()
-    private var signal: Int32?
+    private let signal = Mutex<Int32?>(nil)
 
     init(onSignal: @escaping @Sendable () -> Void) {
         var made: [any DispatchSourceSignal] = []
@@ -84,7 +88,7 @@ final class Interruption: @unchecked Sendable {
         sources = made
         for (source, number) in zip(sources, [SIGINT, SIGTERM]) {
             source.setEventHandler { [weak self] in
-                self?.lock.withLock { if self?.signal == nil { self?.signal = number } }
+                self?.signal.withLock { if $0 == nil { $0 = number } }
                 onSignal()
             }
             source.activate()
@@ -92,11 +96,18 @@ final class Interruption: @unchecked Sendable {
     }
 
     /// The first signal received, if any.
-    var received: Int32? { lock.withLock { signal } }
+    var received: Int32? { signal.withLock { $0 } }
 
     func stop() {
         for source in sources { source.cancel() }
         Glibc.signal(SIGINT, SIG_DFL)
         Glibc.signal(SIGTERM, SIG_DFL)
     }
+}
+
+/// "2.50": seconds to two decimals, as `%.2f` would print them (without Foundation's formatter).
+func twoDecimals(_ value: Double) -> String {
+    let hundredths = Int((value * 100).rounded())
+    let fraction = abs(hundredths % 100)
+    return "\(hundredths < 0 ? "-" : "")\(abs(hundredths) / 100).\(fraction < 10 ? "0" : "")\(fraction)"
 }

@@ -1,6 +1,10 @@
 import ArgumentParser
 import AsyncSignals
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Glibc
 import ComposerCLIKit
 import SpeakerdAPI

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Glibc
 import ComposerCLIKit
 import SpeakerdAPI
@@ -27,10 +31,8 @@ struct StartupCommand: AsyncParsableCommand {
             return
         }
         if let svg {
-            do {
-                try Data(StartupSVG(report: report).document.utf8).write(to: URL(fileURLWithPath: svg))
-            } catch {
-                throw SpeakerdError.local("cannot write \(svg): \((error as NSError).localizedDescription)")
+            if let problem = writeWholeFile(Array(StartupSVG(report: report).document.utf8), to: svg) {
+                throw SpeakerdError.local("cannot write \(svg): \(problem)")
             }
         }
         if common.json {
@@ -49,4 +51,24 @@ struct StartupCommand: AsyncParsableCommand {
             print("Wrote the chart to \(svg).")
         }
     }
+}
+
+
+/// Writes `bytes` to `path` (created with the user's umask, or replaced); nil when written, else
+/// why not, in the C library's words.
+func writeWholeFile(_ bytes: [UInt8], to path: String) -> String? {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+    guard fd >= 0 else { return String(cString: strerror(errno)) }
+    var written = 0
+    while written < bytes.count {
+        let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+        if count < 0 {
+            if errno == EINTR { continue }
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            return reason
+        }
+        written += count
+    }
+    return close(fd) == 0 ? nil : String(cString: strerror(errno))
 }

@@ -8,6 +8,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Configuration
 
 /// speakerd's command line: parse flags, set up logging, hand over to `DaemonLauncher`
 /// (`SpeakerdMain` runs it).

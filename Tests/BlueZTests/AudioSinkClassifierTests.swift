@@ -1,5 +1,4 @@
 @testable import BlueZ
-@testable import Daemon
 import Testing
 
 /// Real devices as BlueZ reports them (Class, Icon, UUIDs as seen in `bluetoothctl info`).

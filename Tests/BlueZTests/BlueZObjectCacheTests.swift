@@ -1,6 +1,5 @@
 @testable import BlueZ
 @testable import DBus
-@testable import Daemon
 import Testing
 
 /// The cache on its own: what BlueZ's signals mean, without a bus.

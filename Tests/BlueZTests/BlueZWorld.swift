@@ -1,7 +1,6 @@
 @testable import BlueZ
 import Clocks
 import DBus
-import Daemon
 import TestSupport
 import Testing
 

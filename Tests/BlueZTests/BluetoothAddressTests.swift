@@ -3,7 +3,6 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import Daemon
 
 @Suite("Bluetooth addresses")
 struct BluetoothAddressTests {

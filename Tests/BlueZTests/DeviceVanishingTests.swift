@@ -1,6 +1,5 @@
 @testable import BlueZ
 import DBus
-import Daemon
 import TestSupport
 import Testing
 

@@ -1,6 +1,5 @@
 @testable import TestSupport
 @testable import BlueZ
-@testable import Daemon
 import Testing
 
 @Suite("In-process fake BlueZ")

@@ -1,7 +1,6 @@
 @testable import BlueZ
 import Clocks
 @testable import DBus
-@testable import Daemon
 import TestSupport
 import Testing
 

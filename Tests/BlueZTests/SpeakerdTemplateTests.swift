@@ -2,7 +2,6 @@ import AsyncSignals
 @testable import BlueZ
 import Clocks
 import DBus
-import Daemon
 import TestSupport
 import Testing
 

@@ -1,5 +1,4 @@
 @testable import ComposerCLIKit
-@testable import Daemon
 import Foundation
 @testable import SpeakerdAPI
 import TestSupport

@@ -1,10 +1,10 @@
 @testable import ComposerCLIKit
 @testable import DBus
-@testable import Daemon
 import Foundation
 @testable import Playback
 import TestSupport
 import Testing
+import Configuration
 
 @Suite("composer-cli doctor's local checks")
 struct LocalDoctorTests {

@@ -1,9 +1,9 @@
 @testable import AudioPath
 @testable import ComposerCLIKit
-@testable import Daemon
 import Foundation
 import TestSupport
 import Testing
+import Configuration
 
 /// `composer-cli doctor` on the sound stack: whether a song could reach a speaker on this box,
 /// and which part is missing when it could not.

@@ -1,6 +1,5 @@
 import AsyncSignals
 import DBus
-import Daemon
 import TestSupport
 import Testing
 

@@ -1,6 +1,5 @@
 import DBus
 import Glibc
-import Daemon
 import Testing
 import TestSupport
 

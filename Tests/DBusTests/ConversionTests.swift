@@ -1,5 +1,4 @@
 import DBus
-import Daemon
 import Testing
 
 @Suite("Typed conversions say exactly what did not match, and where")

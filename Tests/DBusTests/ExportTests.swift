@@ -1,6 +1,5 @@
 import AsyncSignals
 import DBus
-import Daemon
 import Testing
 
 @Suite("Exported objects: properties, introspection, object manager")

@@ -1,5 +1,4 @@
 import DBus
-import Daemon
 import Testing
 import TestSupport
 

@@ -1,5 +1,4 @@
 import DBus
-import Daemon
 import TestSupport
 
 /// A private bus with two connections: `server` exports objects, `client` calls them.

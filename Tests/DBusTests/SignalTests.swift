@@ -1,5 +1,4 @@
 import DBus
-import Daemon
 import Testing
 
 /// The number of match rules the bus holds for `connection` (dbus-daemon's Debug.Stats).

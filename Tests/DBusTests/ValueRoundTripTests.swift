@@ -1,6 +1,5 @@
 import DBus
 import Glibc
-import Daemon
 import Testing
 
 /// One sample of every D-Bus type, alone and nested. Built per test (not a global) so the

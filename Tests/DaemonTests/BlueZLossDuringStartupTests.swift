@@ -8,6 +8,8 @@ import Logging
 import TestSupport
 import Synchronization
 import Testing
+import SpeakerdAPI
+@testable import Configuration
 
 /// A playback side whose audio path is only "there" once the test says so, so a test can make
 /// something happen while start-up's last step (`playbackReady`) is still waiting on it.

@@ -2,6 +2,7 @@
 @testable import Daemon
 import TestSupport
 import Testing
+@testable import Configuration
 
 /// How speakerd tells a start by D-Bus activation from any other, and which bus it then serves on.
 @Suite("Bus activation and the choice of bus")

@@ -9,6 +9,7 @@ import Synchronization
 @testable import Systemd
 import TestSupport
 import Testing
+@testable import Configuration
 
 /// speakerd's own bus dying is the one fault it does not ride out: with the connection gone it
 /// has no API left, so it winds down and exits non-zero for systemd's `Restart=on-failure` to

@@ -6,6 +6,7 @@ import PlaybackService
 import TestSupport
 import Playback
 import Testing
+@testable import Configuration
 
 @Suite("Configuration file and overrides")
 struct ConfigurationTests {

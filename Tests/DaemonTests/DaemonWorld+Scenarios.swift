@@ -2,6 +2,7 @@ import Clocks
 import Testing
 import TestSupport
 @testable import Daemon
+@testable import Configuration
 
 /// Steps several daemon scenarios share: a daemon already connected to its known speaker, the
 /// compatibility gate seen closed, and the same daemon connecting once the gate reopens.

@@ -11,6 +11,7 @@ import Synchronization
 @testable import Systemd
 import TestSupport
 import Testing
+@testable import Configuration
 
 /// The fake world every daemon integration test starts from: a private bus with the fake BlueZ
 /// (python-dbusmock's stock `bluez5`, or our template Tests/FakeBlueZ/speakerd_bluez.py), a

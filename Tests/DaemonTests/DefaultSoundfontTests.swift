@@ -5,6 +5,7 @@ import Foundation
 @testable import Daemon
 import TestSupport
 import Testing
+@testable import Configuration
 
 /// The soundfont speakerd loads when nobody says otherwise, and the shipped speakerd.conf that
 /// documents it.

@@ -5,6 +5,7 @@ import Glibc
 import SystemPackage
 import TestSupport
 import Testing
+@testable import Configuration
 
 /// The daemon's side of hostile clients (the exported object's bounds are SpeakerdAPITests'
 /// HostileClientTests): a request whose client left never plays later, and the bounds come

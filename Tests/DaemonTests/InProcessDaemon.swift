@@ -3,6 +3,7 @@ import Clocks
 @testable import Daemon
 import Logging
 import TestSupport
+@testable import Configuration
 
 /// A daemon in this process on a fake BlueZ client and a test clock, with Flip (or `known`)
 /// remembered in its state file and a playback side that is always ready: the set-up of the link scenarios that

@@ -7,6 +7,7 @@ import Synchronization
 import Systemd
 import TestSupport
 import Testing
+@testable import Configuration
 
 /// The speaker is switched on while start-up's `Connect` to it still pages (BlueZ answers a page
 /// only after its timeout, or never): the speaker connects by itself, the link is up, and

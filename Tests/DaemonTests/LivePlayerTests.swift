@@ -7,6 +7,7 @@ import PlaybackService
 import Daemon
 import TestSupport
 import Testing
+import Configuration
 
 /// The player the live daemon builds (`Player.live`), wired from a configuration.
 @Suite("Live player")

@@ -7,6 +7,7 @@ import PlaybackService
 import SystemPackage
 import TestSupport
 import Testing
+@testable import Configuration
 
 /// The memory bounds as a client of the real daemon meets them over D-Bus: each refusal is
 /// `io.speakerd.Error.Busy` (or `InvalidFile` for a song over the size limit) with one line

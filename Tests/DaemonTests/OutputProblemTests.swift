@@ -7,6 +7,8 @@ import Logging
 import Synchronization
 import TestSupport
 import Testing
+import SpeakerdAPI
+@testable import Configuration
 
 /// A problem with the output itself (a `file:` output whose directory is missing, a sound server
 /// that cannot be reached) is no less true when the daemon turns to a speaker. While the audio

@@ -9,6 +9,8 @@ import Logging
 import Synchronization
 import TestSupport
 import Testing
+import SpeakerdAPI
+@testable import Configuration
 
 /// "Connected, but no sound device": after a grace period speakerd asks BlueZ once per link for
 /// the speaker's A2DP profile, and says so; it never disconnects and never loops.

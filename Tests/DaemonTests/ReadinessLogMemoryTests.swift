@@ -1,6 +1,7 @@
 @testable import BlueZ
 @testable import Daemon
 import Testing
+import SpeakerdAPI
 
 /// The "not ready to play" log line: a condition that repeats is said once until it changes.
 @Suite("Readiness log: repeated conditions said once")

@@ -5,6 +5,7 @@ import Logging
 @testable import Daemon
 import TestSupport
 import Testing
+@testable import Configuration
 
 /// BlueZ says `Connected` when the baseband link is up and `ServicesResolved` once the profiles
 /// are there: a speaker whose services are still being resolved cannot carry audio yet. Where

@@ -8,6 +8,7 @@ import SystemPackage
 @testable import Systemd
 import TestSupport
 import Testing
+@testable import Configuration
 
 /// The soundfont preload is a polite deferred task: it starts only once start-up has issued its
 /// `Connect`, and `playbackReady` waits for it (see `StartupScenarios`).

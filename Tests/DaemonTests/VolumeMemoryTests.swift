@@ -11,6 +11,7 @@ import Logging
 import Synchronization
 import TestSupport
 import Testing
+@testable import Configuration
 
 /// Each speaker's volume: a safe first volume for one never seen before, the level set with
 /// `composer-cli volume` remembered in the state file, and given back when the speaker's audio

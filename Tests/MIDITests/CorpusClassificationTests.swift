@@ -1,6 +1,5 @@
 import MIDI
 import Testing
-import Daemon
 
 /// What the reader must make of each corpus file. Durations and note counts were cross-checked
 /// against an independent reader (Python mido 1.3: same figures for every file it can read).

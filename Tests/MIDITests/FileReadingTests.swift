@@ -1,6 +1,5 @@
 import MIDI
 import Foundation
-import Daemon
 import SystemPackage
 import Testing
 

@@ -1,7 +1,6 @@
 import MIDI
 import Testing
 import TestSupport
-import Daemon
 
 /// Mutations that hit what a reader trusts: lengths, status bytes, continuation bits, the end.
 enum Mutation: CaseIterable {

@@ -1,6 +1,5 @@
 import MIDI
 import Testing
-import Daemon
 
 @Suite("RMID wrapper")
 struct RMIDTests {

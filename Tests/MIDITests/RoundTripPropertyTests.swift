@@ -1,7 +1,6 @@
 import MIDI
 import TestSupport
 import Testing
-import Daemon
 
 /// The song a `RandomSong` must read as, computed independently of the reader: integer
 /// microsecond sums per tempo segment, a plain sort for merging.

@@ -1,6 +1,5 @@
 import MIDI
 import Testing
-import Daemon
 
 @Suite("Running status")
 struct RunningStatusTests {

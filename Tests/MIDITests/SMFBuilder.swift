@@ -1,5 +1,4 @@
 import MIDI
-import Daemon
 
 /// Hand-built Standard MIDI File bytes for fixtures, so every test shows exactly the bytes it reads.
 enum SMF {

@@ -1,6 +1,4 @@
 import MIDI
-import Daemon
-@testable import SpeakerdAPI
 import TestSupport
 
 /// A random song description and its encoding as SMF bytes, for round-trip property tests.

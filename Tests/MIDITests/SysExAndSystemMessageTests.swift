@@ -1,6 +1,5 @@
 import MIDI
 import Testing
-import Daemon
 
 @Suite("System exclusive and system messages")
 struct SysExAndSystemMessageTests {

@@ -1,6 +1,5 @@
 import MIDI
 import Testing
-import Daemon
 
 @Suite("Timing: tempo map, SMPTE and formats")
 struct TimingTests {

@@ -1,6 +1,5 @@
 import MIDI
 import Testing
-import Daemon
 
 @Suite("Tolerated deviations are reported as warnings")
 struct WarningsTests {

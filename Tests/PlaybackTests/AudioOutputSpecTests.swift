@@ -1,5 +1,4 @@
 @testable import Playback
-import Daemon
 import Testing
 
 @Suite("Audio output specs")

@@ -1,7 +1,6 @@
 import Foundation
 import MIDI
 @testable import Playback
-import Daemon
 import Testing
 
 /// Every file of the jazz-soft MIDI test corpus through the real reader and engine: the valid

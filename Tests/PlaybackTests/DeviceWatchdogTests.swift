@@ -3,7 +3,6 @@ import AsyncSignals
 import Clocks
 import Foundation
 @testable import Playback
-@testable import Daemon
 import Synchronization
 import TestSupport
 import Testing

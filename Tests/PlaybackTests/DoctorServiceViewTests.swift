@@ -1,6 +1,5 @@
 import Foundation
 @testable import ComposerCLIKit
-@testable import Daemon
 import Testing
 import TestSupport
 

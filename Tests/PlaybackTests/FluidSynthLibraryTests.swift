@@ -1,6 +1,5 @@
 import Foundation
 @testable import Playback
-@testable import Daemon
 import TestSupport
 import Testing
 

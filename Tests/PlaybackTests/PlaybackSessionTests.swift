@@ -2,7 +2,6 @@ import AsyncSignals
 import Clocks
 import Foundation
 @testable import Playback
-import Daemon
 import Synchronization
 import TestSupport
 import Testing

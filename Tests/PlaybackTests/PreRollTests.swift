@@ -3,7 +3,6 @@ import Clocks
 import Foundation
 import MIDI
 @testable import Playback
-@testable import Daemon
 import TestSupport
 import Testing
 

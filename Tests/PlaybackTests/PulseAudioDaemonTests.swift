@@ -1,6 +1,5 @@
 import AsyncSignals
 import Foundation
-@testable import Daemon
 @testable import SpeakerdAPI
 import SystemPackage
 import TestSupport

@@ -1,7 +1,6 @@
 import AsyncSignals
 import Foundation
 @testable import Playback
-import Daemon
 import TestSupport
 import Testing
 

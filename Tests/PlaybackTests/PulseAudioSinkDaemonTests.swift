@@ -1,7 +1,6 @@
 import AsyncSignals
 @testable import DBus
 import Foundation
-@testable import Daemon
 @testable import SpeakerdAPI
 import TestSupport
 import Testing

@@ -1,6 +1,5 @@
 @testable import BlueZ
 import Foundation
-@testable import Daemon
 @testable import SpeakerdAPI
 import TestSupport
 import Testing

@@ -1,7 +1,6 @@
 import AsyncSignals
 import Foundation
 @testable import Playback
-@testable import Daemon
 import TestSupport
 import Testing
 

@@ -1,7 +1,6 @@
 import Foundation
 import MIDI
 @testable import Playback
-import Daemon
 import TestSupport
 import Testing
 

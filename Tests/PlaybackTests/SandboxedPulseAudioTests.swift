@@ -1,5 +1,4 @@
 import Foundation
-@testable import Daemon
 import Testing
 
 /// The PulseAudio path under speakerd.service's seccomp filters (Tests/Tools/systemd-seccomp-exec).

@@ -1,8 +1,8 @@
 import AsyncSignals
 import Foundation
-@testable import Daemon
 import Testing
 import TestSupport
+import SpeakerdAPI
 
 /// The speaker's sink as a real stack makes it: PipeWire's bluez5 monitor and PulseAudio's
 /// module-bluez5-discover create the A2DP sink when the device connects and remove it when it

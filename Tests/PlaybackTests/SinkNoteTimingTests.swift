@@ -1,5 +1,4 @@
 import Foundation
-@testable import Daemon
 import Testing
 import TestSupport
 

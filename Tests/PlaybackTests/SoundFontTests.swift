@@ -1,6 +1,5 @@
 import Foundation
 @testable import Playback
-import Daemon
 import TestSupport
 import Testing
 

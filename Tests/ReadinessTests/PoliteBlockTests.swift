@@ -1,7 +1,6 @@
 import AsyncSignals
 import Clocks
 @testable import Readiness
-@testable import Daemon
 import TestSupport
 import Testing
 

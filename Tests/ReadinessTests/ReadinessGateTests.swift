@@ -1,6 +1,5 @@
 import Clocks
 @testable import Readiness
-@testable import Daemon
 import TestSupport
 import Testing
 

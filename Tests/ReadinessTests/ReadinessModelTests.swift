@@ -1,5 +1,4 @@
 @testable import Readiness
-@testable import Daemon
 import TestSupport
 import Testing
 

@@ -1,6 +1,5 @@
 import Foundation
 @testable import Readiness
-@testable import Daemon
 import Synchronization
 import Testing
 

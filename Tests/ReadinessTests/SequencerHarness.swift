@@ -2,7 +2,6 @@
 import AsyncSignals
 import Clocks
 @testable import Readiness
-@testable import Daemon
 import Synchronization
 import TestSupport
 import Testing

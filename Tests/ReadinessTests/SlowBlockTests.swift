@@ -1,7 +1,6 @@
 @testable import AsyncSignals
 import AsyncSignals
 @testable import Readiness
-@testable import Daemon
 import TestSupport
 import Testing
 

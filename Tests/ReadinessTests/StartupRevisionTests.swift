@@ -1,7 +1,6 @@
 import AsyncSignals
 import Clocks
 @testable import Readiness
-@testable import Daemon
 import Testing
 
 /// A running start-up switching scenarios: what has begun stays, what has not is replaced.

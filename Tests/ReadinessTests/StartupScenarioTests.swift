@@ -1,5 +1,4 @@
 @testable import Readiness
-@testable import Daemon
 import Testing
 
 /// The daemon's three start-up shapes, as the sequencer sees them.

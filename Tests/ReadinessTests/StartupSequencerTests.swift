@@ -3,7 +3,6 @@ import Clocks
 @testable import DBus
 import Foundation
 @testable import Readiness
-@testable import Daemon
 import TestSupport
 import Testing
 

@@ -2,7 +2,7 @@ import Glibc
 import Playback
 import SpeakerdAPI
 import AudioPath
-import Daemon
+import Configuration
 
 /// The checks `composer-cli doctor` can make on this machine without the daemon.
 ///
@@ -100,7 +100,7 @@ public struct LocalDoctor: Sendable {
             guard let text = try probes.readFile(path) else {
                 return .init(name: "state", outcome: .ok, detail: "no \(path) yet (first run)")
             }
-            let speakers = try StateStore.knownSpeakers(inStateFile: text)
+            let speakers = try StateFile.knownSpeakers(inStateFile: text)
             let names = speakers.prefix(3).map(\.name).joined(separator: ", ")
             return .init(name: "state", outcome: .ok,
                          detail: "\(speakers.count) known speaker(s)" + (names.isEmpty ? "" : ": \(names)"))

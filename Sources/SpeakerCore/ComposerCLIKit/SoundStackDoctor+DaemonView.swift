@@ -1,6 +1,6 @@
 import SpeakerdAPI
 import AudioPath
-import Daemon
+import Configuration
 /// The sound stack as the running speakerd sees it, beside the doctor's own checks.
 ///
 /// `composer-cli doctor` looks for the sound server from the caller's shell: its PULSE_SERVER,

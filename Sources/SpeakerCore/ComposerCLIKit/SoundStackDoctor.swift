@@ -1,7 +1,8 @@
 import BlueZ
 import DBus
 import AudioPath
-import Daemon
+import Configuration
+import SpeakerdAPI
 /// `composer-cli doctor`'s checks of the sound stack: whether a song could reach a speaker on this
 /// box, and if not which part is missing — the sound server, BlueALSA, a Bluetooth audio
 /// endpoint registered with BlueZ, or WirePlumber's BlueZ monitor stopped by seat monitoring.

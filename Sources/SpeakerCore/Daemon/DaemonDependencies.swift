@@ -8,6 +8,7 @@ import Foundation
 #endif
 import Logging
 import PlaybackService
+import Configuration
 
 /// Everything the coordinator reaches outside itself, injected so tests can swap each part:
 /// an in-process fake BlueZ, a test clock, no bus at all, a fake playback engine.

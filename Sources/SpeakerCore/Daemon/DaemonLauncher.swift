@@ -5,6 +5,7 @@ import ServiceLifecycle
 import SpeakerdAPI
 import Systemd
 import UnixSignals
+import Configuration
 
 /// Builds and runs speakerd: configuration, systemd notification, the service group.
 ///

@@ -1,3 +1,4 @@
+import SpeakerdAPI
 /// Where the daemon is, as one value: the source of `STATUS=` for systemd and of the
 /// `message` in `composer-cli status`, so both always say the same thing.
 ///

@@ -2,6 +2,8 @@ import AudioPath
 import Playback
 import PlaybackService
 import Readiness
+import Configuration
+import SpeakerdAPI
 
 /// The daemon's configuration turned into its player's parts: the one place the player meets
 /// `DaemonConfiguration` and the daemon's readiness reasons.

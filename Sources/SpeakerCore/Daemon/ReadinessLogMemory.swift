@@ -1,4 +1,5 @@
 import BlueZ
+import SpeakerdAPI
 /// What the log last said about playback not being ready, so a condition that repeats is said
 /// once until it changes.
 ///

@@ -8,6 +8,7 @@ import PlaybackService
 import Readiness
 import SpeakerdAPI
 import Systemd
+import Configuration
 
 /// speakerd's facade: runs start-up, serves `SpeakerdControl`, and keeps readiness derived.
 ///

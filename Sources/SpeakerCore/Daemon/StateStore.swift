@@ -1,5 +1,6 @@
-#if canImport(FoundationEssentials)
 import BlueZ
+import Configuration
+#if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
@@ -66,8 +67,8 @@ public actor StateStore {
                 state = .loaded(.empty)
                 return .firstRun
             }
-            var decoded = try Self.decode(text)
-            let duplicates = Self.mergeDuplicates(&decoded.speakers)
+            var decoded = try StateFile.decode(text)
+            let duplicates = StateFile.mergeDuplicates(&decoded.speakers)
             if !duplicates.isEmpty {
                 logger.warning("state file \(path) lists \(duplicates.map(\.description).joined(separator: ", ")) more than once; keeping the most recent entry")
             }
@@ -157,66 +158,6 @@ public actor StateStore {
     /// Whether the known speakers in memory are not yet on disk (a write failed).
     public var hasUnsavedChanges: Bool { unsaved }
 
-    /// The speakers a state file's text lists, as `load` would read them (for `composer-cli
-    /// doctor`, which looks at the file without being the daemon); throws what is wrong with it.
-    public static func knownSpeakers(inStateFile text: String) throws(StateFileProblem) -> [KnownSpeaker] {
-        try decode(text).speakers
-    }
-
-    static func decode(_ text: String) throws(StateFileProblem) -> StateFile {
-        struct VersionOnly: Decodable { var version: Int }
-        let data = Data(text.utf8)
-        let version: Int
-        do { version = try StateFile.decoder().decode(VersionOnly.self, from: data).version } catch {
-            throw .unreadable("not a speakerd state file (no version field or not JSON)")
-        }
-        guard version <= StateFile.currentVersion else {
-            throw .newerVersion(version)
-        }
-        guard version >= 1 else { throw .unreadable("unknown version \(version)") }
-        do { return try StateFile.decoder().decode(StateFile.self, from: data) } catch {
-            throw .unreadable("malformed contents (\(Self.summary(of: error)))")
-        }
-    }
-
-    /// One entry per address: the most recently connected one wins (with the earliest first
-    /// connection of them all), in the winner's place. Returns the addresses listed twice.
-    static func mergeDuplicates(_ speakers: inout [KnownSpeaker]) -> [BluetoothAddress] {
-        var winner: [BluetoothAddress: Int] = [:]
-        var earliest: [BluetoothAddress: Date] = [:]
-        var duplicates: [BluetoothAddress] = []
-        for (index, speaker) in speakers.enumerated() {
-            earliest[speaker.address] = min(earliest[speaker.address] ?? speaker.firstConnected, speaker.firstConnected)
-            guard let current = winner[speaker.address] else {
-                winner[speaker.address] = index
-                continue
-            }
-            if !duplicates.contains(speaker.address) { duplicates.append(speaker.address) }
-            if speaker.lastConnected > speakers[current].lastConnected { winner[speaker.address] = index }
-        }
-        guard !duplicates.isEmpty else { return [] }
-        speakers = speakers.enumerated().compactMap { index, speaker in
-            guard winner[speaker.address] == index else { return nil }
-            var kept = speaker
-            kept.firstConnected = earliest[speaker.address] ?? speaker.firstConnected
-            return kept
-        }
-        return duplicates
-    }
-
-    private static func summary(of error: Error) -> String {
-        switch error {
-        case DecodingError.dataCorrupted(let context), DecodingError.typeMismatch(_, let context),
-             DecodingError.valueNotFound(_, let context):
-            let where_ = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
-            return where_.isEmpty ? context.debugDescription : "\(where_): \(context.debugDescription)"
-        case DecodingError.keyNotFound(let key, _):
-            return "missing '\(key.stringValue)'"
-        default:
-            return String(describing: error)
-        }
-    }
-
     private func setAside(now: Date) -> String {
         let stamp = Self.timestamp(now)
         var target = "\(path).corrupt-\(stamp)"
@@ -243,20 +184,6 @@ public actor StateStore {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
         for entry in entries where entry.hasPrefix(prefix) {
             unlink(directory + "/" + entry)
-        }
-    }
-}
-
-/// Why a state file was not used.
-public enum StateFileProblem: Error, CustomStringConvertible {
-    case unreadable(String)
-    case newerVersion(Int)
-
-    public var description: String {
-        switch self {
-        case .unreadable(let detail): detail
-        case .newerVersion(let version):
-            "written by a newer speakerd (state version \(version), this one reads up to \(StateFile.currentVersion))"
         }
     }
 }

@@ -55,3 +55,13 @@ public struct PlaybackSnapshot: Sendable, Equatable {
 
     public static let idle = PlaybackSnapshot(activity: .idle)
 }
+
+extension StatusReport.Playback {
+    /// The `playback` record of the API (`composer-cli status --json`: `state`, `file`,
+    /// `positionSeconds`, `durationSeconds`, `error`) for the player's snapshot: the one place the
+    /// two meet.
+    public init(_ snapshot: PlaybackSnapshot) {
+        self.init(state: snapshot.activity.rawValue, file: snapshot.file, positionSeconds: snapshot.positionSeconds,
+                  durationSeconds: snapshot.durationSeconds, error: snapshot.error, queue: snapshot.queued)
+    }
+}

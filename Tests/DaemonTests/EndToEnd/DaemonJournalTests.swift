@@ -7,6 +7,7 @@ import Logging
 import Synchronization
 import TestSupport
 import Testing
+@testable import Configuration
 
 /// What `journalctl -u speakerd` shows after a person's session with the real speakerd: one line
 /// at info for each thing that happened to the speaker or a song, naming the speaker by name and

@@ -13,6 +13,7 @@ import Synchronization
 import SystemPackage
 import TestSupport
 import Testing
+@testable import Configuration
 
 /// Model-based check of derived readiness: hundreds of random timelines, each a seeded mix of
 /// what happens to a speaker box (the speaker switched off and on, a `Connect` that fails with

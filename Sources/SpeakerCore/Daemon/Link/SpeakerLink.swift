@@ -2,6 +2,7 @@ import AsyncSignals
 import BlueZ
 import Logging
 import Readiness
+import Configuration
 
 /// The one owner of the speaker link, for the daemon's whole life.
 ///

@@ -1,5 +1,6 @@
 import AudioPath
 import Readiness
+import SpeakerdAPI
 /// Everything playback readiness depends on, each part kept current by the one owner that
 /// observes it: the bus step, BlueZ's adapter (the compatibility gate), the speaker link
 /// (``SpeakerLink``), the audio path to that speaker, and the soundfont.

@@ -127,6 +127,13 @@ public struct FileWriteError: Error, Equatable, Sendable, CustomStringConvertibl
     public let path: String
     public let step: String
     public let errno: Int32
+
+    public init(path: String, step: String, errno: Int32) {
+        self.path = path
+        self.step = step
+        self.errno = errno
+    }
+
     public var description: String {
         "cannot save \(path): \(step) failed: \(String(cString: strerror(errno)))"
     }

@@ -1,10 +1,11 @@
-import AudioPath
+import AsyncSignals
 /// Why playback is not ready, as one value.
 ///
 /// The same value is shown everywhere a person may look: `composer-cli status` (and `--json`,
 /// key `waitingFor`), systemd's `STATUS=`, the line a failed `play` prints, the start-up rows,
 /// and one log line each time it changes. It is computed from what the daemon observes
-/// (``ReadinessInputs/verdict``), never set by whoever last touched the speaker, so the reason
+/// (the daemon's `ReadinessInputs.verdict`; what the daemon alone
+/// knows becomes a reason in its `NotReadyReason+Daemon.swift`), never set by whoever last touched the speaker, so the reason
 /// shown is the reason that holds.
 public struct NotReadyReason: Equatable, Sendable, CustomStringConvertible {
     /// A stable name for scripts (`waitingFor.code` in `--json`).
@@ -51,17 +52,6 @@ public struct NotReadyReason: Equatable, Sendable, CustomStringConvertible {
 
     public static let starting = NotReadyReason(.starting, "starting…", waitingCanSucceed: true)
 
-    public static func blocked(_ problem: CompatibilityProblem) -> NotReadyReason {
-        let text = problem.description
-        let message = text.prefix(1).lowercased() + text.dropFirst()
-        switch problem {
-        case .noBlueZ: return NotReadyReason(.noBluetoothd, message, waitingCanSucceed: true)
-        case .noAdapter: return NotReadyReason(.noAdapter, message, waitingCanSucceed: true)
-        case .adapterBlocked: return NotReadyReason(.adapterBlocked, message, waitingCanSucceed: false)
-        case .blueZTooOld: return NotReadyReason(.blueZTooOld, message, waitingCanSucceed: false)
-        }
-    }
-
     public static let lookingForSpeaker = NotReadyReason(
         .lookingForSpeaker, "looking for a speaker nearby (auto_pick)", waitingCanSucceed: true)
 
@@ -74,7 +64,7 @@ public struct NotReadyReason: Equatable, Sendable, CustomStringConvertible {
     }
 
     public static func unreachable(_ name: String, retryIn delay: Duration?) -> NotReadyReason {
-        let next = delay.map { "retrying in \(max(1, Int(secondsOf($0).rounded()))) s" } ?? "retrying when it shows up"
+        let next = delay.map { "retrying in \(max(1, Int(($0.milliseconds / 1000).rounded()))) s" } ?? "retrying when it shows up"
         return NotReadyReason(.speakerUnreachable, "\(name) is out of reach; \(next)", waitingCanSucceed: true)
     }
 
@@ -86,16 +76,6 @@ public struct NotReadyReason: Equatable, Sendable, CustomStringConvertible {
     public static let blueALSANotRunning = NotReadyReason(
         .blueALSANotRunning, "BlueALSA is not running (org.bluealsa is not on the bus; is bluealsa.service running?)",
         waitingCanSucceed: false)
-
-    /// The reason an audio path problem is, as the daemon tells it.
-    public init(_ problem: AudioPathProblem) {
-        switch problem {
-        case let .noAudioDevice(name, detail): self = .noAudioDevice(name, detail)
-        case let .soundServerUnreachable(detail): self = .soundServerUnreachable(detail)
-        case let .outputUnusable(detail): self = .outputUnusable(detail)
-        case let .noBluetoothAudioPath(detail): self = .noBluetoothAudioPath(detail)
-        }
-    }
 
     public static func noAudioDevice(_ name: String, _ detail: String) -> NotReadyReason {
         NotReadyReason(.noAudioDevice, "waiting for \(name)'s audio device (\(detail))", waitingCanSucceed: true)
