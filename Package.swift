@@ -376,7 +376,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LogindTests",
-            dependencies: ["AsyncSignals", "DBus", "Readiness", "Logind", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["DBus", "Readiness", "Logind", "TestSupport"]
         ),
         .testTarget(
             name: "SpeakerdAPITests",

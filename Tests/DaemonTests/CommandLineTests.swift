@@ -154,6 +154,10 @@ struct CommandLineTests {
         let badFlag = try await ExecutableRun.run("speakerd", ["--audio-output", "speaker"])
         #expect(badFlag.status == 64)
         #expect(badFlag.standardError == "speakerd: --audio-output: bad value 'speaker' (expected auto, alsa:DEVICE, pulseaudio, file:PATH or null)\n")
+        // speakerd runs in /: a relative WAV path is refused before it lands somewhere surprising.
+        let relative = try await ExecutableRun.run("speakerd", ["--audio-output", "file:song.wav"])
+        #expect(relative.status == 64)
+        #expect(relative.standardError == "speakerd: --audio-output: bad value 'file:song.wav' (expected an absolute path after file:, as speakerd runs in /)\n")
         let directory = TemporaryDirectory()
         directory.write("auto_pick = yes\nvolume = 11\n", to: "speakerd.conf")
         let badConfig = try await ExecutableRun.run("speakerd", ["--config", directory.path + "/speakerd.conf"])

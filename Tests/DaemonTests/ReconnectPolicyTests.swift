@@ -207,6 +207,37 @@ struct ReconnectPolicyTests {
         #expect(policy.handle(.retryDue) == .connectNow)
     }
 
+    @Test("a second resume during the delay restarts it, and the restarted delay still ends in one attempt")
+    func secondResumeRestartsTheDelay() async {
+        var policy = makePolicy()
+        _ = policy.handle(.connected)
+        _ = policy.handle(.preparingForSleep)
+        _ = policy.handle(.linkLost(.timeout))
+        #expect(policy.handle(.resumedFromSleep) == .retry(after: .seconds(2)))
+        await clock.advance(by: .seconds(1))
+        #expect(policy.handle(.resumedFromSleep) == .retry(after: .seconds(2)))
+        // 2.5 s after the first resume, 1.5 s after the second: not yet.
+        await clock.advance(by: .milliseconds(1_500))
+        #expect(policy.handle(.retryDue) == .none)
+        await clock.advance(by: .milliseconds(500))
+        #expect(policy.handle(.retryDue) == .connectNow)
+    }
+
+    @Test("going back to sleep before the resume delay is over cancels the reconnect")
+    func sleepCancelsPendingReconnect() async {
+        var policy = makePolicy()
+        _ = policy.handle(.connected)
+        _ = policy.handle(.preparingForSleep)
+        _ = policy.handle(.linkLost(.timeout))
+        #expect(policy.handle(.resumedFromSleep) == .retry(after: .seconds(2)))
+        await clock.advance(by: .seconds(1))
+        #expect(policy.handle(.preparingForSleep) == .cancelRetry)
+        await clock.advance(by: .seconds(5))
+        #expect(policy.handle(.retryDue) == .none)
+        // Awake again: the reconnect is asked for anew, after the delay.
+        #expect(policy.handle(.resumedFromSleep) == .retry(after: .seconds(2)))
+    }
+
     @Test("a user's disconnect survives a suspend")
     func heldSurvivesSuspend() {
         var policy = makePolicy()

@@ -13,19 +13,49 @@ public enum AudioOutputSetting: Equatable, Sendable, CustomStringConvertible {
     /// Discards audio; playback timing still runs (tests).
     case null
 
-    /// Parses `auto`, `alsa:DEVICE`, `pulseaudio`, `file:PATH` or `null`.
+    /// The forms `init(parsing:)` reads, as its errors name them.
+    public static let accepted = "auto, alsa:DEVICE, pulseaudio, file:PATH or null"
+
+    /// Parses `auto`, `alsa:DEVICE`, `pulseaudio`, `file:PATH` or `null` (the kind in any case,
+    /// blanks around it ignored). A value that names no output is refused with what it lacks:
+    /// a `file:` path must be absolute (speakerd runs in `/`, so a relative one would land
+    /// somewhere surprising) and name a file, an ALSA device has no blanks, and no value may hold
+    /// control characters (they would garble the one-line error and the journal).
     public init(parsing text: String) throws(DaemonSettingError) {
-        let expected = "auto, alsa:DEVICE, pulseaudio, file:PATH or null"
-        switch text {
-        case "auto": self = .automatic
-        case "pulseaudio", "pulse": self = .pulseAudio
-        case "null": self = .null
-        case _ where text.hasPrefix("alsa:") && text.count > 5:
-            self = .alsa(device: String(text.dropFirst(5)))
-        case _ where text.hasPrefix("file:") && text.count > 5:
-            self = .file(path: String(text.dropFirst(5)))
+        func refuse(_ expected: String = Self.accepted) -> DaemonSettingError {
+            DaemonSettingError(setting: "audio_output", value: text, expected: expected)
+        }
+        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            // Shown escaped, so the error stays one line and the terminal is not told to beep.
+            let shown = text.unicodeScalars.map { $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0) }
+            throw DaemonSettingError(setting: "audio_output", value: shown.joined(),
+                                     expected: "\(Self.accepted), without control characters")
+        }
+        let spec = text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()
+        let value = String(spec)
+        switch value.lowercased() {
+        case "auto": self = .automatic; return
+        case "pulseaudio", "pulse": self = .pulseAudio; return
+        case "null": self = .null; return
+        default: break
+        }
+        guard let colon = value.firstIndex(of: ":") else { throw refuse() }
+        let kind = value[..<colon].lowercased()
+        let argument = String(value[value.index(after: colon)...])
+        switch kind {
+        case "file":
+            guard !argument.isEmpty else { throw refuse("a path after file:") }
+            guard argument.hasPrefix("/") else { throw refuse("an absolute path after file:, as speakerd runs in /") }
+            guard !argument.hasSuffix("/") else { throw refuse("a file's path after file:, not a directory's") }
+            self = .file(path: argument)
+        case "alsa":
+            guard !argument.isEmpty else { throw refuse("an ALSA device after alsa:") }
+            guard !argument.contains(where: \.isWhitespace) else { throw refuse("an ALSA device without blanks after alsa:") }
+            self = .alsa(device: argument)
+        case "auto", "pulseaudio", "pulse", "null":
+            throw refuse("\(kind) alone, with nothing after it")
         default:
-            throw DaemonSettingError(setting: "audio_output", value: text, expected: expected)
+            throw refuse()
         }
     }
 

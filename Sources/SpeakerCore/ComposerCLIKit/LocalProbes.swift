@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Glibc
 import AudioPath
+import BlueZ
 
 /// The real-machine probes behind `LocalDoctor`.
 public enum LocalProbes {
@@ -23,16 +24,21 @@ public enum LocalProbes {
         return Array(header.prefix(filled))
     }
 
-    /// Asks the kernel: an `AF_BLUETOOTH` socket exists only with Bluetooth support, and
-    /// `/sys/class/bluetooth` lists the controllers it knows.
+    /// Asks the kernel, through the BlueZ module's libbluetooth probe (`KernelBluetooth`): an
+    /// `AF_BLUETOOTH` socket exists only with Bluetooth support, and `HCIGETDEVLIST` lists the
+    /// controllers it knows. When the kernel refuses the question itself (a sandbox may deny the
+    /// socket), `/sys/class/bluetooth` still names them.
     @Sendable public static func kernelBluetooth() -> KernelBluetoothFinding {
-        let afBluetooth: Int32 = 31, btprotoHCI: Int32 = 1
-        let fd = socket(afBluetooth, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), btprotoHCI)
-        if fd < 0 && (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT) { return .unsupported }
-        if fd >= 0 { close(fd) }
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/bluetooth")) ?? [])
-            .filter { $0.hasPrefix("hci") && !$0.contains(":" as Character) }.sorted()
-        return names.isEmpty ? .noControllers : .controllers(names)
+        switch KernelBluetooth.listControllers() {
+        case .noBluetoothInKernel:
+            return .unsupported
+        case .controllers(let controllers):
+            return controllers.isEmpty ? .noControllers : .controllers(controllers.map(\.name).sorted())
+        case .unavailable:
+            let names = directoryEntries("/sys/class/bluetooth")
+                .filter { $0.hasPrefix("hci") && !$0.contains(":" as Character) }.sorted()
+            return names.isEmpty ? .noControllers : .controllers(names)
+        }
     }
 
     /// A D-Bus address value with its `%XX` byte escapes decoded (the D-Bus specification,

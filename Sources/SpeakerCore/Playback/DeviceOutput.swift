@@ -24,7 +24,7 @@ public struct DeviceOutput: AudioOutput {
     /// The sink a PulseAudio/PipeWire stream goes to.
     public enum PulseSink: Sendable, Equatable {
         /// The server's default sink, for an output a user named without a sink
-        /// (`AudioOutputSpec.pulseAudio`).
+        /// (`audio_output = pulseaudio`).
         case serverDefault
         /// The speaker's own sink, as the audio path found it; nil while it is gone. A speaker's
         /// song is then refused rather than opened on the default sink, which is the box's own
