@@ -20,6 +20,8 @@ struct ComposerCLI: AsyncParsableCommand {
             StatusCommand.self, ScanCommand.self, ConnectCommand.self, DisconnectCommand.self,
             ForgetCommand.self, SpeakersCommand.self, StartupCommand.self, DoctorCommand.self,
             VolumeCommand.self, QueueCommand.self, SkipCommand.self, ClearCommand.self,
+            SeekCommand.self, LoopCommand.self, TempoCommand.self, TransposeCommand.self,
+            MuteCommand.self, SoloCommand.self, UnmuteCommand.self,  // live controls (LiveControlCommands.swift)
             RenderCommand.self,  // the audio engineer's offline render (RenderCommand.swift)
         ]
     )

@@ -2,6 +2,7 @@
 @testable import Daemon
 @testable import SpeakerdAPI
 import DBus
+import Playback
 @testable import PlaybackService
 import ServiceLifecycle
 import SystemPackage
@@ -26,6 +27,9 @@ extension StandInPlayback {
     func resume() async throws(PlaybackServiceError) -> PlaybackSnapshot { .idle }
     func skip() async throws(PlaybackServiceError) -> PlaybackSnapshot { .idle }
     func clearQueue() async -> PlaybackSnapshot { .idle }
+    func adjust(_ control: LiveControl) async throws(PlaybackServiceError) -> PlaybackSnapshot {
+        throw .nothingPlaying(operation: control.name)
+    }
     func snapshot() async -> PlaybackSnapshot { .idle }
     /// A stand-in that never changes by itself has nothing to report.
     func changes() async -> AsyncStream<PlaybackSnapshot> { AsyncStream { $0.finish() } }

@@ -6,6 +6,7 @@ import SpeakerdAPI
 import Foundation
 #endif
 import AsyncSignals
+import Playback
 import PlaybackService
 
 /// speakerd's API: what `composer-cli` asks, answered from the coordinator's state.
@@ -224,6 +225,7 @@ extension SpeakerdDaemon: SpeakerdControl {
     static func rejected(_ error: PlaybackServiceError) -> SpeakerdError {
         let name = switch error {
         case .invalidSong, .songTooLarge: SpeakerdBus.ErrorName.invalidFile
+        case .controlRefused: SpeakerdBus.ErrorName.invalidControl
         case .busy: SpeakerdBus.ErrorName.busy
         case .notReady, .cannotWait, .notStartedYet: SpeakerdBus.ErrorName.notReady
         case .replaced, .stoppedBeforeStart, .cancelled, .startFailed, .nothingPlaying, .shuttingDown:
@@ -255,6 +257,17 @@ extension SpeakerdDaemon: SpeakerdControl {
         if let playback {
             do { playbackSnapshot = try await playback.skip() } catch { throw Self.rejected(error) }
         }
+        return await publish()
+    }
+
+    /// A composer's control on the playing song, read here whoever sent it.
+    public func adjust(_ request: LiveControlRequest) async throws(SpeakerdError) -> StatusReport {
+        let control: LiveControl
+        do { control = try LiveControl(name: request.name, value: request.value) } catch {
+            throw .rejected(name: SpeakerdBus.ErrorName.invalidControl, message: error.description)
+        }
+        guard let playback else { throw Self.rejected(.nothingPlaying(operation: control.name)) }
+        do { playbackSnapshot = try await playback.adjust(control) } catch { throw Self.rejected(error) }
         return await publish()
     }
 

@@ -95,6 +95,12 @@ public actor PlaybackSession {
 
     // MARK: - Control
 
+    /// A live control's new timeline for the song, taken up at the render loop's next block
+    /// (`PlaybackSource.replaceSong`); false when no song plays in this session.
+    public func replaceSong(with song: ArrangedSong) -> Bool {
+        source?.replaceSong(with: song) ?? false
+    }
+
     /// Starts `song`, the session's one song. Returns once the output renders its first block;
     /// throws (and reports `.failed`) if the SoundFont or the output cannot become ready, or the
     /// output fails before any audio (a device that cannot be opened). A session that has

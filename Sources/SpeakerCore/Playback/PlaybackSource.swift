@@ -13,14 +13,17 @@ import Synchronization
 /// the song ends or it is stopped.
 public final class PlaybackSource: Sendable {
     public let sampleRate: Int
-    /// The song's length as scheduled (its tempo-map duration, to the frame), tail excluded.
-    public let durationSeconds: Double
     /// Frames of silence written before the song whenever a new output (stream) takes it up.
     let preRollFrames: Int
 
     private struct State {
         /// The song's sequencer; nil for the keep-alive signal.
         var scheduler: SongScheduler?
+        /// The song as re-arranged by a live control, taken up at the start of the next render
+        /// call (`replaceSong`): built off the audio thread, swapped in without allocating.
+        var replacement: SongScheduler?
+        /// Frames rendered by the schedulers a live control replaced.
+        var framesBefore = 0
         var keepAlive: KeepAliveSignal?
         /// What a device hears while the song is paused: the keep-alive signal with `keep_alive`
         /// (a long pause must not let the speaker power off), else nil: digital silence.
@@ -42,8 +45,11 @@ public final class PlaybackSource: Sendable {
         /// Keyed so that a cancelled waiter can take its own continuation back out.
         var endWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextWaiterID = 0
-        var ended: Bool { stopped || scheduler?.isFinished == true }
-        var position: Int { scheduler?.position ?? 0 }
+        var ended: Bool { stopped || (replacement == nil && scheduler?.isFinished == true) }
+        /// Frames of the song rendered so far, over every replacement, the tail included.
+        var position: Int { framesBefore + (scheduler?.position ?? 0) }
+        /// Where the current scheduler is on its own timeline (the place in a live loop's pass).
+        var timeline: Int { scheduler?.timelineFrame ?? 0 }
 
         /// Fills `frames` frames: what is left of the pre-roll, then the keep-alive signal or the
         /// song. `level(frame, value)` writes one sample to both channels; `song` renders the
@@ -61,6 +67,14 @@ public final class PlaybackSource: Sendable {
                 return frames
             }
             guard let synthesizer, silent < frames else { return silent }
+            if let next = replacement {
+                // A live control: whatever sounded stops, every channel starts clean, and the new
+                // timeline's first events (its chase) set the state its position has.
+                synthesizer.reset()
+                framesBefore += scheduler?.position ?? 0
+                scheduler = next
+                replacement = nil
+            }
             let produced = scheduler!.render(frames: frames - silent, synthesizer: synthesizer) { offset, count, measure in
                 song(synthesizer, silent + offset, count, measure)
             }
@@ -88,9 +102,6 @@ public final class PlaybackSource: Sendable {
         let scheduler = SongScheduler(song: song, sampleRate: soundFont.sampleRate)
         self.soundFont = soundFont
         self.sampleRate = soundFont.sampleRate
-        // What will actually play: the song's duration to the frame, never before its last event,
-        // and finite even for a hand-built song with an odd duration.
-        self.durationSeconds = Double(scheduler.endFrame) / Double(soundFont.sampleRate)
         self.preRollFrames = Self.frames(in: preRoll, sampleRate: soundFont.sampleRate)
         self.state = Mutex(State(scheduler: scheduler,
                                  pauseSignal: keepAliveWhilePaused ? KeepAliveSignal(sampleRate: soundFont.sampleRate, sound: keepAliveSound) : nil,
@@ -102,7 +113,6 @@ public final class PlaybackSource: Sendable {
     public init(keepAliveAt sampleRate: Int, sound: KeepAliveSound = .bursts) {
         self.soundFont = nil
         self.sampleRate = sampleRate
-        self.durationSeconds = 0
         self.preRollFrames = 0
         self.state = Mutex(State(keepAlive: KeepAliveSignal(sampleRate: sampleRate, sound: sound)))
     }
@@ -202,10 +212,33 @@ public final class PlaybackSource: Sendable {
 
     // MARK: - Control
 
-    /// Frames rendered so far as seconds, capped at the song's duration (the tail is not music).
+    /// The song's length as scheduled (its tempo-map duration, to the frame, never before its last
+    /// event), tail excluded; after a live control, the length of the timeline that replaced it.
+    public var durationSeconds: Double {
+        let frames = state.withLock { ($0.replacement ?? $0.scheduler)?.endFrame ?? 0 }
+        return Double(frames) / Double(sampleRate)
+    }
+
+    /// Where the song is on its timeline, as seconds, capped at its duration (the tail is not
+    /// music): since the start, or since the last live control, within a live loop's pass.
     public var positionSeconds: Double {
-        let frames = state.withLock { $0.position }
-        return min(Double(frames) / Double(sampleRate), durationSeconds)
+        let (frames, end) = state.withLock { state in
+            state.replacement != nil ? (0, state.replacement!.endFrame) : (state.timeline, state.scheduler?.endFrame ?? 0)
+        }
+        return min(Double(frames), Double(end)) / Double(sampleRate)
+    }
+
+    /// Plays `song` from its start instead of the current timeline, from the next render call on
+    /// (a live control: seek, loop, tempo, transpose, mute, solo). Nothing that sounded goes on;
+    /// the new timeline's chase sets the state at its start. Fails once the song has ended.
+    @discardableResult
+    public func replaceSong(with song: ArrangedSong) -> Bool {
+        let scheduler = SongScheduler(song: song, sampleRate: sampleRate)
+        return state.withLock { state in
+            guard !state.ended, state.scheduler != nil else { return false }
+            state.replacement = scheduler
+            return true
+        }
     }
 
     /// How many times a real-time device has asked for audio (silence while paused included).

@@ -64,10 +64,32 @@ public struct SongArrangement: Sendable, Equatable {
     /// The song as arranged, or one clear error for a control that does not fit it.
     public func arrange(_ song: MIDISong, limits: MIDIReadLimits = .default) throws(SongArrangementError) -> MIDISong {
         guard !isIdentity else { return song }
+        return try lay(song, limits: limits, loopingLive: false).song
+    }
+
+    /// The song as played live (`seek`, `loop` and the other controls while a song plays): like
+    /// `arrange`, but a section loop is laid down once, the way in and then one pass, and the
+    /// scheduler plays that pass again and again until the loop is turned off
+    /// (``ArrangedSong/loopStart``), so a loop held for an hour takes the memory of one pass.
+    /// Without a loop it is `arrange`.
+    public func arrangeLive(_ song: MIDISong, limits: MIDIReadLimits = .default) throws(SongArrangementError) -> ArrangedSong {
+        guard loop != nil else { return ArrangedSong(song: try arrange(song, limits: limits), loopStart: nil) }
+        return try lay(song, limits: limits, loopingLive: true)
+    }
+
+    /// Where the song starts and stops, the loop's section and the tempo factor, in song seconds.
+    struct Layout {
+        var start: Double
+        var stop: Double
+        var section: (start: Double, end: Double)?
+        var factor: Double
+        var countInSeconds: Double
+    }
+
+    func layout(of song: MIDISong) throws(SongArrangementError) -> Layout {
         guard (1...Self.maxLoopPasses).contains(loopPasses) else { throw .loopPasses(loopPasses) }
         guard (0...Self.maxCountInBars).contains(countInBars) else { throw .countIn(countInBars) }
         guard Self.transposeRange.contains(transpose) else { throw .transpose(transpose) }
-
         let start: Double, end: Double
         var section: (start: Double, end: Double)?
         do throws(MIDIPositionError) {
@@ -80,37 +102,75 @@ public struct SongArrangement: Sendable, Equatable {
         if let section, section.end <= section.start { throw .emptyLoop(loop!) }
         let stop = section?.end ?? end
         guard start < stop || (start == 0 && stop == 0) else { throw .startsAfterEnd(start: start, end: stop) }
-        let factor = try tempoFactor(for: song, at: start)
+        return Layout(start: start, stop: stop, section: section, factor: try tempoFactor(for: song, at: start),
+                      countInSeconds: countInEvents(for: song, at: start).seconds)
+    }
+
+    /// Where in the written song (its seconds) the arranged song is at `seconds` of its own
+    /// timeline: before the count-in ends, the start; within a loop's passes, the place in the
+    /// section. For `status`, and for the live controls, which start again from there.
+    public func songSeconds(atArranged seconds: Double, in song: MIDISong) -> Double {
+        guard !isIdentity, let layout = try? layout(of: song) else { return seconds }
+        let written = seconds * layout.factor - layout.countInSeconds
+        guard written > 0 else { return layout.start }
+        let first = layout.stop - layout.start
+        if written < first { return layout.start + written }
+        guard let section = layout.section else { return layout.stop }
+        let length = section.end - section.start
+        let intoPasses = written - first
+        // Live, the scheduler repeats the one pass; offline, `loopPasses - 1` passes follow.
+        guard loopPasses == 1 || intoPasses < Double(loopPasses - 1) * length else { return section.end }
+        return section.start + intoPasses.truncatingRemainder(dividingBy: length)
+    }
+
+    private func lay(_ song: MIDISong, limits: MIDIReadLimits, loopingLive: Bool) throws(SongArrangementError) -> ArrangedSong {
+        let layout = try layout(of: song)
+        let (start, stop, section, factor) = (layout.start, layout.stop, layout.section, layout.factor)
         let silenced = try silencedChannels(in: song)
 
-        var output: [MIDITimedEvent] = []
         let countIn = countInEvents(for: song, at: start)
         var written = countIn.seconds  // song seconds laid down so far (before the tempo change)
         var segments = [(start, stop)]
-        if let section, loopPasses > 1 { segments += Array(repeating: section, count: loopPasses - 1) }
+        if let section, loopingLive {
+            segments.append(section)
+        } else if let section, loopPasses > 1 {
+            segments += Array(repeating: section, count: loopPasses - 1)
+        }
+        // Each segment's events apart, so that the live loop's pass is known by where it begins.
+        var laid: [[MIDITimedEvent]] = []
+        var count = countIn.events.count
+        var passStart = 0.0
         for (index, segment) in segments.enumerated() {
+            var output: [MIDITimedEvent] = []
+            if index == 1 { passStart = written }
             for message in Self.chase(song, before: segment.0, resetFirst: index > 0) { output.append(MIDITimedEvent(seconds: written, message: message)) }
             var held = HeldNotes()
             for event in song.events where event.seconds >= segment.0 && event.seconds < segment.1 {
                 guard let message = held.admit(event.message) else { continue }
                 output.append(MIDITimedEvent(seconds: written + event.seconds - segment.0, message: message))
-                guard output.count <= limits.maxEvents else { throw .tooManyEvents(limit: limits.maxEvents) }
+                guard count + output.count <= limits.maxEvents else { throw .tooManyEvents(limit: limits.maxEvents) }
             }
             written += segment.1 - segment.0
             // Whatever still sounds at the seam ends there.
             for message in held.releases() { output.append(MIDITimedEvent(seconds: written, message: message)) }
-        }
-        let arranged = output.compactMap { event -> MIDITimedEvent? in
-            guard let message = self.shaped(event.message, silenced: silenced) else { return nil }
-            return MIDITimedEvent(seconds: event.seconds / factor, message: message)
+            count += output.count
+            laid.append(output.compactMap { event -> MIDITimedEvent? in
+                guard let message = self.shaped(event.message, silenced: silenced) else { return nil }
+                return MIDITimedEvent(seconds: event.seconds / factor, message: message)
+            })
         }
         let clicks = countIn.events.map { MIDITimedEvent(seconds: $0.seconds / factor, message: $0.message) }
         let duration = written / factor
         guard duration <= limits.maxDurationSeconds else {
             throw .tooLong(seconds: duration, limit: limits.maxDurationSeconds)
         }
-        return MIDISong(events: MIDITimelineMerge.merge([clicks, arranged]), durationSeconds: duration, title: song.title,
-                        trackNames: song.trackNames, warnings: song.warnings, bars: nil, trackChannels: song.trackChannels)
+        let wayIn = MIDITimelineMerge.merge([clicks, laid[0]])
+        let events = laid.count > 1 ? wayIn + laid.dropFirst().joined() : wayIn
+        let arranged = MIDISong(events: events, durationSeconds: duration, title: song.title,
+                                trackNames: song.trackNames, warnings: song.warnings, bars: nil, trackChannels: song.trackChannels)
+        let loopStart = loopingLive && section != nil
+            ? ArrangedSong.LoopStart(eventIndex: wayIn.count, seconds: passStart / factor) : nil
+        return ArrangedSong(song: arranged, loopStart: loopStart)
     }
 
     // MARK: - The controls
@@ -290,6 +350,25 @@ struct HeldNotes {
     }
 
     private static func id(_ channel: UInt8, _ key: UInt8) -> UInt16 { UInt16(channel) << 8 | UInt16(key) }
+}
+
+/// A song as arranged for live play: its events and, for a section loop, where the pass that
+/// repeats begins (the scheduler goes back there each time it reaches the end).
+public struct ArrangedSong: Sendable {
+    public struct LoopStart: Sendable, Equatable {
+        /// The index in `song.events` of the pass's first event (its chase).
+        public var eventIndex: Int
+        /// Where the pass begins on the arranged timeline.
+        public var seconds: Double
+    }
+
+    public var song: MIDISong
+    public var loopStart: LoopStart?
+
+    public init(song: MIDISong, loopStart: LoopStart? = nil) {
+        self.song = song
+        self.loopStart = loopStart
+    }
 }
 
 /// A section of the song to loop, `A-B`.

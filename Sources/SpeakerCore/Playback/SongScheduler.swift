@@ -34,6 +34,24 @@ struct SongScheduler {
     private var phase = Phase.song
     /// Frames rendered so far, the tail included.
     private(set) var position = 0
+    /// A live section loop: at `endFrame` the scheduler goes back to the pass that begins with
+    /// event `index` at frame `frame`, on the very next frame, for as long as it is set.
+    private var loop: (index: Int, frame: Int)?
+    /// Frames the loop has gone back by so far: the timeline's frame is `position - wrapped`.
+    private var wrapped = 0
+
+    /// Where the song is on its own (arranged) timeline: with a live loop, the place in the pass.
+    var timelineFrame: Int { position - wrapped }
+
+    /// A song whose section loop repeats until the song is replaced (`SongArrangement.arrangeLive`).
+    init(song: ArrangedSong, sampleRate: Int) {
+        self.init(song: song.song, sampleRate: sampleRate)
+        if let start = song.loopStart, start.eventIndex <= events.count {
+            let frame = Self.frame(at: start.seconds, rate: Double(sampleRate))
+            // A pass of at least one frame, or going back would never move on.
+            if frame < endFrame { loop = (start.eventIndex, frame) }
+        }
+    }
 
     init(song: MIDISong, sampleRate: Int) {
         let rate = Double(sampleRate)
@@ -85,17 +103,26 @@ struct SongScheduler {
             case .finished:
                 return produced
             case .song:
-                while nextEvent < events.count, events[nextEvent].frame <= position {
+                let timeline = position - wrapped
+                while nextEvent < events.count, events[nextEvent].frame <= timeline {
                     synthesizer.send(events[nextEvent].message)
                     nextEvent += 1
                 }
-                if position >= endFrame {
+                if timeline >= endFrame {
+                    if let loop {
+                        // The pass's own releases were sent at its end; its chase and first
+                        // events follow on this same frame: no gap, and no drift, as the pass is
+                        // a whole number of frames.
+                        wrapped += endFrame - loop.frame
+                        nextEvent = loop.index
+                        continue
+                    }
                     synthesizer.releaseAllNotes()
                     phase = .tail(renderedFrames: 0)
                     continue
                 }
                 let boundary = nextEvent < events.count ? min(events[nextEvent].frame, endFrame) : endFrame
-                let count = min(frames - produced, boundary - position)
+                let count = min(frames - produced, boundary - timeline)
                 _ = write(produced, count, false)
                 produced += count
                 position += count

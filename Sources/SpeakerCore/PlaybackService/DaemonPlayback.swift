@@ -1,3 +1,4 @@
+import Playback
 import AudioPath
 import DBus
 import ServiceLifecycle
@@ -41,6 +42,9 @@ public protocol DaemonPlayback: Sendable {
     @discardableResult func skip() async throws(PlaybackServiceError) -> PlaybackSnapshot
     /// Empties the queue; the current song plays on (`composer-cli clear`).
     @discardableResult func clearQueue() async -> PlaybackSnapshot
+    /// A composer's control on the song playing or paused (`composer-cli seek`, `loop`, `tempo`,
+    /// `transpose`, `mute`, `solo`, `unmute`); returns the snapshot after it.
+    @discardableResult func adjust(_ control: LiveControl) async throws(PlaybackServiceError) -> PlaybackSnapshot
     /// What is playing, for status.
     func snapshot() async -> PlaybackSnapshot
     /// Playback's snapshot after each change it makes by itself (a song ends, the next one

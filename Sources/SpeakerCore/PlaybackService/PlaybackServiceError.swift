@@ -29,6 +29,9 @@ public enum PlaybackServiceError: Error, Equatable, Sendable, CustomStringConver
     case nothingPlaying(operation: String)
     /// `pause` while the song still waits for the speaker.
     case notStartedYet(operation: String, file: String)
+    /// A live control (seek, loop, tempo…) the song cannot take: no such bar or track, a
+    /// tempo out of range. The song plays on unchanged.
+    case controlRefused(operation: String, file: String, reason: String)
     /// The daemon is shutting down and takes no more songs.
     case shuttingDown
 
@@ -44,6 +47,7 @@ public enum PlaybackServiceError: Error, Equatable, Sendable, CustomStringConver
         case .startFailed: "StartFailed"
         case .nothingPlaying: "NothingPlaying"
         case .notStartedYet: "NotStarted"
+        case .controlRefused: "InvalidControl"
         case .shuttingDown: "ShuttingDown"
         }
     }
@@ -72,6 +76,8 @@ public enum PlaybackServiceError: Error, Equatable, Sendable, CustomStringConver
             "cannot \(operation): nothing is playing"
         case let .notStartedYet(operation, file):
             "cannot \(operation): \(file) has not started yet (it waits for the speaker)"
+        case let .controlRefused(operation, file, reason):
+            "cannot \(operation) in \(file): \(reason)"
         case .shuttingDown:
             "speakerd is shutting down; it takes no more songs"
         }

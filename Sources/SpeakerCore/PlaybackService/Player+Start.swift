@@ -58,7 +58,8 @@ extension Player {
             }
         }
         let current = CurrentSong(ticket: item.ticket, file: item.file, durationSeconds: item.song.durationSeconds,
-                                  session: session, sessionEvents: forwarder)
+                                  session: session, written: item.written, arrangement: item.arrangement,
+                                  sessionEvents: forwarder)
         state = .playing(current)
         lastPosition = 0
         // Said when the song starts, not when it was asked for: a queued or waiting song may never play.
@@ -125,7 +126,7 @@ extension Player {
         case let .playing(current), let .paused(current, _):
             state = .idle
             current.sessionEvents.cancel()
-            let position = await current.session.positionSeconds
+            let position = (playingSong ?? current).songPosition(await current.session.positionSeconds)
             await current.session.stop()
             if case .idle = state {
                 state = .stopped(file: current.file, position: position, duration: current.durationSeconds)
@@ -141,7 +142,7 @@ extension Player {
         guard currentTicket == ticket else { return false }
         switch event {
         case let .progress(position, _):
-            lastPosition = position
+            lastPosition = playingSong?.songPosition(position) ?? position
             publish()
             return true
         case .finished:

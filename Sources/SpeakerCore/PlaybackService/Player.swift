@@ -30,18 +30,35 @@ public actor Player: DaemonPlayback {
     /// A validated song that has not started yet; `ticket` identifies its request.
     struct PendingSong: Sendable {
         let ticket: Int
+        /// The song as it plays: arranged by the composer's controls at `play`, if any.
         let song: MIDISong
         let file: String
-        /// What the parsed song takes in memory (`MIDISong.memoryFootprint`), for the queue's limit.
+        /// What the parsed song takes in memory (`MIDISong.memoryFootprint`, both forms when it
+        /// is arranged), for the queue's limit.
         let memory: Int
+        /// The song as written, which the live controls arrange again from where it is.
+        let written: MIDISong
+        /// The controls `song` was arranged with.
+        let arrangement: SongArrangement
     }
 
     /// The song that owns the session.
     struct CurrentSong: Sendable {
         let ticket: Int
         let file: String
-        let durationSeconds: Double
+        var durationSeconds: Double
         let session: PlaybackSession
+        /// The song as written, and the controls it plays with now (`adjust`).
+        let written: MIDISong
+        var arrangement: SongArrangement
+        /// A live control changed the song: positions are told in the written song's seconds
+        /// (the session's timeline starts again at each control).
+        var underLiveControl = false
+
+        /// A position on the session's timeline as the status tells it.
+        func songPosition(_ timeline: Double) -> Double {
+            underLiveControl ? arrangement.songSeconds(atArranged: timeline, in: written) : timeline
+        }
         /// Forwards the session's progress, end and failure to the player.
         let sessionEvents: Task<Void, Never>
         /// The speaker went away while the song was paused by the user, so its output may be
@@ -193,11 +210,14 @@ public actor Player: DaemonPlayback {
         }
         var song = try await ClientSongReader.read(request, limits: settings.readLimits, timeout: settings.readTimeout,
                                                    clock: clock, budget: readBudget)
+        let written = song
+        var arrangement = SongArrangement()
         if !request.arrangement.isEmpty {
             // The composer's controls, checked again (any client may send them) and applied
             // under the reader's limits: a loop of a thousand passes is bounded like a long file.
             do {
-                song = try request.arrangement.arrangement().arrange(song, limits: settings.readLimits)
+                arrangement = try request.arrangement.arrangement()
+                song = try arrangement.arrange(song, limits: settings.readLimits)
             } catch let error as ArrangementTextError {
                 throw .invalidSong(file: request.displayName, reason: error.description)
             } catch {
@@ -207,7 +227,7 @@ public actor Player: DaemonPlayback {
         if !gate.isReached(.playbackReady), let waiting, !waiting.waitingCanSucceed {
             throw .cannotWait(file: request.displayName, reason: waiting.message)
         }
-        return try await play(song, named: request.displayName, queue: request.queue)
+        return try await play(song, named: request.displayName, queue: request.queue, written: written, arrangement: arrangement)
     }
 
     public func play(file: FileDescriptor, displayName: String, queue: Bool) async throws(PlaybackServiceError) -> PlaybackSnapshot {
@@ -215,14 +235,17 @@ public actor Player: DaemonPlayback {
     }
 
     /// Plays an already read song (in-process callers and `play(_: PlayRequest)`).
-    public func play(_ song: MIDISong, named file: String, queue wantsQueue: Bool = false) async throws(PlaybackServiceError) -> PlaybackSnapshot {
+    /// `written` is the song before `arrangement` (the composer's controls) made `song` of it.
+    public func play(_ song: MIDISong, named file: String, queue wantsQueue: Bool = false,
+                     written: MIDISong? = nil, arrangement: SongArrangement = SongArrangement()) async throws(PlaybackServiceError) -> PlaybackSnapshot {
         if case .shutDown = state { throw .shuttingDown }
         watchSpeakerIfNeeded()
-        let memory = song.memoryFootprint
+        let memory = song.memoryFootprint + (arrangement.isIdentity ? 0 : (written?.memoryFootprint ?? 0))
         if wantsQueue, currentTicket != nil, let reason = queueRefusal(for: file, memory: memory) {
             throw .busy(file: file, reason: reason)
         }
-        let item = PendingSong(ticket: nextTicket, song: song, file: file, memory: memory)
+        let item = PendingSong(ticket: nextTicket, song: song, file: file, memory: memory,
+                               written: arrangement.isIdentity ? song : (written ?? song), arrangement: arrangement)
         nextTicket += 1
         if wantsQueue, currentTicket != nil {
             queue.append(item)
@@ -407,6 +430,52 @@ public actor Player: DaemonPlayback {
     /// Refreshes `lastPosition` from the session, unless another song took over meanwhile.
     func notePosition(of current: CurrentSong) async {
         let position = await current.session.positionSeconds
-        if currentTicket == current.ticket { lastPosition = position }
+        if currentTicket == current.ticket, let now = playingSong { lastPosition = now.songPosition(position) }
+    }
+
+    /// The song playing or paused now, as the state holds it (with its latest arrangement).
+    var playingSong: CurrentSong? {
+        switch state {
+        case let .playing(current), let .paused(current, _): current
+        default: nil
+        }
+    }
+
+    // MARK: - The composer's controls while a song plays
+
+    /// Applies a live control (seek, loop, tempo, transpose, mute, solo, unmute) to the song
+    /// playing or paused now: it goes on from where it is (a seek: from its target) with the new
+    /// arrangement, from the render loop's next block. A control the song cannot take (no such
+    /// bar or track, a tempo out of range) is refused in one line and changes nothing.
+    public func adjust(_ control: LiveControl) async throws(PlaybackServiceError) -> PlaybackSnapshot {
+        guard let song = playingSong else {
+            if case let .waiting(item, _) = state { throw .notStartedYet(operation: control.name, file: item.file) }
+            if case let .starting(item, _, _) = state { throw .notStartedYet(operation: control.name, file: item.file) }
+            throw .nothingPlaying(operation: control.name)
+        }
+        let here = song.songPosition(await song.session.positionSeconds)
+        let arranged: ArrangedSong
+        let arrangement: SongArrangement
+        do {
+            arrangement = try control.applied(to: song.arrangement, at: here, in: song.written)
+            arranged = try arrangement.arrangeLive(song.written, limits: settings.readLimits)
+        } catch {
+            throw .controlRefused(operation: control.name, file: song.file, reason: error.description)
+        }
+        // Another song may have taken over while the position was asked for.
+        guard var now = playingSong, now.ticket == song.ticket else { throw .nothingPlaying(operation: control.name) }
+        guard await now.session.replaceSong(with: arranged) else { throw .nothingPlaying(operation: control.name) }
+        now.arrangement = arrangement
+        now.underLiveControl = true
+        now.durationSeconds = song.written.durationSeconds
+        switch state {
+        case .playing: state = .playing(now)
+        case let .paused(_, reason): state = .paused(now, reason)
+        default: break
+        }
+        lastPosition = arrangement.songSeconds(atArranged: 0, in: song.written)
+        logger.info("\(control) for \(song.file) at \(Self.loggedSeconds(here))")
+        publish()
+        return current
     }
 }

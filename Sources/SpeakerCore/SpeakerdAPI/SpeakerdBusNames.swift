@@ -15,6 +15,8 @@ public enum SpeakerdBus {
         public static let noSpeaker = "io.speakerd.Error.NoSpeaker"
         public static let notReady = "io.speakerd.Error.NotReady"
         public static let invalidFile = "io.speakerd.Error.InvalidFile"
+        /// A live control (seek, loop, tempo…) that is malformed or that the song cannot take.
+        public static let invalidControl = "io.speakerd.Error.InvalidControl"
         public static let bluetooth = "io.speakerd.Error.Bluetooth"
         public static let failed = "io.speakerd.Error.Failed"
         /// Too many requests pending (this client's or everyone's): refused at once, try later.

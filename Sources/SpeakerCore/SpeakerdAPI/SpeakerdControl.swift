@@ -35,6 +35,9 @@ public protocol SpeakerdControl: Sendable {
     func skip() async throws(SpeakerdError) -> StatusReport
     /// Empties the queue; the current song plays on.
     func clearQueue() async throws(SpeakerdError) -> StatusReport
+    /// A composer's control on the song playing or paused: seek, loop, tempo, transpose, mute,
+    /// solo, unmute (`LiveControl`), taking effect at the render loop's next block.
+    func adjust(_ control: LiveControlRequest) async throws(SpeakerdError) -> StatusReport
     /// The connected speaker's volume, read from its audio device now.
     func volume() async throws(SpeakerdError) -> VolumeReport
     /// Sets (or steps) the connected speaker's volume and remembers it for that speaker.
@@ -62,6 +65,11 @@ extension SpeakerdControl {
     }
 
     public func clearQueue() async throws(SpeakerdError) -> StatusReport { try await status() }
+
+    /// Doubles without a song have nothing to adjust.
+    public func adjust(_ control: LiveControlRequest) async throws(SpeakerdError) -> StatusReport {
+        throw .rejected(name: SpeakerdBus.ErrorName.failed, message: "cannot \(control.name): nothing is playing")
+    }
 
     /// Doubles without an audio device have no volume.
     public func volume() async throws(SpeakerdError) -> VolumeReport {

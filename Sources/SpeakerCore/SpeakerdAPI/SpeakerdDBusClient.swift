@@ -57,6 +57,12 @@ public final class SpeakerdDBusClient: SpeakerdControl {
         try await decode("Skip") { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.status(from: value) }
     }
 
+    public func adjust(_ control: LiveControlRequest) async throws(SpeakerdError) -> StatusReport {
+        try await decode("Adjust", [.string(control.name), .string(control.value)]) { (value: DBusValue) throws(DBusError) in
+            try SpeakerdDBusRecords.status(from: value)
+        }
+    }
+
     public func clearQueue() async throws(SpeakerdError) -> StatusReport {
         try await decode("ClearQueue") { (value: DBusValue) throws(DBusError) in try SpeakerdDBusRecords.status(from: value) }
     }

@@ -130,6 +130,13 @@ public enum SpeakerdDBusObject {
             method("Resume", output: status) { control, _ in record.encode(try await control.resume()) },
             method("Skip", output: status) { control, _ in record.encode(try await control.skip()) },
             method("ClearQueue", output: status) { control, _ in record.encode(try await control.clearQueue()) },
+            // A composer's control on the playing song: `name` seek, loop, tempo, transpose, mute,
+            // solo or unmute, `value` as the person wrote it (speakerd reads it).
+            method("Adjust", inputs: [DBusArgument("name", "s"), DBusArgument("value", "s")], output: status) { control, context in
+                let name = try Self.string(context, 0, limit: LiveControlRequest.maxBytes, what: "control name")
+                let value = try Self.string(context, 1, limit: LiveControlRequest.maxBytes, what: "control value")
+                return record.encode(try await control.adjust(LiveControlRequest(name: name, value: value)))
+            },
             // Both wait on the sound server or BlueALSA, so both are bounded like the other long requests.
             method("Volume", output: DBusArgument("volume", "a{sv}"), bounded: true) { control, _ in record.encode(try await control.volume()) },
             // `change` is what `composer-cli volume` takes: "40" (percent), "+5" or "-5".
