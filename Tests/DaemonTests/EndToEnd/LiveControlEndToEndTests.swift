@@ -1,0 +1,68 @@
+import Foundation
+import SpeakerdAPI
+import TestSupport
+import Testing
+
+/// The composer's controls while a song plays, through the real programs: `loop`, `transpose`,
+/// `seek`, `loop off`, heard in the WAV speakerd writes, and refused in one line when the song
+/// cannot take them or nothing plays.
+@Suite("Live controls, end to end")
+struct LiveControlEndToEndTests {
+    @Test("loop 1-1 repeats the scale's first bar until 'loop off'; transpose 2 lifts the rest a tone; seek past the end is refused and changes nothing")
+    func loopTransposeAndRefusals() async throws {
+        let scale = try GatedPlayEndToEndTests.song()  // C D E F | G A B C, half a second each
+        let wav = try await ArrangedPlayEndToEndTests.withReadySpeakerd { bus, client in
+            func cli(_ arguments: String...) async throws -> ExecutableRun {
+                try await ExecutableRun.run("composer-cli", arguments + ["--bus", bus])
+            }
+            let played = try await cli("play", scale)
+            #expect(played.status == 0, "\(played.standardError)")
+            let looped = try await cli("loop", "1-1")
+            #expect(looped.status == 0 && looped.standardError.isEmpty, "\(looped.standardError)")
+            // A pass and a half of bar 1, in real time.
+            try await Task.sleep(for: .seconds(3))
+            let status = try await client.status().playback
+            #expect(status.state == "playing", "\(status)")
+            let position = try #require(status.positionSeconds)
+            #expect(position >= 0 && position < 2.05, "inside bar 1 while it loops: \(position) s")
+
+            let transposed = try await cli("transpose", "+2")
+            #expect(transposed.status == 0, "\(transposed.standardError)")
+            let refused = try await cli("seek", "99")
+            #expect(refused.status != 0)
+            #expect(refused.standardError.hasPrefix("composer-cli: cannot seek in test-c-major-scale.mid: "), "\(refused.standardError)")
+            #expect(refused.standardError.contains("99") && refused.standardError.split(separator: "\n").count == 1,
+                    "one line naming the bar: \(refused.standardError)")
+            let malformed = try await cli("tempo", "fast")
+            #expect(malformed.status == 64 && malformed.standardError.contains("tempo: 'fast' is not a tempo"), "\(malformed.standardError)")
+            #expect(try await client.status().playback.state == "playing", "a refused control leaves the song playing")
+
+            let unlooped = try await cli("loop", "off")
+            #expect(unlooped.status == 0, "\(unlooped.standardError)")
+            try await eventually("the song plays to its end once the loop is off", within: .seconds(15)) {
+                (try? await client.status().playback.state) == "idle"
+            }
+            let nothing = try await cli("seek", "1")
+            #expect(nothing.status != 0 && nothing.standardError == "composer-cli: cannot seek: nothing is playing\n",
+                    "\(nothing.standardError)")
+        }
+        let file = try #require(wav, "speakerd wrote no WAV")
+        let mono = file.monoFloat
+        let rate = file.sampleRate
+        // The 4 s scale, with at least one more pass of its 2 s first bar.
+        #expect(file.seconds > 6, "the WAV lasts \(file.seconds) s")
+        func strongest(_ candidates: [Double], from: Double, to: Double) -> Double {
+            let window = mono[Int(from * Double(rate))..<min(mono.count, Int(to * Double(rate)))]
+            return candidates.max { WAVAnalysis.energy(at: $0, in: window, sampleRate: rate) < WAVAnalysis.energy(at: $1, in: window, sampleRate: rate) }!
+        }
+        // After the 150 ms pre-roll: C4 opens the song, and C4 again two seconds on (the loop),
+        // where the scale as written has G4.
+        #expect(strongest([261.63, 392.0], from: 0.2, to: 0.5) == 261.63)
+        #expect(strongest([261.63, 392.0], from: 2.2, to: 2.5) == 261.63, "bar 1 again at 2 s: the loop")
+        // The song's last note, C5, sounds a tone up: D5.
+        let end = Double(mono.count) / Double(rate)
+        let onsets = WAVAnalysis.onsets(Array(mono), sampleRate: rate)
+        let last = try #require(onsets.last { $0 < end - 0.3 })
+        #expect(strongest([523.25, 587.33], from: last + 0.03, to: last + 0.3) == 587.33, "the last note after transpose +2 (onset at \(last) s)")
+    }
+}
