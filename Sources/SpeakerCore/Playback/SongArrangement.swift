@@ -395,7 +395,12 @@ public struct LoopSection: Sendable, Equatable, CustomStringConvertible {
         self.end = end
     }
 
-    public var description: String { "\(start)-\(end)" }
+    /// As `init(parsing:)` reads it back, and as a person writes it: `17-24` for a loop that ends
+    /// where bar 25 begins.
+    public var description: String {
+        if case .bars(let end) = end, end.beat == 1, end.tick == 0, end.bar > 1 { return "\(start)-\(end.bar - 1)" }
+        return "\(start)-\(end)"
+    }
 }
 
 /// A tempo as asked: a percentage of the written tempo, or beats per minute.

@@ -1,3 +1,4 @@
+import Playback
 import SpeakerdAPI
 /// What the player is doing: the current (or last) song and the queue behind it.
 ///
@@ -40,6 +41,8 @@ public struct PlaybackSnapshot: Sendable, Equatable {
     public var queued: [StatusReport.QueuedSong]
     /// Why the last song failed, while `activity` is `.failed`.
     public var error: String?
+    /// The composer's controls the current song plays with; nil while it plays as written.
+    public var controls: StatusReport.Controls?
 
     public init(activity: Activity, file: String? = nil, positionSeconds: Double? = nil,
                 durationSeconds: Double? = nil, pauseReason: PauseReason? = nil, queued: [StatusReport.QueuedSong] = [],
@@ -62,6 +65,27 @@ extension StatusReport.Playback {
     /// two meet.
     public init(_ snapshot: PlaybackSnapshot) {
         self.init(state: snapshot.activity.rawValue, file: snapshot.file, positionSeconds: snapshot.positionSeconds,
-                  durationSeconds: snapshot.durationSeconds, error: snapshot.error, queue: snapshot.queued)
+                  durationSeconds: snapshot.durationSeconds, error: snapshot.error, queue: snapshot.queued,
+                  controls: snapshot.controls)
+    }
+}
+
+extension SongArrangement {
+    /// The controls as `status` shows them; nil when the song plays as written (a start or an
+    /// end elsewhere, or a count-in, is no lasting control).
+    var controls: StatusReport.Controls? {
+        let controls = StatusReport.Controls(loop: loop?.description, tempo: tempo?.description, transpose: transpose,
+                                             mute: mute.map(\.shownName), solo: solo.map(\.shownName))
+        return controls == StatusReport.Controls() ? nil : controls
+    }
+}
+
+extension SongPart {
+    /// A part as a person named it: a channel's number, a track's name.
+    var shownName: String {
+        switch self {
+        case .channel(let number): String(number)
+        case .track(let name): name
+        }
     }
 }

@@ -408,11 +408,15 @@ public actor Player: DaemonPlayback {
             return PlaybackSnapshot(activity: .waiting, file: item.file, positionSeconds: 0,
                                 durationSeconds: item.song.durationSeconds, queued: queued)
         case let .playing(current):
-            return PlaybackSnapshot(activity: .playing, file: current.file, positionSeconds: lastPosition,
-                                durationSeconds: current.durationSeconds, queued: queued)
+            var snapshot = PlaybackSnapshot(activity: .playing, file: current.file, positionSeconds: lastPosition,
+                                            durationSeconds: current.durationSeconds, queued: queued)
+            snapshot.controls = current.arrangement.controls
+            return snapshot
         case let .paused(current, reason):
-            return PlaybackSnapshot(activity: .paused, file: current.file, positionSeconds: lastPosition,
-                                durationSeconds: current.durationSeconds, pauseReason: reason, queued: queued)
+            var snapshot = PlaybackSnapshot(activity: .paused, file: current.file, positionSeconds: lastPosition,
+                                            durationSeconds: current.durationSeconds, pauseReason: reason, queued: queued)
+            snapshot.controls = current.arrangement.controls
+            return snapshot
         case let .stopped(file, position, duration):
             return PlaybackSnapshot(activity: .stopped, file: file, positionSeconds: position,
                                 durationSeconds: duration, queued: queued)

@@ -48,6 +48,14 @@ public enum SpeakerdDBusRecords {
         if let position = playback.positionSeconds { bag["PositionSeconds"] = .double(position) }
         if let duration = playback.durationSeconds { bag["DurationSeconds"] = .double(duration) }
         if let error = playback.error { bag["Error"] = .string(error) }
+        if let controls = playback.controls {
+            bag["Controls"] = .properties([
+                "Loop": .string(controls.loop ?? ""), "Tempo": .string(controls.tempo ?? ""),
+                "Transpose": .int32(Int32(controls.transpose)),
+                "Mute": .array(element: "s", controls.mute.map(DBusValue.string)),
+                "Solo": .array(element: "s", controls.solo.map(DBusValue.string)),
+            ])
+        }
         if !playback.queue.isEmpty {
             bag["Queue"] = array(playback.queue.map { .properties(["File": .string($0.file), "DurationSeconds": .double($0.durationSeconds)]) })
         }
@@ -88,7 +96,16 @@ public enum SpeakerdDBusRecords {
                      queue: try (bag.decode("Queue", as: [[String: DBusValue]].self) ?? []).map { (entry: [String: DBusValue]) throws(DBusError) in
                          StatusReport.QueuedSong(file: try require(entry, "File", String.self),
                                                  durationSeconds: try entry.decode("DurationSeconds", as: Double.self) ?? 0)
-                     })
+                     },
+                     controls: try bag["Controls"].map { (v: DBusValue) throws(DBusError) in try controls(from: v) })
+    }
+
+    static func controls(from value: DBusValue) throws(DBusError) -> StatusReport.Controls {
+        let bag = try value.as([String: DBusValue].self, at: "controls")
+        let loop = try bag.decode("Loop", as: String.self) ?? "", tempo = try bag.decode("Tempo", as: String.self) ?? ""
+        return .init(loop: loop.isEmpty ? nil : loop, tempo: tempo.isEmpty ? nil : tempo,
+                     transpose: Int(try bag.decode("Transpose", as: Int32.self) ?? 0),
+                     mute: try bag.decode("Mute", as: [String].self) ?? [], solo: try bag.decode("Solo", as: [String].self) ?? [])
     }
 
     // MARK: - Volume

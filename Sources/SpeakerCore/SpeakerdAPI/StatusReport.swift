@@ -104,20 +104,24 @@ public struct StatusReport: Codable, Equatable, Sendable {
         public var error: String?
         /// The songs queued behind this one, in play order (`play --queue`, `play a.mid b.mid`).
         public var queue: [QueuedSong]
+        /// The composer's controls the song plays with (a loop, another tempo or key, muted or
+        /// soloed parts); the key is left out of `--json` while it plays as written.
+        public var controls: Controls?
 
         public init(state: String, file: String? = nil, positionSeconds: Double? = nil, durationSeconds: Double? = nil,
-                    error: String? = nil, queue: [QueuedSong] = []) {
+                    error: String? = nil, queue: [QueuedSong] = [], controls: Controls? = nil) {
             self.state = state
             self.file = file
             self.positionSeconds = positionSeconds
             self.durationSeconds = durationSeconds
             self.error = error
             self.queue = queue
+            self.controls = controls
         }
 
         public static let idle = Playback(state: "idle")
 
-        enum CodingKeys: String, CodingKey { case state, file, positionSeconds, durationSeconds, error, queue }
+        enum CodingKeys: String, CodingKey { case state, file, positionSeconds, durationSeconds, error, queue, controls }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -126,7 +130,8 @@ public struct StatusReport: Codable, Equatable, Sendable {
                       positionSeconds: try container.decodeIfPresent(Double.self, forKey: .positionSeconds),
                       durationSeconds: try container.decodeIfPresent(Double.self, forKey: .durationSeconds),
                       error: try container.decodeIfPresent(String.self, forKey: .error),
-                      queue: try container.decodeIfPresent([QueuedSong].self, forKey: .queue) ?? [])
+                      queue: try container.decodeIfPresent([QueuedSong].self, forKey: .queue) ?? [],
+                      controls: try container.decodeIfPresent(Controls.self, forKey: .controls))
         }
 
         public func encode(to encoder: Encoder) throws {
@@ -137,6 +142,48 @@ public struct StatusReport: Codable, Equatable, Sendable {
             try container.encode(durationSeconds, forKey: .durationSeconds)
             try container.encodeIfPresent(error, forKey: .error)
             try container.encode(queue, forKey: .queue)
+            try container.encodeIfPresent(controls, forKey: .controls)
+        }
+    }
+
+    /// The composer's controls a song plays with (`controls` in `status --json`: `loop` as
+    /// `A-B` or null, `tempo` as `80%` or `96 BPM` or null, `transpose` in semitones, `mute` and
+    /// `solo` as the parts named).
+    public struct Controls: Codable, Equatable, Sendable {
+        public var loop: String?
+        public var tempo: String?
+        public var transpose: Int
+        public var mute: [String]
+        public var solo: [String]
+
+        public init(loop: String? = nil, tempo: String? = nil, transpose: Int = 0, mute: [String] = [], solo: [String] = []) {
+            self.loop = loop
+            self.tempo = tempo
+            self.transpose = transpose
+            self.mute = mute
+            self.solo = solo
+        }
+
+        enum CodingKeys: String, CodingKey { case loop, tempo, transpose, mute, solo }
+
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(loop, forKey: .loop)
+            try container.encode(tempo, forKey: .tempo)
+            try container.encode(transpose, forKey: .transpose)
+            try container.encode(mute, forKey: .mute)
+            try container.encode(solo, forKey: .solo)
+        }
+
+        /// "loop 17-24, tempo 80%, transpose -2, muted drums": what differs from the song as written.
+        public var sentence: String {
+            var parts: [String] = []
+            if let loop { parts.append("loop \(loop)") }
+            if let tempo { parts.append("tempo \(tempo)") }
+            if transpose != 0 { parts.append("transpose \(transpose > 0 ? "+" : "")\(transpose)") }
+            if !mute.isEmpty { parts.append("muted \(mute.joined(separator: ", "))") }
+            if !solo.isEmpty { parts.append("solo \(solo.joined(separator: ", "))") }
+            return parts.isEmpty ? "as written" : parts.joined(separator: ", ")
         }
     }
 
@@ -174,7 +221,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
             "Readiness: \(DaemonReadiness(rawValue: readiness)?.spoken ?? readiness)",
             "Speaker:   \(speakerLine)",
             "Playback:  \(playbackLine)",
-        ] + nextLine + (audioPath.map { ["Audio:     \($0)"] } ?? []) + (outputChoice.map { ["Output:    auto chose \($0)"] } ?? [])
+        ] + (playback.controls.map { ["Controls:  \($0.sentence)"] } ?? []) + nextLine + (audioPath.map { ["Audio:     \($0)"] } ?? []) + (outputChoice.map { ["Output:    auto chose \($0)"] } ?? [])
             + (volume.map { ["Volume:    \($0) %"] } ?? []) + warnings.map { "Warning:   \($0)" }
         return lines.joined(separator: "\n")
     }

@@ -28,6 +28,14 @@ struct LiveControlEndToEndTests {
 
             let transposed = try await cli("transpose", "+2")
             #expect(transposed.status == 0, "\(transposed.standardError)")
+            // status says what the song plays with, on a terminal and under stable keys.
+            #expect(transposed.standardOutput.contains("Controls:  loop 1-1, transpose +2"), "\(transposed.standardOutput)")
+            let json = try await cli("status", "--json")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+            let controls = try #require((object["playback"] as? [String: Any])?["controls"] as? [String: Any], "\(json.standardOutput)")
+            #expect(Set(controls.keys) == ["loop", "tempo", "transpose", "mute", "solo"], "\(controls)")
+            #expect(controls["loop"] as? String == "1-1" && controls["transpose"] as? Int == 2 && controls["tempo"] is NSNull,
+                    "\(controls)")
             let refused = try await cli("seek", "99")
             #expect(refused.status != 0)
             #expect(refused.standardError.hasPrefix("composer-cli: cannot seek in test-c-major-scale.mid: "), "\(refused.standardError)")
@@ -39,6 +47,7 @@ struct LiveControlEndToEndTests {
 
             let unlooped = try await cli("loop", "off")
             #expect(unlooped.status == 0, "\(unlooped.standardError)")
+            #expect(unlooped.standardOutput.contains("Controls:  transpose +2"), "\(unlooped.standardOutput)")
             try await eventually("the song plays to its end once the loop is off", within: .seconds(15)) {
                 (try? await client.status().playback.state) == "idle"
             }
