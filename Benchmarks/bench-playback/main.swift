@@ -87,6 +87,15 @@ for file in renderFiles {
 let loop = try await LoopRender.measure(file: "test-karaoke-kar.mid", path: path("test-karaoke-kar.mid"), loop: "2-3", passes: 50,
                                         runs: max(3, runs / 2), font: font, scratch: scratch, fluidsynth: fluidsynth)
 
+// MARK: - A live control to the first sample of the new position
+
+var live: [LiveControlLatency.Figures] = []
+for file in ["test-karaoke-kar.mid", "test-all-gs-sounds.mid"] {
+    // A SoundFont of its own: the practice loop's source may still hold the shared one's synthesiser.
+    live.append(try await LiveControlLatency.measure(file: file, path: path(file), commands: max(20, runs * 6),
+                                                     font: try await SoundFont.load()))
+}
+
 // MARK: - RSS with and without the SoundFont
 
 let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
@@ -124,6 +133,12 @@ print("""
 | render speed, `fluidsynth -ni -F` on the passes written out as one file | \(x(loop.theirs)) |
 | ratio speakerd / fluidsynth | \(String(format: "%.2f", loop.ours / loop.theirs)) |
 | seam jitter (largest offset of a pass from its exact frame) | \(loop.seamJitterFrames) frames |
+
+| A live control (`seek`, `loop`) → first sample of the new position, device pulling \(LiveControlLatency.periodFrames)-frame periods | events | re-arranging, median (max) | to the first sample, median (max) |
+| --- | --- | --- | --- |
+\(live.map { row in
+    "| `\(row.file)` (\(row.toFirstSample.count) controls) | \(row.events) | \(ms(Measure.median(row.arrange))) (\(ms(row.arrange.max() ?? .nan))) | \(ms(Measure.median(row.toFirstSample))) (\(ms(row.toFirstSample.max() ?? .nan))) |"
+}.joined(separator: "\n"))
 
 | Process RSS (median of 3 child processes) | RSS |
 | --- | --- |

@@ -105,6 +105,11 @@ struct LiveControlAudioTests {
         let difference = zip(heard[(swap + settled)...], wanted[settled...]).map { Float(Int($0.0) - Int($0.1)) / Float(Int16.max) }
         let music = wanted[settled...].map { Float($0) / Float(Int16.max) }
         let ratio = WAVAnalysis.rms(ArraySlice(difference)) / WAVAnalysis.rms(ArraySlice(music))
-        #expect(ratio < 0.05, "after the seek the song differs from one started at bar 6 by \(ratio) of its level")
+        let firstDifference = zip(heard[swap...], wanted).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(ratio < 0.05, """
+            after the seek the song differs from one started at bar 6 by \(ratio) of its level (heard RMS \
+            \(WAVAnalysis.rms(ArraySlice(after))), wanted \(WAVAnalysis.rms(ArraySlice(music))), first differing frame \
+            \(firstDifference ?? -1) after the swap)
+            """)
     }
 }

@@ -43,6 +43,8 @@ public struct PlaybackSnapshot: Sendable, Equatable {
     public var error: String?
     /// The composer's controls the current song plays with; nil while it plays as written.
     public var controls: StatusReport.Controls?
+    /// Where the song is in its bars and beats, when that can be told (see `StatusReport.Playback`).
+    public var musicalPosition: StatusReport.MusicalPosition?
 
     public init(activity: Activity, file: String? = nil, positionSeconds: Double? = nil,
                 durationSeconds: Double? = nil, pauseReason: PauseReason? = nil, queued: [StatusReport.QueuedSong] = [],
@@ -66,7 +68,7 @@ extension StatusReport.Playback {
     public init(_ snapshot: PlaybackSnapshot) {
         self.init(state: snapshot.activity.rawValue, file: snapshot.file, positionSeconds: snapshot.positionSeconds,
                   durationSeconds: snapshot.durationSeconds, error: snapshot.error, queue: snapshot.queued,
-                  controls: snapshot.controls)
+                  controls: snapshot.controls, musicalPosition: snapshot.musicalPosition)
     }
 }
 

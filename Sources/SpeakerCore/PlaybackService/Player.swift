@@ -55,6 +55,14 @@ public actor Player: DaemonPlayback {
         /// (the session's timeline starts again at each control).
         var underLiveControl = false
 
+        /// Bar and beat at `position` (as the status tells it), when it is the written song's.
+        func musicalPosition(at position: Double) -> StatusReport.MusicalPosition? {
+            guard underLiveControl || arrangement.isIdentity, let bars = written.bars, bars.barCount > 0 else { return nil }
+            let place = bars.position(atSeconds: min(position, written.durationSeconds))
+            return StatusReport.MusicalPosition(bar: min(place.bar, bars.barCount), beat: place.bar > bars.barCount ? 1 : place.beat,
+                                                bars: bars.barCount)
+        }
+
         /// A position on the session's timeline as the status tells it.
         func songPosition(_ timeline: Double) -> Double {
             underLiveControl ? arrangement.songSeconds(atArranged: timeline, in: written) : timeline
@@ -411,11 +419,13 @@ public actor Player: DaemonPlayback {
             var snapshot = PlaybackSnapshot(activity: .playing, file: current.file, positionSeconds: lastPosition,
                                             durationSeconds: current.durationSeconds, queued: queued)
             snapshot.controls = current.arrangement.controls
+            snapshot.musicalPosition = current.musicalPosition(at: lastPosition)
             return snapshot
         case let .paused(current, reason):
             var snapshot = PlaybackSnapshot(activity: .paused, file: current.file, positionSeconds: lastPosition,
                                             durationSeconds: current.durationSeconds, pauseReason: reason, queued: queued)
             snapshot.controls = current.arrangement.controls
+            snapshot.musicalPosition = current.musicalPosition(at: lastPosition)
             return snapshot
         case let .stopped(file, position, duration):
             return PlaybackSnapshot(activity: .stopped, file: file, positionSeconds: position,

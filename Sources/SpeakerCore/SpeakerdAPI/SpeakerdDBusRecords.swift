@@ -48,6 +48,10 @@ public enum SpeakerdDBusRecords {
         if let position = playback.positionSeconds { bag["PositionSeconds"] = .double(position) }
         if let duration = playback.durationSeconds { bag["DurationSeconds"] = .double(duration) }
         if let error = playback.error { bag["Error"] = .string(error) }
+        if let place = playback.musicalPosition {
+            bag["MusicalPosition"] = .properties(["Bar": .int32(Int32(clamping: place.bar)), "Beat": .int32(Int32(clamping: place.beat)),
+                                                  "Bars": .int32(Int32(clamping: place.bars))])
+        }
         if let controls = playback.controls {
             bag["Controls"] = .properties([
                 "Loop": .string(controls.loop ?? ""), "Tempo": .string(controls.tempo ?? ""),
@@ -97,7 +101,13 @@ public enum SpeakerdDBusRecords {
                          StatusReport.QueuedSong(file: try require(entry, "File", String.self),
                                                  durationSeconds: try entry.decode("DurationSeconds", as: Double.self) ?? 0)
                      },
-                     controls: try bag["Controls"].map { (v: DBusValue) throws(DBusError) in try controls(from: v) })
+                     controls: try bag["Controls"].map { (v: DBusValue) throws(DBusError) in try controls(from: v) },
+                     musicalPosition: try bag["MusicalPosition"].map { (v: DBusValue) throws(DBusError) in
+                         let place = try v.as([String: DBusValue].self, at: "musicalPosition")
+                         return StatusReport.MusicalPosition(bar: Int(try require(place, "Bar", Int32.self)),
+                                                             beat: Int(try require(place, "Beat", Int32.self)),
+                                                             bars: Int(try require(place, "Bars", Int32.self)))
+                     })
     }
 
     static func controls(from value: DBusValue) throws(DBusError) -> StatusReport.Controls {

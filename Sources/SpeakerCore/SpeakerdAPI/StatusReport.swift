@@ -107,9 +107,15 @@ public struct StatusReport: Codable, Equatable, Sendable {
         /// The composer's controls the song plays with (a loop, another tempo or key, muted or
         /// soloed parts); the key is left out of `--json` while it plays as written.
         public var controls: Controls?
+        /// Where the song is in its bars and beats (from its time signatures, 4/4 where it has
+        /// none); the key is left out for a song without bars, or one started elsewhere than
+        /// its start (`play --from`), whose position counts from there.
+        public var musicalPosition: MusicalPosition?
 
         public init(state: String, file: String? = nil, positionSeconds: Double? = nil, durationSeconds: Double? = nil,
-                    error: String? = nil, queue: [QueuedSong] = [], controls: Controls? = nil) {
+                    error: String? = nil, queue: [QueuedSong] = [], controls: Controls? = nil,
+                    musicalPosition: MusicalPosition? = nil) {
+            self.musicalPosition = musicalPosition
             self.state = state
             self.file = file
             self.positionSeconds = positionSeconds
@@ -121,7 +127,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
 
         public static let idle = Playback(state: "idle")
 
-        enum CodingKeys: String, CodingKey { case state, file, positionSeconds, durationSeconds, error, queue, controls }
+        enum CodingKeys: String, CodingKey { case state, file, positionSeconds, durationSeconds, error, queue, controls, musicalPosition }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -131,7 +137,8 @@ public struct StatusReport: Codable, Equatable, Sendable {
                       durationSeconds: try container.decodeIfPresent(Double.self, forKey: .durationSeconds),
                       error: try container.decodeIfPresent(String.self, forKey: .error),
                       queue: try container.decodeIfPresent([QueuedSong].self, forKey: .queue) ?? [],
-                      controls: try container.decodeIfPresent(Controls.self, forKey: .controls))
+                      controls: try container.decodeIfPresent(Controls.self, forKey: .controls),
+                      musicalPosition: try container.decodeIfPresent(MusicalPosition.self, forKey: .musicalPosition))
         }
 
         public func encode(to encoder: Encoder) throws {
@@ -143,7 +150,23 @@ public struct StatusReport: Codable, Equatable, Sendable {
             try container.encodeIfPresent(error, forKey: .error)
             try container.encode(queue, forKey: .queue)
             try container.encodeIfPresent(controls, forKey: .controls)
+            try container.encodeIfPresent(musicalPosition, forKey: .musicalPosition)
         }
+    }
+
+    /// "bar 17 beat 3 of 64" (`musicalPosition` in `status --json`: `bar`, `beat`, `bars`).
+    public struct MusicalPosition: Codable, Equatable, Sendable {
+        public var bar: Int
+        public var beat: Int
+        public var bars: Int
+
+        public init(bar: Int, beat: Int, bars: Int) {
+            self.bar = bar
+            self.beat = beat
+            self.bars = bars
+        }
+
+        public var sentence: String { "bar \(bar) beat \(beat) of \(bars)" }
     }
 
     /// The composer's controls a song plays with (`controls` in `status --json`: `loop` as
@@ -215,6 +238,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
             playbackLine += " " + formatClock(position)
             if let duration = playback.durationSeconds { playbackLine += " / " + formatClock(duration) }
         }
+        if let place = playback.musicalPosition { playbackLine += ", " + place.sentence }
         if let error = playback.error { playbackLine += ": \(error)" }
         let lines = [
             "Status:    \(message)",

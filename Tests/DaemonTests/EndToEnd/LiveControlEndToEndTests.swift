@@ -36,6 +36,11 @@ struct LiveControlEndToEndTests {
             #expect(Set(controls.keys) == ["loop", "tempo", "transpose", "mute", "solo"], "\(controls)")
             #expect(controls["loop"] as? String == "1-1" && controls["transpose"] as? Int == 2 && controls["tempo"] is NSNull,
                     "\(controls)")
+            // And where the song is in its bars: inside the looped bar 1 of the scale's 2.
+            #expect(transposed.standardOutput.contains(", bar 1 beat "), "\(transposed.standardOutput)")
+            #expect(transposed.standardOutput.contains(" of 2\n"), "\(transposed.standardOutput)")
+            let place = try #require((object["playback"] as? [String: Any])?["musicalPosition"] as? [String: Any], "\(json.standardOutput)")
+            #expect(Set(place.keys) == ["bar", "beat", "bars"] && place["bar"] as? Int == 1 && place["bars"] as? Int == 2, "\(place)")
             let refused = try await cli("seek", "99")
             #expect(refused.status != 0)
             #expect(refused.standardError.hasPrefix("composer-cli: cannot seek in test-c-major-scale.mid: "), "\(refused.standardError)")
