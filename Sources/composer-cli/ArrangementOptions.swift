@@ -17,8 +17,10 @@ struct ArrangementOptions: ParsableArguments {
         valueName: "A-B"))
     var loop: String?
 
-    @Option(name: .customLong("loop-count"), help: ArgumentHelp("Plays the loop this many times (1 to 1000).", valueName: "n"))
-    var loopCount: Int = 1
+    @Option(name: .customLong("loop-count"), help: ArgumentHelp(
+        "Plays the loop this many times (1 to 1000); without it, play loops until 'composer-cli loop off' and render plays it once.",
+        valueName: "n"))
+    var loopCount: Int?
 
     @Option(help: ArgumentHelp("Plays at this tempo: a percentage (80%) or quarter notes per minute (96bpm).", valueName: "tempo"))
     var tempo: String?
@@ -37,17 +39,25 @@ struct ArrangementOptions: ParsableArguments {
     var countIn: Int = 0
 
     func validate() throws {
+        if let loopCount, !(1...SongArrangement.maxLoopPasses).contains(loopCount) {
+            throw ValidationError("--loop-count: a loop plays 1 to \(SongArrangement.maxLoopPasses) times, not \(loopCount)")
+        }
         _ = try arrangement()
+        do { _ = try text.arrangement() } catch { throw ValidationError(error.description) }
     }
 
-    /// The options as written, for `play` to send to speakerd (which checks them again).
-    var text: ArrangementText {
+    /// The options as written, for `play` to send to speakerd (which checks them again): a loop
+    /// without `--loop-count` plays until `composer-cli loop off` (LoopCount 0).
+    var text: ArrangementText { written(loopCount: loopCount ?? (loop != nil ? 0 : 1)) }
+
+    /// The arrangement `render` writes (a loop without `--loop-count` plays once); a malformed
+    /// value is a usage error naming the option.
+    func arrangement() throws -> SongArrangement {
+        do { return try written(loopCount: loopCount ?? 1).arrangement() } catch { throw ValidationError(error.description) }
+    }
+
+    private func written(loopCount: Int) -> ArrangementText {
         ArrangementText(from: from, to: to, loop: loop, loopCount: loopCount, tempo: tempo, transpose: transpose,
                         mute: mute, solo: solo, countIn: countIn)
-    }
-
-    /// The arrangement asked for; a malformed value is a usage error naming the option.
-    func arrangement() throws -> SongArrangement {
-        do { return try text.arrangement() } catch { throw ValidationError(error.description) }
     }
 }

@@ -106,6 +106,12 @@ public actor PlaybackSession {
     /// output fails before any audio (a device that cannot be opened). A session that has
     /// started already refuses (the next song needs a session of its own).
     public func start(_ song: MIDISong, title: String) async throws {
+        try await start(ArrangedSong(song: song), title: title)
+    }
+
+    /// `start` for a song laid out for live play: a section loop repeats until a live control
+    /// replaces the timeline (`SongArrangement.arrangeLive`).
+    public func start(_ song: ArrangedSong, title: String) async throws {
         guard state == .idle else { throw PlaybackSessionError(operation: "start \(title)", state: state) }
         let myGeneration = generation
         state = .loading
@@ -116,7 +122,7 @@ public actor PlaybackSession {
             try await output.waitUntilReady()
             try Task.checkCancellation()
             guard generation == myGeneration else { throw CancellationError() }
-            newSource = try PlaybackSource(song: song, soundFont: soundFont, preRoll: preRoll,
+            newSource = try PlaybackSource(arranged: song, soundFont: soundFont, preRoll: preRoll,
                                            keepAliveWhilePaused: keepAliveWhilePaused, keepAliveSound: keepAliveSound)
         } catch {
             if generation == myGeneration {

@@ -96,7 +96,14 @@ public final class PlaybackSource: Sendable {
     ///     of a new stream; this makes those moments silence instead of the song's first note.
     ///   - keepAliveWhilePaused: a real-time device hears the keep-alive signal instead of digital
     ///     silence while the song is paused (`keep_alive`).
-    public init(song: MIDISong, soundFont: SoundFont, preRoll: Duration = .zero,
+    public convenience init(song: MIDISong, soundFont: SoundFont, preRoll: Duration = .zero,
+                            keepAliveWhilePaused: Bool = false, keepAliveSound: KeepAliveSound = .bursts) throws(SoundFontError) {
+        try self.init(arranged: ArrangedSong(song: song), soundFont: soundFont, preRoll: preRoll,
+                      keepAliveWhilePaused: keepAliveWhilePaused, keepAliveSound: keepAliveSound)
+    }
+
+    /// A song laid out for live play, whose section loop (if any) repeats until replaced.
+    public init(arranged song: ArrangedSong, soundFont: SoundFont, preRoll: Duration = .zero,
                 keepAliveWhilePaused: Bool = false, keepAliveSound: KeepAliveSound = .bursts) throws(SoundFontError) {
         let synthesizer = try soundFont.lease()
         let scheduler = SongScheduler(song: song, sampleRate: soundFont.sampleRate)

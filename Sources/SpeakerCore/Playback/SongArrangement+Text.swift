@@ -7,7 +7,8 @@ extension ArrangementText {
             guard let text else { return nil }
             do { return try MIDISongPosition(parsing: text) } catch { throw .init(option: option, message: "\(error)") }
         }
-        guard (1...SongArrangement.maxLoopPasses).contains(loopCount) else {
+        // 0 (what `play --loop` sends without --loop-count): until `composer-cli loop off`.
+        guard ((loop == nil ? 1 : 0)...SongArrangement.maxLoopPasses).contains(loopCount) else {
             throw .init(option: "loop-count", message: "a loop plays 1 to \(SongArrangement.maxLoopPasses) times, not \(loopCount)")
         }
         guard SongArrangement.transposeRange.contains(transpose) else {

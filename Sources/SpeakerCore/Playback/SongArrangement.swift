@@ -25,7 +25,8 @@ public struct SongArrangement: Sendable, Equatable {
     /// The section to loop, played `loopPasses` times (its start is where the song starts when no
     /// `from` is given).
     public var loop: LoopSection?
-    /// How many times the loop plays (offline renders; live, a loop plays until turned off).
+    /// How many times the loop plays; 0: until it is turned off (`play --loop` without
+    /// `--loop-count`, live only: `arrangeLive`).
     public var loopPasses: Int
     public var tempo: TempoChange?
     /// Semitones, -48...48.
@@ -47,6 +48,9 @@ public struct SongArrangement: Sendable, Equatable {
         self.countInBars = countInBars
     }
 
+    /// Whether the section loop repeats until it is turned off (live play only).
+    public var loopsUntilTurnedOff: Bool { loop != nil && loopPasses == 0 }
+
     /// Whether the song plays as written.
     public var isIdentity: Bool { self == SongArrangement() }
 
@@ -64,6 +68,7 @@ public struct SongArrangement: Sendable, Equatable {
     /// The song as arranged, or one clear error for a control that does not fit it.
     public func arrange(_ song: MIDISong, limits: MIDIReadLimits = .default) throws(SongArrangementError) -> MIDISong {
         guard !isIdentity else { return song }
+        guard loopPasses >= 1 else { throw .loopPasses(loopPasses) }
         return try lay(song, limits: limits, loopingLive: false).song
     }
 
@@ -87,7 +92,7 @@ public struct SongArrangement: Sendable, Equatable {
     }
 
     func layout(of song: MIDISong) throws(SongArrangementError) -> Layout {
-        guard (1...Self.maxLoopPasses).contains(loopPasses) else { throw .loopPasses(loopPasses) }
+        guard ((loop == nil ? 1 : 0)...Self.maxLoopPasses).contains(loopPasses) else { throw .loopPasses(loopPasses) }
         guard (0...Self.maxCountInBars).contains(countInBars) else { throw .countIn(countInBars) }
         guard Self.transposeRange.contains(transpose) else { throw .transpose(transpose) }
         let start: Double, end: Double
@@ -119,7 +124,7 @@ public struct SongArrangement: Sendable, Equatable {
         let length = section.end - section.start
         let intoPasses = written - first
         // Live, the scheduler repeats the one pass; offline, `loopPasses - 1` passes follow.
-        guard loopPasses == 1 || intoPasses < Double(loopPasses - 1) * length else { return section.end }
+        guard loopPasses <= 1 || intoPasses < Double(loopPasses - 1) * length else { return section.end }
         return section.start + intoPasses.truncatingRemainder(dividingBy: length)
     }
 

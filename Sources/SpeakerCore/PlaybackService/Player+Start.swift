@@ -35,7 +35,7 @@ extension Player {
         let events = await session.events()
         guard currentTicket == item.ticket else { throw abandonment(of: item) }
 
-        let playing = Task { try await session.start(item.song, title: item.file) }
+        let playing = Task { try await session.start(ArrangedSong(song: item.song, loopStart: item.loopStart), title: item.file) }
         state = .starting(item, session: session, task: playing)
         let outcome = await withTaskCancellationHandler { await playing.result } onCancel: { playing.cancel() }
         guard currentTicket == item.ticket else {
@@ -57,9 +57,11 @@ extension Player {
                 if await !self.sessionReported(event, ticket: item.ticket) { return }
             }
         }
-        let current = CurrentSong(ticket: item.ticket, file: item.file, durationSeconds: item.song.durationSeconds,
+        // A loop until `loop off` is told in the written song's seconds, as under a live control.
+        let current = CurrentSong(ticket: item.ticket, file: item.file,
+                                  durationSeconds: item.loopStart != nil ? item.written.durationSeconds : item.song.durationSeconds,
                                   session: session, written: item.written, arrangement: item.arrangement,
-                                  sessionEvents: forwarder)
+                                  underLiveControl: item.loopStart != nil, sessionEvents: forwarder)
         state = .playing(current)
         lastPosition = 0
         // Said when the song starts, not when it was asked for: a queued or waiting song may never play.

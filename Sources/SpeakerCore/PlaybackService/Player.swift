@@ -40,6 +40,8 @@ public actor Player: DaemonPlayback {
         let written: MIDISong
         /// The controls `song` was arranged with.
         let arrangement: SongArrangement
+        /// Where the pass of a loop that repeats until `loop off` begins in `song`.
+        let loopStart: ArrangedSong.LoopStart?
     }
 
     /// The song that owns the session.
@@ -220,12 +222,19 @@ public actor Player: DaemonPlayback {
                                                    clock: clock, budget: readBudget)
         let written = song
         var arrangement = SongArrangement()
+        var loopStart: ArrangedSong.LoopStart?
         if !request.arrangement.isEmpty {
             // The composer's controls, checked again (any client may send them) and applied
             // under the reader's limits: a loop of a thousand passes is bounded like a long file.
             do {
                 arrangement = try request.arrangement.arrangement()
-                song = try arrangement.arrange(song, limits: settings.readLimits)
+                if arrangement.loopsUntilTurnedOff {
+                    // `play --loop A-B` without a count: the pass repeats until `loop off`.
+                    let arranged = try arrangement.arrangeLive(song, limits: settings.readLimits)
+                    (song, loopStart) = (arranged.song, arranged.loopStart)
+                } else {
+                    song = try arrangement.arrange(song, limits: settings.readLimits)
+                }
             } catch let error as ArrangementTextError {
                 throw .invalidSong(file: request.displayName, reason: error.description)
             } catch {
@@ -235,7 +244,8 @@ public actor Player: DaemonPlayback {
         if !gate.isReached(.playbackReady), let waiting, !waiting.waitingCanSucceed {
             throw .cannotWait(file: request.displayName, reason: waiting.message)
         }
-        return try await play(song, named: request.displayName, queue: request.queue, written: written, arrangement: arrangement)
+        return try await play(song, named: request.displayName, queue: request.queue, written: written, arrangement: arrangement,
+                              loopStart: loopStart)
     }
 
     public func play(file: FileDescriptor, displayName: String, queue: Bool) async throws(PlaybackServiceError) -> PlaybackSnapshot {
@@ -245,7 +255,8 @@ public actor Player: DaemonPlayback {
     /// Plays an already read song (in-process callers and `play(_: PlayRequest)`).
     /// `written` is the song before `arrangement` (the composer's controls) made `song` of it.
     public func play(_ song: MIDISong, named file: String, queue wantsQueue: Bool = false,
-                     written: MIDISong? = nil, arrangement: SongArrangement = SongArrangement()) async throws(PlaybackServiceError) -> PlaybackSnapshot {
+                     written: MIDISong? = nil, arrangement: SongArrangement = SongArrangement(),
+                     loopStart: ArrangedSong.LoopStart? = nil) async throws(PlaybackServiceError) -> PlaybackSnapshot {
         if case .shutDown = state { throw .shuttingDown }
         watchSpeakerIfNeeded()
         let memory = song.memoryFootprint + (arrangement.isIdentity ? 0 : (written?.memoryFootprint ?? 0))
@@ -253,7 +264,8 @@ public actor Player: DaemonPlayback {
             throw .busy(file: file, reason: reason)
         }
         let item = PendingSong(ticket: nextTicket, song: song, file: file, memory: memory,
-                               written: arrangement.isIdentity ? song : (written ?? song), arrangement: arrangement)
+                               written: arrangement.isIdentity ? song : (written ?? song), arrangement: arrangement,
+                               loopStart: loopStart)
         nextTicket += 1
         if wantsQueue, currentTicket != nil {
             queue.append(item)

@@ -79,4 +79,36 @@ struct LiveControlEndToEndTests {
         let last = try #require(onsets.last { $0 < end - 0.3 })
         #expect(strongest([523.25, 587.33], from: last + 0.03, to: last + 0.3) == 587.33, "the last note after transpose +2 (onset at \(last) s)")
     }
+
+    @Test("play --loop 1-1 without a count loops bar 1 until 'loop off', then the song plays to its end")
+    func playLoopsUntilTurnedOff() async throws {
+        let scale = try GatedPlayEndToEndTests.song()
+        let wav = try await ArrangedPlayEndToEndTests.withReadySpeakerd { bus, client in
+            let played = try await ExecutableRun.run("composer-cli", ["play", scale, "--loop", "1-1", "--bus", bus])
+            #expect(played.status == 0, "\(played.standardError)")
+            #expect(played.standardOutput.contains("Controls:  loop 1-1"), "\(played.standardOutput)")
+            // Two and a half passes of the 2 s bar: still playing, still in bar 1.
+            try await Task.sleep(for: .seconds(5))
+            let status = try await client.status().playback
+            #expect(status.state == "playing" && status.musicalPosition?.bar == 1, "\(status)")
+            #expect(status.durationSeconds.map { abs($0 - 4) < 0.05 } == true, "the written song's length: \(status)")
+            let off = try await ExecutableRun.run("composer-cli", ["loop", "off", "--bus", bus])
+            #expect(off.status == 0, "\(off.standardError)")
+            try await eventually("the song plays to its end once the loop is off", within: .seconds(15)) {
+                (try? await client.status().playback.state) == "idle"
+            }
+        }
+        let file = try #require(wav, "speakerd wrote no WAV")
+        let mono = file.monoFloat, rate = file.sampleRate
+        #expect(file.seconds > 7, "at least two more passes of bar 1 than the 4 s song: \(file.seconds) s")
+        func strongest(_ candidates: [Double], from: Double, to: Double) -> Double {
+            let window = mono[Int(from * Double(rate))..<min(mono.count, Int(to * Double(rate)))]
+            return candidates.max { WAVAnalysis.energy(at: $0, in: window, sampleRate: rate) < WAVAnalysis.energy(at: $1, in: window, sampleRate: rate) }!
+        }
+        // C4 at the start of each pass (after the 150 ms pre-roll), where the scale has G4 at 2 s.
+        for pass in 0..<3 {
+            let start = 0.2 + Double(pass) * 2
+            #expect(strongest([261.63, 392.0], from: start, to: start + 0.3) == 261.63, "pass \(pass + 1) begins with C4")
+        }
+    }
 }
