@@ -99,7 +99,7 @@ public enum LiveControl: Sendable, Equatable, CustomStringConvertible {
             case .beatsPerMinute(let bpm): "\(bpm)bpm"
             }
         case .transpose(let semitones): "\(semitones)"
-        case .mute(let parts), .solo(let parts): parts.map(\.wireName).joined(separator: ",")
+        case .mute(let parts), .solo(let parts): parts.map(\.name).joined(separator: ",")
         case .unmute: ""
         }
     }
@@ -181,8 +181,9 @@ public struct LiveControlError: Error, Sendable, Equatable, CustomStringConverti
 }
 
 extension SongPart {
-    /// The part as `SongPart.list(parsing:)` reads it back.
-    var wireName: String {
+    /// The part as a person named it, and as `SongPart.list(parsing:)` reads it back: a
+    /// channel's number, a track's name.
+    public var name: String {
         switch self {
         case .channel(let number): String(number)
         case .track(let name): name

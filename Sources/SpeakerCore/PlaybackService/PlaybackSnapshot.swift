@@ -77,17 +77,7 @@ extension SongArrangement {
     /// end elsewhere, or a count-in, is no lasting control).
     var controls: StatusReport.Controls? {
         let controls = StatusReport.Controls(loop: loop?.description, tempo: tempo?.description, transpose: transpose,
-                                             mute: mute.map(\.shownName), solo: solo.map(\.shownName))
+                                             mute: mute.map(\.name), solo: solo.map(\.name))
         return controls == StatusReport.Controls() ? nil : controls
-    }
-}
-
-extension SongPart {
-    /// A part as a person named it: a channel's number, a track's name.
-    var shownName: String {
-        switch self {
-        case .channel(let number): String(number)
-        case .track(let name): name
-        }
     }
 }
