@@ -51,7 +51,12 @@ public final class SpawnedProcess: Sendable {
     }
 
     /// Starts `executable` (a path; no `PATH` search) with `arguments` after its own name.
-    /// - Parameter environment: the child's whole environment; nil passes on this process's.
+    /// - Parameter environment: the child's whole environment; nil passes on this process's. Either
+    ///   way the child keeps this process's sanitizer settings (`ASAN_OPTIONS`, `LSAN_OPTIONS`,
+    ///   `UBSAN_OPTIONS`) unless `environment` sets them: under `scripts/leak-check` a child must
+    ///   write its report where the run collects them and must not die at exit on a leak it finds
+    ///   (LeakSanitizer's default exit code 23 ends the process before its buffered output is
+    ///   written, so a test reading the child's output would see it empty).
     /// - Throws: `SpawnError` when the program cannot be started (missing, not executable) or a
     ///   pipe or the waiting thread cannot be created.
     public static func spawn(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
@@ -103,11 +108,15 @@ public final class SpawnedProcess: Sendable {
         var pid: pid_t = 0
         let spawned = withCStrings([executable] + arguments) { argv in
             if let environment {
-                withCStrings(environment.map { "\($0.key)=\($0.value)" }) { envp in
+                var whole = environment
+                for name in ["ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"] where whole[name] == nil {
+                    if let value = getenv(name) { whole[name] = String(cString: value) }
+                }
+                return withCStrings(whole.map { "\($0.key)=\($0.value)" }) { envp in
                     posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
                 }
             } else {
-                posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+                return posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
             }
         }
         for pipe in pipes.compactMap({ $0 }) { close(pipe.theirs) }
