@@ -106,7 +106,8 @@ public enum LiveControl: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { value.isEmpty ? name : "\(name) \(value)" }
 
-    /// The arrangement after this control, the song being at `seconds` of the written song now.
+    /// The arrangement after this control, the song being at `seconds` of the written song now;
+    /// the player lays it out next, which refuses what does not fit the song.
     ///
     /// The song goes on from where it is (a seek: from its target), with no count-in. A seek
     /// outside a loop's section turns the loop off; a loop set while the song is outside its
@@ -151,9 +152,8 @@ public enum LiveControl: Sendable, Equatable, CustomStringConvertible {
             next.mute = []
             next.solo = []
         }
-        // The arrangement must fit the song (a track named that way, a tempo in range).
-        _ = try next.layout(of: song)
-        _ = try next.silencedChannels(in: song)
+        // Whether it fits the song (a track named that way, a tempo in range) is for the layout
+        // that follows (`arrangeLive`) to say: it throws the same errors.
         return next
     }
 

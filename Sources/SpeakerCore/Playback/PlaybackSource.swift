@@ -230,7 +230,9 @@ public final class PlaybackSource: Sendable {
     /// music): since the start, or since the last live control, within a live loop's pass.
     public var positionSeconds: Double {
         let (frames, end) = state.withLock { state in
-            state.replacement != nil ? (0, state.replacement!.endFrame) : (state.timeline, state.scheduler?.endFrame ?? 0)
+            // A control not yet taken up: its timeline starts at 0.
+            if let next = state.replacement { return (0, next.endFrame) }
+            return (state.timeline, state.scheduler?.endFrame ?? 0)
         }
         return min(Double(frames), Double(end)) / Double(sampleRate)
     }

@@ -88,7 +88,8 @@ public struct SongArrangement: Sendable, Equatable {
         var stop: Double
         var section: (start: Double, end: Double)?
         var factor: Double
-        var countInSeconds: Double
+        /// The count-in's clicks and length at `start` (none without `countInBars`).
+        var countIn: (events: [MIDITimedEvent], seconds: Double)
     }
 
     func layout(of song: MIDISong) throws(SongArrangementError) -> Layout {
@@ -108,7 +109,7 @@ public struct SongArrangement: Sendable, Equatable {
         let stop = section?.end ?? end
         guard start < stop || (start == 0 && stop == 0) else { throw .startsAfterEnd(start: start, end: stop) }
         return Layout(start: start, stop: stop, section: section, factor: try tempoFactor(for: song, at: start),
-                      countInSeconds: countInEvents(for: song, at: start).seconds)
+                      countIn: countInEvents(for: song, at: start))
     }
 
     /// Where in the written song (its seconds) the arranged song is at `seconds` of its own
@@ -116,7 +117,7 @@ public struct SongArrangement: Sendable, Equatable {
     /// section. For `status`, and for the live controls, which start again from there.
     public func songSeconds(atArranged seconds: Double, in song: MIDISong) -> Double {
         guard !isIdentity, let layout = try? layout(of: song) else { return seconds }
-        let written = seconds * layout.factor - layout.countInSeconds
+        let written = seconds * layout.factor - layout.countIn.seconds
         guard written > 0 else { return layout.start }
         let first = layout.stop - layout.start
         if written < first { return layout.start + written }
@@ -133,7 +134,7 @@ public struct SongArrangement: Sendable, Equatable {
         let (start, stop, section, factor) = (layout.start, layout.stop, layout.section, layout.factor)
         let silenced = try silencedChannels(in: song)
 
-        let countIn = countInEvents(for: song, at: start)
+        let countIn = layout.countIn
         var written = countIn.seconds  // song seconds laid down so far (before the tempo change)
         var segments = [(start, stop)]
         if let section, loopingLive {
