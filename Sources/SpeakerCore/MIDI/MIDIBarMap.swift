@@ -24,7 +24,8 @@ public struct MIDIBarMap: Sendable, Equatable {
     public let endTick: Int
 
     /// The bar map of `file`, or nil when the file has no bars (SMPTE timing, format 2).
-    public init?(file: MIDIFile) {
+    /// `tempo` is the file's tempo map when the caller already has it (a song shares one copy).
+    public init?(file: MIDIFile, tempo: MIDITempoMap? = nil) {
         guard file.format != .sequentialTracks, case .ticksPerQuarterNote(let ppq) = file.division, ppq > 0 else { return nil }
         var changes: [(tick: Int, meter: MIDIMeter)] = []
         for track in file.tracks {
@@ -34,7 +35,7 @@ public struct MIDIBarMap: Sendable, Equatable {
                 changes.append((event.tick, meter))
             }
         }
-        self.init(ticksPerQuarter: Int(ppq), tempo: MIDITempoMap(file: file, tracks: file.tracks.indices),
+        self.init(ticksPerQuarter: Int(ppq), tempo: tempo ?? MIDITempoMap(file: file, tracks: file.tracks.indices),
                   meterChanges: changes, endTick: file.tracks.map(\.endTick).max() ?? 0)
     }
 

@@ -10,8 +10,59 @@ extension MIDISong {
     /// song sits on an external timecode, which a player without one ignores (as the corpus's
     /// `test-smpte-offset.mid` expects).
     public init(_ file: MIDIFile, limits: MIDIReadLimits = .default) throws(MIDIFileError) {
-        var timelines: [[MIDITimedEvent]] = []
+        let shared = file.format == .sequentialTracks ? nil : MIDITempoMap(file: file, tracks: file.tracks.indices)
         var duration = 0.0
+        var trackStart = 0.0
+        for (trackIndex, track) in file.tracks.enumerated() {
+            let map = shared ?? MIDITempoMap(file: file, tracks: [trackIndex])
+            let end = trackStart + map.seconds(atTick: track.endTick)
+            duration = max(duration, end)
+            if shared == nil { trackStart = end }
+        }
+        guard duration <= limits.maxDurationSeconds else {
+            throw MIDIFileError(.limitExceeded(.durationSeconds, value: Self.wholeSeconds(duration),
+                                               limit: Self.wholeSeconds(limits.maxDurationSeconds)))
+        }
+        let events = shared.flatMap { Self.tickEvents(of: file, map: $0) } ?? Self.secondsEvents(of: file)
+        self.init(
+            events: events,
+            durationSeconds: duration,
+            title: file.tracks.lazy.compactMap(\.name).first,
+            trackNames: file.tracks.map(\.name),
+            warnings: file.warnings,
+            bars: MIDIBarMap(file: file, tempo: shared),
+            trackChannels: file.tracks.map(Self.channels))
+    }
+
+    /// Formats 0 and 1, packed with their ticks under the shared tempo map (6 bytes an event),
+    /// merged in the order of the seconds those ticks fall at, as `secondsEvents` would: nil when
+    /// the song cannot be packed so (a tick past 27 bits; see `MIDIEventList.TickBuilder`).
+    private static func tickEvents(of file: MIDIFile, map: MIDITempoMap) -> MIDIEventList? {
+        var builder = MIDIEventList.TickBuilder(map: map)
+        var timelines: [ContiguousArray<UInt64>] = []
+        for track in file.tracks {
+            var timeline = ContiguousArray<UInt64>()
+            timeline.reserveCapacity(track.events.count)
+            for event in track.events {
+                guard let message = Self.playable(event.kind) else { continue }
+                guard let value = builder.value(tick: event.tick, message: message) else { return nil }
+                timeline.append(value)
+            }
+            timelines.append(timeline)
+        }
+        // The tempo map keeps ticks in order; where two ticks fall at the same seconds (a Double
+        // far from 0 cannot tell neighbouring ticks of a very fast tempo apart) the earlier track
+        // wins the tie, as in a merge by seconds.
+        let merged = MIDITimelineMerge.merge(timelines) { right, left in
+            builder.tick(of: right) < builder.tick(of: left) && builder.seconds(of: right) < builder.seconds(of: left)
+        }
+        return builder.list(merged)
+    }
+
+    /// Any file, each event with its seconds: format 2's tracks follow one another, each under
+    /// its own tempo map.
+    private static func secondsEvents(of file: MIDIFile) -> MIDIEventList {
+        var timelines: [[MIDITimedEvent]] = []
         var trackStart = 0.0
         let shared = file.format == .sequentialTracks ? nil : MIDITempoMap(file: file, tracks: file.tracks.indices)
         for (trackIndex, track) in file.tracks.enumerated() {
@@ -23,22 +74,9 @@ extension MIDISong {
                 timeline.append(MIDITimedEvent(seconds: trackStart + map.seconds(atTick: event.tick), message: message))
             }
             timelines.append(timeline)
-            let end = trackStart + map.seconds(atTick: track.endTick)
-            duration = max(duration, end)
-            if shared == nil { trackStart = end }
+            if shared == nil { trackStart += map.seconds(atTick: track.endTick) }
         }
-        guard duration <= limits.maxDurationSeconds else {
-            throw MIDIFileError(.limitExceeded(.durationSeconds, value: Self.wholeSeconds(duration),
-                                               limit: Self.wholeSeconds(limits.maxDurationSeconds)))
-        }
-        self.init(
-            events: MIDITimelineMerge.merge(timelines),
-            durationSeconds: duration,
-            title: file.tracks.lazy.compactMap(\.name).first,
-            trackNames: file.tracks.map(\.name),
-            warnings: file.warnings,
-            bars: MIDIBarMap(file: file),
-            trackChannels: file.tracks.map(Self.channels))
+        return MIDIEventList(MIDITimelineMerge.merge(timelines))
     }
 
     /// The channels a track's channel messages use.

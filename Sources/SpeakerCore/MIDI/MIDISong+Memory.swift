@@ -1,8 +1,8 @@
 /// What a parsed song costs in memory, so that a queue of songs can be bounded in bytes and not
 /// only in count.
 extension MIDISong {
-    /// The bytes this song holds on the heap, give or take malloc's rounding: the event array's
-    /// capacity, each system-exclusive message's own buffer, the names and the warnings.
+    /// The bytes this song holds on the heap, give or take malloc's rounding: the packed events
+    /// with their clock and system-exclusive table, the names, the warnings and the bar map.
     ///
     /// An estimate from the types' layouts, not a measurement: it is what the queue's memory limit
     /// counts, and `bench-song-memory` checks it against the heap a parsed song really takes.
@@ -13,10 +13,7 @@ extension MIDISong {
             let count = text.utf8.count
             return count <= 15 ? 0 : count + arrayHeader  // short strings live inline
         }
-        var bytes = arrayHeader + events.capacity * MemoryLayout<MIDITimedEvent>.stride
-        for event in events {
-            if case .systemExclusive(let data) = event.message { bytes += arrayHeader + data.capacity }
-        }
+        var bytes = events.memoryFootprint
         bytes += stringBytes(title)
         bytes += arrayHeader + trackNames.capacity * MemoryLayout<String?>.stride + trackNames.reduce(0) { $0 + stringBytes($1) }
         bytes += arrayHeader + warnings.capacity * MemoryLayout<MIDIFileWarning>.stride

@@ -5,8 +5,8 @@
 /// at exact times. That is what lets us play files FluidSynth's own player renders as silence.
 public struct MIDISong: Sendable, Equatable {
     /// Every channel and system-exclusive message of every track, sorted by time (stable for ties,
-    /// in track order then file order).
-    public var events: [MIDITimedEvent]
+    /// in track order then file order); packed, 8 bytes an event for a song read from a file.
+    public var events: MIDIEventList
     /// Time of the last event (End of Track included), from the tempo map; no release tail.
     public var durationSeconds: Double
     /// The first track name (meta 0x03) of the first track that has one, if any.
@@ -22,7 +22,7 @@ public struct MIDISong: Sendable, Equatable {
     /// track by its name silences.
     public var trackChannels: [Set<UInt8>]
 
-    public init(events: [MIDITimedEvent], durationSeconds: Double, title: String? = nil, trackNames: [String?] = [],
+    public init(events: MIDIEventList, durationSeconds: Double, title: String? = nil, trackNames: [String?] = [],
                 warnings: [MIDIFileWarning] = [], bars: MIDIBarMap? = nil, trackChannels: [Set<UInt8>] = []) {
         self.events = events
         self.durationSeconds = durationSeconds
@@ -31,6 +31,13 @@ public struct MIDISong: Sendable, Equatable {
         self.warnings = warnings
         self.bars = bars
         self.trackChannels = trackChannels
+    }
+
+    /// A song of events given with their seconds (kept exactly as given).
+    public init(events: [MIDITimedEvent], durationSeconds: Double, title: String? = nil, trackNames: [String?] = [],
+                warnings: [MIDIFileWarning] = [], bars: MIDIBarMap? = nil, trackChannels: [Set<UInt8>] = []) {
+        self.init(events: MIDIEventList(events), durationSeconds: durationSeconds, title: title, trackNames: trackNames,
+                  warnings: warnings, bars: bars, trackChannels: trackChannels)
     }
 }
 

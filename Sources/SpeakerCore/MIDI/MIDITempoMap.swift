@@ -93,6 +93,9 @@ public struct MIDITempoMap: Sendable, Equatable {
         return segment(containing: tick).microsecondsPerQuarter
     }
 
+    /// The bytes the map holds on the heap (its segments), give or take malloc's rounding.
+    var memoryFootprint: Int { 32 + segments.capacity * MemoryLayout<Segment>.stride }
+
     /// The last segment starting at or before `tick` (binary search).
     private func segment(containing tick: Int) -> Segment {
         var low = 0

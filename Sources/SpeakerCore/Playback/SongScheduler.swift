@@ -26,8 +26,10 @@ struct SongScheduler {
         case finished
     }
 
-    /// Events with their frame numbers, in song order.
-    private let events: ContiguousArray<(frame: Int, message: MIDIMessage)>
+    /// The song's events, shared with the song (no copy: a long song's events are its memory).
+    /// Their frames are computed as they come up (`frame(ofEvent:)`).
+    private let events: MIDIEventList
+    private let rate: Double
     let endFrame: Int
     let maximumTailFrames: Int
     private var nextEvent = 0
@@ -39,6 +41,11 @@ struct SongScheduler {
     private var loop: (index: Int, frame: Int)?
     /// Frames the loop has gone back by so far: the timeline's frame is `position - wrapped`.
     private var wrapped = 0
+    /// The frame the last event sent was given: a later event never plays before it (see
+    /// `frame(ofEvent:)`). Going back for a loop restores the value it had before the pass.
+    private var lastEventFrame = 0
+    /// `lastEventFrame` as it was just before the loop's pass begins.
+    private var loopLastEventFrame = 0
 
     /// Where the song is on its own (arranged) timeline: with a live loop, the place in the pass.
     var timelineFrame: Int { position - wrapped }
@@ -47,29 +54,30 @@ struct SongScheduler {
     init(song: ArrangedSong, sampleRate: Int) {
         self.init(song: song.song, sampleRate: sampleRate)
         if let start = song.loopStart, start.eventIndex <= events.count {
-            let frame = Self.frame(at: start.seconds, rate: Double(sampleRate))
+            let frame = Self.frame(at: start.seconds, rate: rate)
             // A pass of at least one frame, or going back would never move on.
-            if frame < endFrame { loop = (start.eventIndex, frame) }
+            if frame < endFrame {
+                loop = (start.eventIndex, frame)
+                loopLastEventFrame = (0..<start.eventIndex).reduce(0) { max($0, Self.frame(at: events.seconds(at: $1), rate: rate)) }
+            }
         }
     }
 
     init(song: MIDISong, sampleRate: Int) {
         let rate = Double(sampleRate)
-        var events = ContiguousArray<(frame: Int, message: MIDIMessage)>()
-        events.reserveCapacity(song.events.count)
-        var lastFrame = 0
-        for event in song.events {
-            let frame = Self.frame(at: event.seconds, rate: rate)
-            // The reader sorts events; keep the order monotonic anyway so a hand-built song with a
-            // stray earlier time plays it at once instead of never.
-            let monotonic = max(frame, lastFrame)
-            events.append((monotonic, event.message))
-            lastFrame = monotonic
-        }
-        self.events = events
+        self.events = song.events
+        self.rate = rate
+        // The last event's frame: no event plays before an earlier one's (see `frame(ofEvent:)`).
+        let lastFrame = song.events.indices.reduce(0) { max($0, Self.frame(at: song.events.seconds(at: $1), rate: rate)) }
         let durationFrames = Self.frame(at: song.durationSeconds, rate: rate)
         self.endFrame = max(durationFrames, lastFrame)
         self.maximumTailFrames = Int(ReleaseTail.maximumSeconds * rate)
+    }
+
+    /// The frame event `index` plays on. The reader sorts events; the order is kept monotonic
+    /// anyway, so a hand-built song with a stray earlier time plays it at once instead of never.
+    private func frame(ofEvent index: Int) -> Int {
+        max(Self.frame(at: events.seconds(at: index), rate: rate), lastEventFrame)
     }
 
     /// Longest song we schedule: a day. Our reader's limits keep real files far below it; the
@@ -104,8 +112,11 @@ struct SongScheduler {
                 return produced
             case .song:
                 let timeline = position - wrapped
-                while nextEvent < events.count, events[nextEvent].frame <= timeline {
-                    synthesizer.send(events[nextEvent].message)
+                while nextEvent < events.count {
+                    let frame = frame(ofEvent: nextEvent)
+                    guard frame <= timeline else { break }
+                    lastEventFrame = frame
+                    synthesizer.send(events.message(at: nextEvent))
                     nextEvent += 1
                 }
                 if timeline >= endFrame {
@@ -115,13 +126,14 @@ struct SongScheduler {
                         // a whole number of frames.
                         wrapped += endFrame - loop.frame
                         nextEvent = loop.index
+                        lastEventFrame = loopLastEventFrame
                         continue
                     }
                     synthesizer.releaseAllNotes()
                     phase = .tail(renderedFrames: 0)
                     continue
                 }
-                let boundary = nextEvent < events.count ? min(events[nextEvent].frame, endFrame) : endFrame
+                let boundary = nextEvent < events.count ? min(frame(ofEvent: nextEvent), endFrame) : endFrame
                 let count = min(frames - produced, boundary - timeline)
                 _ = write(produced, count, false)
                 produced += count
