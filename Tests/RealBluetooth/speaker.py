@@ -81,6 +81,13 @@ class Speaker:
         self.device: Device | None = None
         self.connection = None
         self.samples = 0
+        # RTP bookkeeping, to tell where audio that never sounded went: a sequence number skipped
+        # is a packet lost on the way (btvirt drops what a starved speaker cannot take); a
+        # timestamp that jumps further than the last packet's samples is audio the sender skipped.
+        self.next_sequence: int | None = None
+        self.next_timestamp: int | None = None
+        self.lost_packets = 0
+        self.skipped_samples = 0
 
     def accept_pairing(self) -> bool:
         say('pairing refused' if self.refusing else 'pairing accepted')
@@ -100,15 +107,24 @@ class Speaker:
     def on_avdtp_connection(self, protocol) -> None:
         sink = protocol.add_sink(self.sbc_capabilities())
         sink.on('configuration', lambda: say('stream configured'))
-        sink.on('start', lambda: say('stream started'))
+        sink.on('start', self.on_stream_start)
         sink.on('suspend', lambda: say('stream suspended'))
         sink.on('stop', lambda: say('stream stopped'))
         sink.on('rtp_packet', self.on_rtp_packet)
         say('avdtp connected')
 
+    def on_stream_start(self) -> None:
+        self.next_sequence = self.next_timestamp = None  # a new stream numbers afresh
+        say('stream started')
+
     def on_rtp_packet(self, packet) -> None:
         # An SBC media payload: one header byte (fragmentation, frame count), then whole frames.
         payload = packet.payload
+        if self.next_sequence is not None and packet.sequence_number != self.next_sequence:
+            lost = (packet.sequence_number - self.next_sequence) & 0xFFFF
+            self.lost_packets += lost
+            say(f'lost {lost} packets')
+        self.next_sequence = (packet.sequence_number + 1) & 0xFFFF
         if len(payload) < 3 or payload[0] & 0x80:
             return  # fragmented frames: never sent for SBC at these bitpools
         with open(self.heard, 'ab') as f:
@@ -119,7 +135,14 @@ class Speaker:
         samples = (4, 8, 12, 16)[(header >> 4) & 3] * (8 if header & 1 else 4)
         before = self.samples
         self.last_audio = asyncio.get_running_loop().time()
-        self.samples += samples * (payload[0] & 0x0F)
+        count = samples * (payload[0] & 0x0F)
+        if self.next_timestamp is not None and packet.timestamp != self.next_timestamp:
+            skipped = (packet.timestamp - self.next_timestamp) & 0xFFFFFFFF
+            if skipped < rate * 60:  # not a wrap or a restart
+                self.skipped_samples += skipped
+                say(f'sender skipped {skipped} samples')
+        self.next_timestamp = (packet.timestamp + count) & 0xFFFFFFFF
+        self.samples += count
         if before == 0:
             say('first audio')
         if self.samples // rate > before // rate:
@@ -184,12 +207,12 @@ class Speaker:
             say('forgot pairings')
         elif verb == 'clear':
             open(self.heard, 'wb').close()
-            self.samples = 0
+            self.samples = self.lost_packets = self.skipped_samples = 0
             say('cleared')
         elif verb == 'save':
             await self.quiet()
             self.save(args[0])
-            say(f'saved {args[0]}')
+            say(f'saved {args[0]} (packets lost on the way: {self.lost_packets}; samples the sender skipped: {self.skipped_samples})')
         else:
             say(f'unknown command {line!r}')
 
