@@ -173,6 +173,20 @@ recover() {
   status_says readiness '"playbackReady"' 60 >/dev/null
 }
 
+# cpu_ticks: "NAME TICKS" for each of the world's processes (user + system time, in clock
+# ticks), so that a scenario's cpu.txt says who was busy while it ran (starvation shows there).
+cpu_ticks() {
+  local entry var pid
+  for entry in speakerd:SPEAKERD bluetoothd:BLUETOOTHD btvirt:BTVIRT speaker:SPEAKER; do
+    var=${entry#*:}
+    pid=${!var:-0}
+    [[ -r /proc/$pid/stat ]] && echo "${entry%%:*} $($BB awk '{print $14 + $15}' /proc/$pid/stat)"
+  done
+  for pid in "${BACKEND_PIDS[@]}"; do
+    [[ -r /proc/$pid/stat ]] && echo "$($BB awk '{gsub(/[()]/, "", $2); print $2, $14 + $15}' /proc/$pid/stat)"
+  done
+}
+
 # -- the run --------------------------------------------------------------------------------
 world_up() {
   start_bus || return 1
@@ -202,10 +216,14 @@ for name in ${SCENARIOS//,/ }; do
   speaker clear cleared >/dev/null
   note "scenario $BACKEND-$name"
   t0=$SECONDS
+  cpu_ticks >/tmp/cpu.before
   "scenario_${name//-/_}"
   [[ -n $FAILED ]] || step "save what the speaker heard" speaker "save $dir/heard.wav" "saved"
   for f in /results/$BACKEND-world/*.log; do $BB tail -c +"$((${start[$f]:-0} + 1))" "$f" >"$dir/$(basename "$f")"; done
   cli status >"$dir/status.txt" 2>&1
+  # CPU seconds each process took during the scenario (a process restarted in it counts from 0).
+  cpu_ticks | $BB awk -v took=$((SECONDS - t0)) 'NR == FNR { before[$1] = $2; next }
+    { from = ($1 in before && before[$1] <= $2) ? before[$1] : 0; printf "%s %.2f s\n", $1, ($2 - from) / 100 } END { print "scenario", took, "s" }' /tmp/cpu.before - >"$dir/cpu.txt"
   if [[ -n $FAILED ]]; then
     echo "failed: $FAILED" >"$dir/outcome"
   else
