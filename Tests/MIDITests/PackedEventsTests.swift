@@ -46,6 +46,39 @@ struct PackedEventsTests {
         #expect(compared >= 20, "only \(compared) corpus files compared")
     }
 
+    @Test("a song read straight from its bytes is the song made of its parsed file, for every corpus file")
+    func readingStraightMatchesParsing() throws {
+        var compared = 0
+        for name in Corpus.fileNames() where name.hasSuffix(".mid") {
+            guard let bytes = Corpus.bytes(of: name) else { continue }
+            let straight = Result { try MIDIFileReader.read(bytes) }
+            let parsed = Result { try MIDISong(MIDIFileReader.parse(bytes)) }
+            switch (straight, parsed) {
+            case let (.success(a), .success(b)):
+                #expect(a == b, "\(name)")
+                #expect(zip(a.events, b.events).allSatisfy { $0.seconds.bitPattern == $1.seconds.bitPattern }, "\(name)")
+            case let (.failure(a), .failure(b)):
+                #expect("\(a)" == "\(b)", "\(name)")
+            default:
+                Issue.record("\(name): read gave \(straight), parse gave \(parsed)")
+            }
+            compared += 1
+        }
+        #expect(compared >= 20, "only \(compared) corpus files compared")
+    }
+
+    @Test("a song whose ticks do not fit the packing is read with a Double a time, the same song")
+    func tickPastPackingFallsBack() throws {
+        // A note at tick 0x0FFFFFFF (268 million, past the 27 bits a packed tick has), at
+        // 24 ticks a frame of 30 fps SMPTE: about 4.3 days, under a limit raised for the test.
+        let body: [UInt8] = [0x00, 0x90, 0x3C, 0x40, 0xFF, 0xFF, 0xFF, 0x7F, 0x80, 0x3C, 0x00] + SMF.endOfTrack
+        let bytes = SMF.file(division: 0xE218, tracks: [body])  // -30 fps (0xE2), 24 ticks a frame
+        let limits = MIDIReadLimits(maxDurationSeconds: 1e6)
+        let song = try MIDIFileReader.read(bytes, limits: limits)
+        #expect(song == (try MIDISong(MIDIFileReader.parse(bytes, limits: limits), limits: limits)))
+        #expect(song.events.map(\.seconds) == [0, Double(0x0FFF_FFFF) / (30 * 24)])
+    }
+
     @Test("tracks merge by time, and events at one tick keep track order")
     func mergeOrder() throws {
         // Track 1 plays key 61 at tick 0 and key 62 at tick 96; track 2 plays key 71 at tick 48

@@ -30,13 +30,18 @@ public struct MIDIBarMap: Sendable, Equatable {
         var changes: [(tick: Int, meter: MIDIMeter)] = []
         for track in file.tracks {
             for event in track.events {
-                guard case .meta(MIDIMetaType.timeSignature, let data) = event.kind, data.count >= 2,
-                      let meter = MIDIMeter(numerator: Int(data[0]), denominatorPower: Int(data[1])) else { continue }
+                guard let meter = Self.meter(of: event.kind) else { continue }
                 changes.append((event.tick, meter))
             }
         }
         self.init(ticksPerQuarter: Int(ppq), tempo: tempo ?? MIDITempoMap(file: file, tracks: file.tracks.indices),
                   meterChanges: changes, endTick: file.tracks.map(\.endTick).max() ?? 0)
+    }
+
+    /// The meter a time-signature meta event sets, if the event is one (and a valid one).
+    static func meter(of kind: MIDITrackEvent.Kind) -> MIDIMeter? {
+        guard case .meta(MIDIMetaType.timeSignature, let data) = kind, data.count >= 2 else { return nil }
+        return MIDIMeter(numerator: Int(data[0]), denominatorPower: Int(data[1]))
     }
 
     /// A map from meter changes as (tick, meter), in any order (ties: the last wins).

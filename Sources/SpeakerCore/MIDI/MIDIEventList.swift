@@ -135,13 +135,10 @@ public struct MIDIEventList: RandomAccessCollection, Sendable, ExpressibleByArra
         self.init(elements)
     }
 
-    /// The reader's builder: events as (tick, message) on a timeline whose seconds `map` gives,
-    /// packed in 48 bits (in a `UInt64` while the tracks are merged).
+    /// The reader's builder: events as (tick, message), packed in 48 bits (in a `UInt64` while
+    /// the tracks are merged), and the list made of them once the song's tempo map is known.
     struct TickBuilder {
         private(set) var sysEx: [[UInt8]] = []
-        let map: MIDITempoMap
-
-        init(map: MIDITempoMap) { self.map = map }
 
         /// The packed event, or nil when it cannot be packed with its tick (a tick from 2^27 on,
         /// more system-exclusive messages than 18 bits index): the caller then uses the seconds
@@ -152,14 +149,22 @@ public struct MIDIEventList: RandomAccessCollection, Sendable, ExpressibleByArra
             return value
         }
 
-        func tick(of value: UInt64) -> Int { Layout.ticks.tick(of: value) }
-        func seconds(of value: UInt64) -> Double { map.seconds(atTick: tick(of: value)) }
+        static func tick(of value: UInt64) -> Int { Layout.ticks.tick(of: value) }
 
-        /// The list of `values` (already in time order), its storage exactly as large as it needs.
-        func list(_ values: ContiguousArray<UInt64>) -> MIDIEventList {
+        /// Every track's events (each in time order) in one timeline: merged by the seconds
+        /// `map` gives their ticks, ties in track order (as `MIDITimelineMerge.merge` does by
+        /// seconds), in storage exactly as large as it needs.
+        func list(merging tracks: [ContiguousArray<UInt64>], map: MIDITempoMap) -> MIDIEventList {
+            // The tempo map keeps ticks in order; where two ticks fall at the same seconds (a
+            // Double far from 0 cannot tell neighbouring ticks of a very fast tempo apart) the
+            // earlier track wins the tie, as in a merge by seconds.
+            let merged = tracks.count == 1 ? tracks[0] : MIDITimelineMerge.merge(tracks) { right, left in
+                Self.tick(of: right) < Self.tick(of: left)
+                    && map.seconds(atTick: Self.tick(of: right)) < map.seconds(atTick: Self.tick(of: left))
+            }
             var storage = ContiguousArray<UInt16>()
-            storage.reserveCapacity(values.count * 3)
-            for value in values { MIDIEventList.append(value, to: &storage) }
+            storage.reserveCapacity(merged.count * 3)
+            for value in merged { MIDIEventList.append(value, to: &storage) }
             return MIDIEventList(storage: storage, sysEx: sysEx, clock: .ticks(map))
         }
     }

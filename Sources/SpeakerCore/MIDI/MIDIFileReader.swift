@@ -11,12 +11,27 @@
 /// - limits against hostile files (`MIDIReadLimits`).
 public enum MIDIFileReader {
     /// Reads a whole file into a playable song.
+    ///
+    /// Formats 0 and 1 are read straight into the packed song (`PackedSongReading`): each event
+    /// is packed as the parser reads it, so the tick-level model (about 40 bytes an event) is
+    /// never held for the whole file. Format 2, and a file the packing cannot hold, go through
+    /// `parse` and `MIDISong(_:limits:)`; both ways give the same song.
     public static func read(
         _ bytes: some Collection<UInt8>,
         limits: MIDIReadLimits = .default,
         runningStatus: MIDIRunningStatusPolicy = .continuesAcrossNonChannelEvents
     ) throws(MIDIFileError) -> MIDISong {
-        try MIDISong(parse(bytes, limits: limits, runningStatus: runningStatus), limits: limits)
+        let file = try Self.chunks(of: bytes, limits: limits)
+        if file.chunks.header.format != .sequentialTracks {
+            let reading = PackedSongReading(trackCount: file.chunks.tracks.count)
+            let (tracks, warnings) = try Self.tracks(of: file, limits: limits, runningStatus: runningStatus) { index, event in
+                reading.take(event, track: index)
+            }
+            if let song = try reading.song(header: file.chunks.header, tracks: tracks, warnings: warnings, limits: limits) {
+                return song
+            }
+        }
+        return try MIDISong(parse(bytes, limits: limits, runningStatus: runningStatus), limits: limits)
     }
 
     /// Reads a whole file into its tick-level model, for inspection.
@@ -25,24 +40,41 @@ public enum MIDIFileReader {
         limits: MIDIReadLimits = .default,
         runningStatus: MIDIRunningStatusPolicy = .continuesAcrossNonChannelEvents
     ) throws(MIDIFileError) -> MIDIFile {
+        let file = try Self.chunks(of: bytes, limits: limits)
+        let (tracks, warnings) = try Self.tracks(of: file, limits: limits, runningStatus: runningStatus, handOn: nil)
+        return MIDIFile(format: file.chunks.header.format, division: file.chunks.header.division, tracks: tracks, warnings: warnings)
+    }
+
+    /// The file's bytes, where its MIDI data lies (inside an RMID wrapper or not) and its chunks.
+    private static func chunks(
+        of bytes: some Collection<UInt8>, limits: MIDIReadLimits
+    ) throws(MIDIFileError) -> (bytes: [UInt8], range: Range<Int>, chunks: MIDIChunkReader) {
         guard bytes.count <= limits.maxFileBytes else {
             throw MIDIFileError(.limitExceeded(.fileBytes, value: bytes.count, limit: limits.maxFileBytes))
         }
         let bytes = Array(bytes)
         guard !bytes.isEmpty else { throw MIDIFileError(.empty) }
         let range = RMIDUnwrapper.isRIFF(bytes) ? try RMIDUnwrapper.midiRange(in: bytes) : bytes.indices
-        let chunks = try MIDIChunkReader(bytes, range: range, limits: limits)
+        return (bytes, range, try MIDIChunkReader(bytes, range: range, limits: limits))
+    }
+
+    /// Every track parsed, with the file's warnings; with `handOn`, each event goes there (with
+    /// its track's index) instead of into its track.
+    private static func tracks(
+        of file: (bytes: [UInt8], range: Range<Int>, chunks: MIDIChunkReader), limits: MIDIReadLimits,
+        runningStatus: MIDIRunningStatusPolicy, handOn: ((Int, MIDITrackEvent) -> Void)?
+    ) throws(MIDIFileError) -> (tracks: [MIDITrack], warnings: [MIDIFileWarning]) {
         var warnings = MIDIWarningLog(limit: limits.maxWarnings)
-        warnings.add(contentsOf: chunks.warnings)
+        warnings.add(contentsOf: file.chunks.warnings)
         var tracks: [MIDITrack] = []
         var eventCount = 0
-        for (index, chunk) in chunks.tracks.enumerated() {
-            var parser = MIDITrackParser(bytes, chunk: chunk, trackNumber: index + 1, limits: limits,
-                                     policy: runningStatus, warnings: warnings)
+        for (index, chunk) in file.chunks.tracks.enumerated() {
+            var parser = MIDITrackParser(file.bytes, chunk: chunk, trackNumber: index + 1, limits: limits,
+                                         policy: runningStatus, warnings: warnings,
+                                         handOn: handOn.map { handOn in { handOn(index, $0) } })
             tracks.append(try parser.parse(chunkOffset: chunk.chunkOffset, eventCount: &eventCount))
             warnings = parser.warnings
         }
-        return MIDIFile(format: chunks.header.format, division: chunks.header.division, tracks: tracks,
-                        warnings: warnings.finished(endOffset: range.upperBound))
+        return (tracks, warnings.finished(endOffset: file.range.upperBound))
     }
 }

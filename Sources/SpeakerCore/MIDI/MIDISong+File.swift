@@ -19,10 +19,7 @@ extension MIDISong {
             duration = max(duration, end)
             if shared == nil { trackStart = end }
         }
-        guard duration <= limits.maxDurationSeconds else {
-            throw MIDIFileError(.limitExceeded(.durationSeconds, value: Self.wholeSeconds(duration),
-                                               limit: Self.wholeSeconds(limits.maxDurationSeconds)))
-        }
+        try Self.checkDuration(duration, limits: limits)
         let events = shared.flatMap { Self.tickEvents(of: file, map: $0) } ?? Self.secondsEvents(of: file)
         self.init(
             events: events,
@@ -38,7 +35,7 @@ extension MIDISong {
     /// merged in the order of the seconds those ticks fall at, as `secondsEvents` would: nil when
     /// the song cannot be packed so (a tick past 27 bits; see `MIDIEventList.TickBuilder`).
     private static func tickEvents(of file: MIDIFile, map: MIDITempoMap) -> MIDIEventList? {
-        var builder = MIDIEventList.TickBuilder(map: map)
+        var builder = MIDIEventList.TickBuilder()
         var timelines: [ContiguousArray<UInt64>] = []
         for track in file.tracks {
             var timeline = ContiguousArray<UInt64>()
@@ -50,13 +47,7 @@ extension MIDISong {
             }
             timelines.append(timeline)
         }
-        // The tempo map keeps ticks in order; where two ticks fall at the same seconds (a Double
-        // far from 0 cannot tell neighbouring ticks of a very fast tempo apart) the earlier track
-        // wins the tie, as in a merge by seconds.
-        let merged = MIDITimelineMerge.merge(timelines) { right, left in
-            builder.tick(of: right) < builder.tick(of: left) && builder.seconds(of: right) < builder.seconds(of: left)
-        }
-        return builder.list(merged)
+        return builder.list(merging: timelines, map: map)
     }
 
     /// Any file, each event with its seconds: format 2's tracks follow one another, each under
@@ -77,6 +68,14 @@ extension MIDISong {
             if shared == nil { trackStart += map.seconds(atTick: track.endTick) }
         }
         return MIDIEventList(MIDITimelineMerge.merge(timelines))
+    }
+
+    /// Throws the limit's error when a song of `duration` seconds is longer than `limits` allow.
+    static func checkDuration(_ duration: Double, limits: MIDIReadLimits) throws(MIDIFileError) {
+        guard duration <= limits.maxDurationSeconds else {
+            throw MIDIFileError(.limitExceeded(.durationSeconds, value: Self.wholeSeconds(duration),
+                                               limit: Self.wholeSeconds(limits.maxDurationSeconds)))
+        }
     }
 
     /// The channels a track's channel messages use.

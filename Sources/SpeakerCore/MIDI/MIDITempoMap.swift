@@ -47,11 +47,17 @@ public struct MIDITempoMap: Sendable, Equatable {
         var changes: [(tick: Int, microsecondsPerQuarter: Int)] = []
         for index in tracks {
             for event in file.tracks[index].events {
-                guard case .meta(MIDIMetaType.tempo, let data) = event.kind, data.count == 3 else { continue }
-                changes.append((event.tick, Int(data[0]) << 16 | Int(data[1]) << 8 | Int(data[2])))
+                guard let tempo = Self.microsecondsPerQuarter(of: event.kind) else { continue }
+                changes.append((event.tick, tempo))
             }
         }
         self.init(division: file.division, changes: changes)
+    }
+
+    /// The tempo a Set Tempo meta event sets, if the event is one (3 data bytes).
+    static func microsecondsPerQuarter(of kind: MIDITrackEvent.Kind) -> Int? {
+        guard case .meta(MIDIMetaType.tempo, let data) = kind, data.count == 3 else { return nil }
+        return Int(data[0]) << 16 | Int(data[1]) << 8 | Int(data[2])
     }
 
     /// Seconds from the start of the timeline to `tick`.

@@ -17,13 +17,18 @@ struct MIDITrackParser {
     /// An F0 sysex whose packets have not yet reached their closing F7.
     private var openSysEx: (offset: Int, bytes: [UInt8])?
     private var events: [MIDITrackEvent] = []
+    /// Set when a song is read straight from its bytes (`MIDIFileReader.read`): each event is
+    /// handed on as it is read instead of kept, so the tick-level model of a large file never
+    /// exists beside the song made of it. The track then comes back without events.
+    private let handOn: ((MIDITrackEvent) -> Void)?
     private var name: String?
     /// The file's warnings so far; the caller takes it back after `parse` to pass to the next track.
     private(set) var warnings: MIDIWarningLog
 
     /// `trackNumber` is 1-based, as users count tracks in messages.
     init(_ bytes: [UInt8], chunk: MIDIChunkReader.TrackChunk, trackNumber: Int, limits: MIDIReadLimits,
-         policy: MIDIRunningStatusPolicy, warnings: MIDIWarningLog) {
+         policy: MIDIRunningStatusPolicy, warnings: MIDIWarningLog, handOn: ((MIDITrackEvent) -> Void)? = nil) {
+        self.handOn = handOn
         reader = MIDIByteReader(bytes, from: chunk.data.lowerBound, to: chunk.data.upperBound)
         self.trackNumber = trackNumber
         self.limits = limits
@@ -213,7 +218,8 @@ struct MIDITrackParser {
     }
 
     private mutating func append(_ kind: MIDITrackEvent.Kind, at offset: Int) {
-        events.append(MIDITrackEvent(tick: tick, offset: offset, kind: kind))
+        let event = MIDITrackEvent(tick: tick, offset: offset, kind: kind)
+        if let handOn { handOn(event) } else { events.append(event) }
     }
 
     private mutating func warn(_ message: String, at offset: Int) {
