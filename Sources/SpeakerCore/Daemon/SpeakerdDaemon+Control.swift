@@ -129,7 +129,11 @@ extension SpeakerdDaemon: SpeakerdControl {
         guard let target = inputs.link.target else {
             throw .rejected(name: SpeakerdBus.ErrorName.noSpeaker, message: "no speaker is connected, so there is nothing to disconnect")
         }
-        guard inputs.link.connected || inputs.link.activity != .heldByUser else {
+        // Asked of the link itself, not of `inputs.link`: a `connect` just given lifts the hold
+        // at once, but the reducer hears of the attempt only when the link next reports, and a
+        // disconnect in between must still end that attempt (DisconnectDuringConnectTests).
+        let held = await link.isHeldByUser
+        guard await link.snapshot.connected || !held else {
             throw .rejected(name: SpeakerdBus.ErrorName.noSpeaker,
                             message: "\(target.name) is already disconnected; 'composer-cli connect' reconnects it")
         }
