@@ -27,7 +27,7 @@ public enum MIDIFileReader {
             let (tracks, warnings) = try Self.tracks(of: file, limits: limits, runningStatus: runningStatus) { index, event in
                 reading.take(event, track: index)
             }
-            if let song = try reading.song(header: file.chunks.header, tracks: tracks, warnings: warnings, limits: limits) {
+            if let song = try reading.song(division: file.chunks.header.division, tracks: tracks, warnings: warnings, limits: limits) {
                 return song
             }
         }

@@ -10,6 +10,18 @@ extension MIDISong {
     /// song sits on an external timecode, which a player without one ignores (as the corpus's
     /// `test-smpte-offset.mid` expects).
     public init(_ file: MIDIFile, limits: MIDIReadLimits = .default) throws(MIDIFileError) {
+        // Formats 0 and 1 packed with their ticks (6 bytes an event), as `MIDIFileReader.read`
+        // packs them while it parses; a song the packing cannot hold keeps its seconds.
+        if file.format != .sequentialTracks {
+            let reading = PackedSongReading(trackCount: file.tracks.count)
+            for (index, track) in file.tracks.enumerated() {
+                for event in track.events { reading.take(event, track: index) }
+            }
+            if let song = try reading.song(division: file.division, tracks: file.tracks, warnings: file.warnings, limits: limits) {
+                self = song
+                return
+            }
+        }
         let shared = file.format == .sequentialTracks ? nil : MIDITempoMap(file: file, tracks: file.tracks.indices)
         var duration = 0.0
         var trackStart = 0.0
@@ -20,9 +32,8 @@ extension MIDISong {
             if shared == nil { trackStart = end }
         }
         try Self.checkDuration(duration, limits: limits)
-        let events = shared.flatMap { Self.tickEvents(of: file, map: $0) } ?? Self.secondsEvents(of: file)
         self.init(
-            events: events,
+            events: Self.secondsEvents(of: file, shared: shared),
             durationSeconds: duration,
             title: file.tracks.lazy.compactMap(\.name).first,
             trackNames: file.tracks.map(\.name),
@@ -31,31 +42,11 @@ extension MIDISong {
             trackChannels: file.tracks.map(Self.channels))
     }
 
-    /// Formats 0 and 1, packed with their ticks under the shared tempo map (6 bytes an event),
-    /// merged in the order of the seconds those ticks fall at, as `secondsEvents` would: nil when
-    /// the song cannot be packed so (a tick past 27 bits; see `MIDIEventList.TickBuilder`).
-    private static func tickEvents(of file: MIDIFile, map: MIDITempoMap) -> MIDIEventList? {
-        var builder = MIDIEventList.TickBuilder()
-        var timelines: [ContiguousArray<UInt64>] = []
-        for track in file.tracks {
-            var timeline = ContiguousArray<UInt64>()
-            timeline.reserveCapacity(track.events.count)
-            for event in track.events {
-                guard let message = Self.playable(event.kind) else { continue }
-                guard let value = builder.value(tick: event.tick, message: message) else { return nil }
-                timeline.append(value)
-            }
-            timelines.append(timeline)
-        }
-        return builder.list(merging: timelines, map: map)
-    }
-
     /// Any file, each event with its seconds: format 2's tracks follow one another, each under
-    /// its own tempo map.
-    private static func secondsEvents(of file: MIDIFile) -> MIDIEventList {
+    /// its own tempo map (`shared` is nil then); formats 0 and 1 share `shared`.
+    private static func secondsEvents(of file: MIDIFile, shared: MIDITempoMap?) -> MIDIEventList {
         var timelines: [[MIDITimedEvent]] = []
         var trackStart = 0.0
-        let shared = file.format == .sequentialTracks ? nil : MIDITempoMap(file: file, tracks: file.tracks.indices)
         for (trackIndex, track) in file.tracks.enumerated() {
             let map = shared ?? MIDITempoMap(file: file, tracks: [trackIndex])
             var timeline: [MIDITimedEvent] = []

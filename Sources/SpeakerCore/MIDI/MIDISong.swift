@@ -5,7 +5,7 @@
 /// at exact times. That is what lets us play files FluidSynth's own player renders as silence.
 public struct MIDISong: Sendable, Equatable {
     /// Every channel and system-exclusive message of every track, sorted by time (stable for ties,
-    /// in track order then file order); packed, 8 bytes an event for a song read from a file.
+    /// in track order then file order); packed, 6 bytes an event for a song read from a file.
     public var events: MIDIEventList
     /// Time of the last event (End of Track included), from the tempo map; no release tail.
     public var durationSeconds: Double

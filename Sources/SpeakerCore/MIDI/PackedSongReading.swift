@@ -5,8 +5,8 @@
 /// Why: the tick-level model takes about 40 bytes an event and, for a 15 MB file of notes, was
 /// most of a reading's peak memory (the song itself is 6 bytes an event). Here each event is
 /// kept only as what the song needs of it: its packed form, a tempo or meter change, the channel
-/// it uses. The result is the song `MIDISong(_:limits:)` makes of the parsed file, to the bit
-/// (`PackedEventsTests` compares the two over the corpus).
+/// it uses. `MIDISong(_:limits:)` packs a parsed file's events through the same type, so both
+/// ways give the same song, to the bit (`PackedEventsTests` compares them over the corpus).
 ///
 /// Used from one parser at a time, on one thread (the reader is synchronous).
 final class PackedSongReading {
@@ -42,15 +42,15 @@ final class PackedSongReading {
     /// The song, once every track is parsed (`tracks` as the parser returned them, without their
     /// events); nil when an event could not be packed. Throws when the song is longer than
     /// `limits` allow, as `MIDISong(_:limits:)` does.
-    func song(header: MIDIChunkReader.Header, tracks: [MIDITrack], warnings: [MIDIFileWarning],
+    func song(division: MIDITimeDivision, tracks: [MIDITrack], warnings: [MIDIFileWarning],
               limits: MIDIReadLimits) throws(MIDIFileError) -> MIDISong? {
-        let map = MIDITempoMap(division: header.division, changes: tempoChanges)
+        let map = MIDITempoMap(division: division, changes: tempoChanges)
         let endTick = tracks.map(\.endTick).max() ?? 0
         let duration = tracks.reduce(0.0) { max($0, 0.0 + map.seconds(atTick: $1.endTick)) }
         try MIDISong.checkDuration(duration, limits: limits)
         guard !unpackable else { return nil }
         var bars: MIDIBarMap?
-        if case .ticksPerQuarterNote(let ppq) = header.division, ppq > 0 {
+        if case .ticksPerQuarterNote(let ppq) = division, ppq > 0 {
             bars = MIDIBarMap(ticksPerQuarter: Int(ppq), tempo: map, meterChanges: meterChanges, endTick: endTick)
         }
         return MIDISong(

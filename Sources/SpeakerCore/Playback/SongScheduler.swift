@@ -58,7 +58,7 @@ struct SongScheduler {
             // A pass of at least one frame, or going back would never move on.
             if frame < endFrame {
                 loop = (start.eventIndex, frame)
-                loopLastEventFrame = (0..<start.eventIndex).reduce(0) { max($0, Self.frame(at: events.seconds(at: $1), rate: rate)) }
+                loopLastEventFrame = Self.lastFrame(of: events, before: start.eventIndex, rate: rate)
             }
         }
     }
@@ -68,10 +68,16 @@ struct SongScheduler {
         self.events = song.events
         self.rate = rate
         // The last event's frame: no event plays before an earlier one's (see `frame(ofEvent:)`).
-        let lastFrame = song.events.indices.reduce(0) { max($0, Self.frame(at: song.events.seconds(at: $1), rate: rate)) }
+        let lastFrame = Self.lastFrame(of: song.events, before: song.events.count, rate: rate)
         let durationFrames = Self.frame(at: song.durationSeconds, rate: rate)
         self.endFrame = max(durationFrames, lastFrame)
         self.maximumTailFrames = Int(ReleaseTail.maximumSeconds * rate)
+    }
+
+    /// The latest frame of the events before `end`: where an event after them plays at the
+    /// earliest (`frame(ofEvent:)` keeps the order monotonic).
+    private static func lastFrame(of events: MIDIEventList, before end: Int, rate: Double) -> Int {
+        (0..<end).reduce(0) { max($0, frame(at: events.seconds(at: $1), rate: rate)) }
     }
 
     /// The frame event `index` plays on. The reader sorts events; the order is kept monotonic
