@@ -28,17 +28,16 @@ struct KeepAliveTests {
     /// step the test advances from here on is heard; advancing before that (the output opens in
     /// the background, late on a loaded machine) would shorten what it renders.
     private func outputRenders(_ index: Int, in harness: PlayerHarness) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(20)
-        let prefix = ".song-\(index).wav."
-        while ContinuousClock.now < deadline {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: harness.directory.path)) ?? []
-            for name in names where name.hasPrefix(prefix) && name.hasSuffix(".partial") {
-                let size = (try? FileManager.default.attributesOfItem(atPath: harness.directory.appendingPathComponent(name).path)[.size]) as? Int
-                if (size ?? 0) > 44 { return true }
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        return false
+        try await harness.waitForPartial(index) { $0 > 0 }
+    }
+
+    /// Waits (real time, at most 20 s) until output `index` has written `seconds` of audio. The
+    /// test clock lets the render loop write up to its present, but the loop runs in the
+    /// background and, on a loaded machine (AddressSanitizer in CI), can still be catching up when
+    /// the test closes the output; closing only once the audio the clock allowed is written makes
+    /// the WAV's length a fact of the clock, not of the machine's speed.
+    private func rendered(_ seconds: Double, output index: Int, in harness: PlayerHarness) async throws -> Bool {
+        try await harness.waitForPartial(index) { $0 >= seconds }
     }
 
     @Test("a ready idle speaker gets the -60 dBFS signal until a song starts, and again after it")
@@ -47,6 +46,7 @@ struct KeepAliveTests {
         defer { harness.cleanUp() }
         #expect(try await outputRenders(0, in: harness), "the keep-alive's output never started")
         await harness.play(for: .seconds(6))
+        #expect(try await rendered(5.5, output: 0, in: harness))
 
         try await harness.startPlaying(song, named: "song.mid")
         // The keep-alive's output closed before the song's opened: its WAV is complete.
@@ -72,6 +72,7 @@ struct KeepAliveTests {
         defer { harness.cleanUp() }
         #expect(try await outputRenders(0, in: harness), "the keep-alive's output never started")
         await harness.play(for: .seconds(3))
+        #expect(try await rendered(2.5, output: 0, in: harness))
         await harness.player.shutdown()
         let wav = try harness.wav(0)
         #expect(wav.seconds >= 2.5, "\(wav.seconds) s")
@@ -101,6 +102,7 @@ struct KeepAliveTests {
         defer { harness.cleanUp() }
         #expect(try await outputRenders(0, in: harness), "the keep-alive's output never started")
         await harness.play(for: .seconds(2))
+        #expect(try await rendered(1.5, output: 0, in: harness))
         await harness.player.shutdown()
         let wav = try harness.wav(0)
         #expect(wav.seconds >= 1.5, "the stream was open (\(wav.seconds) s)")
@@ -113,6 +115,7 @@ struct KeepAliveTests {
         defer { harness.cleanUp() }
         #expect(try await outputRenders(0, in: harness), "the keep-alive's output never started")
         await harness.play(for: .seconds(2))
+        #expect(try await rendered(1.5, output: 0, in: harness))
         harness.gate.drop(to: .speakerConnected)
         // Closing the output completes the WAV: a header that agrees with its data.
         #expect(await harness.eventually { ((try? harness.wav(0))?.seconds ?? 0) >= 1.5 })

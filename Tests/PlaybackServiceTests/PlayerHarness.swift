@@ -58,6 +58,33 @@ struct PlayerHarness {
         try WAVFile(path: directory.appendingPathComponent("song-\(index).wav").path)
     }
 
+    /// Waits (real time, at most 20 s) until the hidden partial file of output `index`, still
+    /// being written, holds audio of a length (in seconds) that `holds` accepts.
+    func waitForPartial(_ index: Int, until holds: (Double) -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(20)
+        let prefix = ".song-\(index).wav."
+        while ContinuousClock.now < deadline {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            for name in names where name.hasPrefix(prefix) && name.hasSuffix(".partial") {
+                if let seconds = Self.partialSeconds(directory.appendingPathComponent(name).path), holds(seconds) { return true }
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+
+    /// Seconds of 16-bit stereo audio in a WAV still being written: its header has the sample
+    /// rate but not yet the sizes, so the length comes from the file's size.
+    private static func partialSeconds(_ path: String) -> Double? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 44), header.count == 44,
+              let size = try? handle.seekToEnd(), size > 44 else { return nil }
+        let rate = header[24..<28].reversed().reduce(0) { $0 << 8 | Int($1) }
+        guard rate > 0 else { return nil }
+        return Double(Int(size) - 44) / Double(rate * 4)
+    }
+
     func cleanUp() {
         try? FileManager.default.removeItem(at: directory)
     }
