@@ -12,6 +12,10 @@ param() { $BB sed -n "s/.*realbt\.$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 BB=/bb/busybox
 BACKEND=$(param backend)
 SCENARIOS=$(param scenarios)
+# REALBT_PROFILE=1 on the host: each PipeWire scenario also records the graph's every cycle
+# (pw-profiler: driver, quantum, each node's timing and xruns) and the graph a second into each
+# song (pw-dump), for finding where a dropout came from. Off in CI: it costs the guest CPU.
+PROFILE=$(param profile)
 . "$REALBT_REPO/Tests/RealBluetooth/world.sh"
 SONGS=/results/songs
 
@@ -32,11 +36,20 @@ step() {
 }
 
 # play_song SONG: `composer-cli play --wait`, which returns once the song is over (or failed).
-play_song() { cli play --wait "$SONGS/$1"; }
+play_song() { graph_snapshot; cli play --wait "$SONGS/$1"; }
+
+# graph_snapshot: with PROFILE, the PipeWire graph (pw-dump) two seconds from now, in the logs.
+SNAPSHOTS=0
+graph_snapshot() {
+  [[ $PROFILE == 1 && $BACKEND == pipewire ]] || return 0
+  SNAPSHOTS=$((SNAPSHOTS + 1))
+  (sleep 2; pw-dump >"$LOGS/pw-dump-$SNAPSHOTS.json" 2>&1) &
+}
 
 PLAY=
 # play_in_background SONG: the same, for a song that something will happen to while it plays.
 play_in_background() {
+  graph_snapshot
   cli play --wait "$SONGS/$1" >"$LOGS/play.out" 2>&1 &
   PLAY=$!
 }
@@ -217,7 +230,13 @@ for name in ${SCENARIOS//,/ }; do
   note "scenario $BACKEND-$name"
   t0=$SECONDS
   cpu_ticks >/tmp/cpu.before
+  PROFILER=
+  if [[ $PROFILE == 1 && $BACKEND == pipewire ]]; then
+    pw-profiler -o "$dir/profiler.log" >/dev/null 2>&1 &
+    PROFILER=$!
+  fi
   "scenario_${name//-/_}"
+  [[ -z $PROFILER ]] || { kill -INT "$PROFILER"; wait "$PROFILER" 2>/dev/null; $BB mv "$LOGS"/pw-dump-*.json "$dir/" 2>/dev/null; }
   [[ -n $FAILED ]] || step "save what the speaker heard" speaker "save $dir/heard.wav" "saved"
   for f in /results/$BACKEND-world/*.log; do $BB tail -c +"$((${start[$f]:-0} + 1))" "$f" >"$dir/$(basename "$f")"; done
   cli status >"$dir/status.txt" 2>&1
