@@ -14,12 +14,24 @@ public final class HandDrivenDevice: AudioDevice, Sendable {
     public static let stallLimit: Duration = .seconds(3)
 
     private let pullsOnOpen: Int
+    private let latencyFrames: Int?
+    private let records: Bool
     private let opened = Mutex<PlaybackSource?>(nil)
     private let openCount = Mutex(0)
+    private let recording = Mutex<[Float]>([])
 
-    public init(pullsOnOpen: Int) {
+    /// - Parameters:
+    ///   - latencyFrames: the latency the device reports when it opens, as a sound server's
+    ///     stream does (the listener hears each frame that much later); none by default.
+    ///   - records: keep every frame pulled (left channel) in `recorded`, what the speaker hears.
+    public init(pullsOnOpen: Int, latencyFrames: Int? = nil, records: Bool = false) {
         self.pullsOnOpen = pullsOnOpen
+        self.latencyFrames = latencyFrames
+        self.records = records
     }
+
+    /// Every frame pulled so far (left channel), when made with `records`.
+    public var recorded: [Float] { recording.withLock { $0 } }
 
     public var source: PlaybackSource? { opened.withLock { $0 } }
     /// How many times an output opened the device.
@@ -29,6 +41,7 @@ public final class HandDrivenDevice: AudioDevice, Sendable {
         DeviceOutput(.alsa(device: "hand-driven"), clock: clock, stallLimit: Self.stallLimit) { _, source in
             self.opened.withLock { $0 = source }
             self.openCount.withLock { $0 += 1 }
+            if let latency = self.latencyFrames { source.reportDeviceLatency(frames: latency) }
             self.pull(times: self.pullsOnOpen)
             return self
         }
@@ -47,6 +60,7 @@ public final class HandDrivenDevice: AudioDevice, Sendable {
                     _ = source.renderForDevice(left: l.baseAddress!, right: r.baseAddress!, frames: 64)
                 }
             }
+            if records { recording.withLock { $0 += left } }
         }
     }
 }

@@ -54,6 +54,16 @@ struct PulseAudioSinkDaemonTests {
             #expect(status.audioPath == "PulseAudio sink \(sink.name)")
             #expect(ReportJSON.encode(status).contains("\"audioPath\" : \"PulseAudio sink \(sink.name)\""))
             #expect(status.humanReadable.contains("Audio:     PulseAudio sink \(sink.name)"))
+            // The position is the heard one: the status says how far the speaker is behind, as the
+            // server's timing for the stream has it (at least a period, not seconds).
+            try await PulseAudioDaemonTests.eventually("the status says the stream's latency") {
+                try await client.status().playback.latencyMs != nil
+            }
+            let timed = try await client.status()
+            let latency = try #require(timed.playback.latencyMs)
+            #expect(latency >= 11 && latency < 3000, "latency \(latency) ms")
+            #expect(timed.humanReadable.contains("(latency \(latency) ms)"), "\(timed.humanReadable)")
+            #expect(ReportJSON.encode(timed).contains("\"latencyMs\" : \(latency)"))
             try await PulseAudioDaemonTests.eventually("the song has played to its end") {
                 try await client.status().playback.state != "playing"
             }

@@ -20,8 +20,10 @@ struct PulseStreamTests {
         let recording = try await server.record(to: directory.appendingPathComponent("speaker.raw").path, from: sink.monitor)
         let tone = Tone(frequency: 440, sampleRate: 44_100)
 
+        let latencies = Mutex<[Int]>([])
         let stream = try await PulseStream.open(server: server.address, sink: sink.name, sampleRate: 44_100,
-                                                period: 512, periods: 8, name: "A4") { left, right, frames in
+                                                period: 512, periods: 8, name: "A4",
+                                                latency: { microseconds in latencies.withLock { $0.append(microseconds) } }) { left, right, frames in
             tone.render(left: left, right: right, frames: frames)
         }
         defer { stream.close() }
@@ -32,6 +34,11 @@ struct PulseStreamTests {
         let heard = WAVAnalysis.a4Windows(try await recording.finish())
         #expect(heard.clean > 0, "the sink heard no clean A4 (\(heard.loud) loud windows)")
         #expect(stream.end == nil)
+        // The server's timing says how far behind the listener is: at least one period of what
+        // the stream holds (512 frames, 11.6 ms), and not seconds.
+        let reported = latencies.withLock { $0 }
+        let latest = try #require(reported.last, "no latency reported while the stream played")
+        #expect(latest > 11_000 && latest < 3_000_000, "latency \(latest) µs")
 
         let builtIn = try await server.record(to: directory.appendingPathComponent("default.raw").path)
         try await server.remove(sink)

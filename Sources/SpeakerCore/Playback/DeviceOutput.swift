@@ -126,6 +126,12 @@ public struct DeviceOutput: AudioOutput {
             settings.set("audio.periods", periods)
             if let server { settings.set("audio.pulseaudio.server", server) }
         }
+        // What the driver keeps queued is what the listener is behind by, as far as speakerd can
+        // tell through FluidSynth (ALSA's own delay, BlueALSA's codec and link included, is not
+        // exposed by its driver): the heard position subtracts it.
+        if let period = settings.int("audio.period-size"), let periods = settings.int("audio.periods") {
+            source.reportDeviceLatency(frames: period * periods)
+        }
         guard let driver = AudioDriver(settings: settings, source: source) else {
             var reason = FluidSynthLog.takeLastError()
             if case .alsa = backend, let alsa = FluidSynthLog.takeALSAError() {

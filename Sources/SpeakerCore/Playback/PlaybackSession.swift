@@ -88,8 +88,16 @@ public actor PlaybackSession {
         observers.publish(event)
     }
 
-    /// Seconds played of the song (capped at its duration); 0 before it started.
+    /// Seconds rendered of the song (capped at its duration); 0 before it started. Live controls
+    /// act here, where rendering goes on.
     public var positionSeconds: Double { source?.positionSeconds ?? 0 }
+    /// Seconds the listener has heard: `positionSeconds` less the output's latency. What the
+    /// session's events report, and what a person is told.
+    public var heardPositionSeconds: Double { source?.heardPositionSeconds ?? 0 }
+    /// The output's latency as it last reported it; nil for a file or null output.
+    public var outputLatencySeconds: Double? { source?.outputLatencySeconds }
+    /// Rendered but unheard seconds: after the output died, what it never played.
+    public var unheardSeconds: Double { source?.unheardSeconds ?? 0 }
     /// The song's duration from its tempo map; 0 before it started.
     public var durationSeconds: Double { source?.durationSeconds ?? 0 }
 
@@ -153,6 +161,7 @@ public actor PlaybackSession {
         case .playing:
             source?.pause()
             state = .paused
+            // The device plays out what it holds: the song is heard up to where rendering paused.
             emit(.paused(positionSeconds: positionSeconds))
         default:
             throw PlaybackSessionError(operation: "pause", state: state)
@@ -185,7 +194,7 @@ public actor PlaybackSession {
     /// place). Does nothing before the song started or after it ended.
     public func stop() async {
         guard state == .playing || state == .paused || state == .loading else { return }
-        let position = positionSeconds
+        let position = heardPositionSeconds
         await endCurrentSong()
         state = .stopped
         emit(.stopped(positionSeconds: position))
@@ -310,7 +319,7 @@ public actor PlaybackSession {
     private func reportProgress(generation current: Int) -> Bool {
         guard current == generation, let source else { return false }
         if state == .playing {
-            emit(.progress(positionSeconds: source.positionSeconds, durationSeconds: source.durationSeconds))
+            emit(.progress(positionSeconds: source.heardPositionSeconds, durationSeconds: source.durationSeconds))
         }
         return true
     }

@@ -45,6 +45,13 @@ public final class PlaybackSource: Sendable {
         /// Keyed so that a cancelled waiter can take its own continuation back out.
         var endWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextWaiterID = 0
+        /// The device's latest word on how long until what it was last given is heard, in
+        /// frames; nil until it says (a file or null output never does: nothing waits there).
+        var deviceLatency: Int?
+        /// Song frames rendered that the device has not played yet: the device's latency while
+        /// the song plays, draining as a paused song's device plays the pause's frames. A device
+        /// that died keeps it: those frames were never heard.
+        var unheard = 0
         var ended: Bool { stopped || (replacement == nil && scheduler?.isFinished == true) }
         /// Frames of the song rendered so far, over every replacement, the tail included.
         var position: Int { framesBefore + (scheduler?.position ?? 0) }
@@ -185,6 +192,8 @@ public final class PlaybackSource: Sendable {
             state.devicePulls &+= 1
             guard !state.ended else { return (0, 0, false, firstCall) }
             if state.paused {
+                // The pause's frames push the song's last ones out of the device's buffer.
+                state.unheard = max(0, state.unheard - frames)
                 guard state.pauseSignal != nil else { return (0, 0, false, firstCall) }
                 for frame in 0..<frames {
                     let value = state.pauseSignal!.next()
@@ -205,6 +214,7 @@ public final class PlaybackSource: Sendable {
                 }
                 return peak
             }
+            if let latency = state.deviceLatency { state.unheard = min(latency, state.timeline) }
             return (produced, produced, state.ended, firstCall)
         }
         if filled < frames {
@@ -235,6 +245,41 @@ public final class PlaybackSource: Sendable {
             return (state.timeline, state.scheduler?.endFrame ?? 0)
         }
         return min(Double(frames), Double(end)) / Double(sampleRate)
+    }
+
+    /// Where the listener is on the timeline, as seconds: `positionSeconds` less what the device
+    /// holds but has not played yet (its latency). The same as `positionSeconds` for a file or
+    /// null output, and once a paused song's device has played out what it held. Live controls
+    /// act at `positionSeconds` (where rendering goes on); the status shows this.
+    public var heardPositionSeconds: Double {
+        let (frames, end) = state.withLock { state in
+            if let next = state.replacement { return (0, next.endFrame) }
+            return (max(0, state.timeline - state.unheard), state.scheduler?.endFrame ?? 0)
+        }
+        return min(Double(frames), Double(end)) / Double(sampleRate)
+    }
+
+    /// Seconds of the song rendered but not heard: while it plays, the device's latency; after
+    /// its device died, what that device never played (a resumed song goes back by it).
+    public var unheardSeconds: Double { Double(state.withLock { $0.unheard }) / Double(sampleRate) }
+
+    /// The device's latency as it last reported it; nil for an output with none (a file, null)
+    /// or before the device said.
+    public var outputLatencySeconds: Double? {
+        state.withLock { $0.deviceLatency }.map { Double($0) / Double(sampleRate) }
+    }
+
+    /// The device's word on how long until the audio it was last given is heard: its buffer and
+    /// the sink's (a sound server's stream latency, a driver's configured buffer).
+    func reportDeviceLatency(frames: Int) {
+        state.withLock { state in
+            state.deviceLatency = max(0, frames)
+            if !state.paused { state.unheard = min(max(0, frames), state.timeline) }
+        }
+    }
+
+    func reportDeviceLatency(microseconds: Int) {
+        reportDeviceLatency(frames: Int((Double(microseconds) * Double(sampleRate) / 1_000_000).rounded()))
     }
 
     /// Plays `song` from its start instead of the current timeline, from the next render call on
@@ -280,6 +325,9 @@ public final class PlaybackSource: Sendable {
         state.withLock { state in
             state.started = false
             state.leadIn = preRoll
+            // The old device's buffer went with it; the new one reports its own latency.
+            state.deviceLatency = nil
+            state.unheard = 0
         }
     }
 

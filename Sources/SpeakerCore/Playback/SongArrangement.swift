@@ -34,6 +34,10 @@ public struct SongArrangement: Sendable, Equatable {
     public var mute: [SongPart]
     public var solo: [SongPart]
     public var countInBars: Int
+    /// Not a control of the composer's: for one layout, the notes sounding where the song starts
+    /// are struck again there (a seek leaves them silent). A song going on after its output died
+    /// goes back to where the listener stopped hearing it, often in the middle of a note.
+    public var restrikesHeldNotes = false
 
     public init(from: MIDISongPosition? = nil, to: MIDISongPosition? = nil, loop: LoopSection? = nil, loopPasses: Int = 1,
                 tempo: TempoChange? = nil, transpose: Int = 0, mute: [SongPart] = [], solo: [SongPart] = [], countInBars: Int = 0) {
@@ -151,6 +155,12 @@ public struct SongArrangement: Sendable, Equatable {
             if index == 1 { passStart = written }
             for message in Self.chase(song, before: segment.0, resetFirst: index > 0) { output.append(MIDITimedEvent(seconds: written, message: message)) }
             var held = HeldNotes()
+            if index == 0, restrikesHeldNotes {
+                for note in Self.notesSounding(in: song, at: segment.0) {
+                    guard let message = held.admit(note) else { continue }
+                    output.append(MIDITimedEvent(seconds: written, message: message))
+                }
+            }
             for event in song.events where event.seconds >= segment.0 && event.seconds < segment.1 {
                 guard let message = held.admit(event.message) else { continue }
                 output.append(MIDITimedEvent(seconds: written + event.seconds - segment.0, message: message))
@@ -274,6 +284,31 @@ public struct SongArrangement: Sendable, Equatable {
     public static let click: UInt8 = 77
 
     // MARK: - Chase
+
+    /// Note-ons for the notes that began before `seconds` and still sound there (their note-off
+    /// is at or after it), with the velocity each was struck with, in the song's order.
+    static func notesSounding(in song: MIDISong, at seconds: Double) -> [MIDIMessage] {
+        var sounding: [UInt16: [UInt8]] = [:]
+        var order: [UInt16] = [], seen: Set<UInt16> = []
+        for event in song.events {
+            guard event.seconds < seconds else { break }
+            switch event.message {
+            case let .noteOn(channel, key, velocity) where velocity > 0:
+                let id = UInt16(channel) << 8 | UInt16(key)
+                if seen.insert(id).inserted { order.append(id) }
+                sounding[id, default: []].append(velocity)
+            case let .noteOn(channel, key, _), let .noteOff(channel, key, _):
+                let id = UInt16(channel) << 8 | UInt16(key)
+                sounding[id]?.removeFirst()
+                if sounding[id]?.isEmpty == true { sounding[id] = nil }
+            default:
+                break
+            }
+        }
+        return order.flatMap { id in
+            (sounding[id] ?? []).map { MIDIMessage.noteOn(channel: UInt8(id >> 8), key: UInt8(id & 0xFF), velocity: $0) }
+        }
+    }
 
     /// The messages that put a synthesiser in the state the song has at `seconds`: every
     /// system-exclusive message before it, then per channel the bank and program, the other

@@ -30,6 +30,12 @@ final class SynthSettings {
         fluid.fluid_settings_setint(handle, key, Int32(clamping: value)) == FLUID_OK
     }
 
+    /// An integer setting's value (FluidSynth's default unless set); nil for an unknown key.
+    func int(_ key: String) -> Int? {
+        var value: Int32 = 0
+        return fluid.fluid_settings_getint(handle, key, &value) == FLUID_OK ? Int(value) : nil
+    }
+
     /// Sets a floating-point setting; returns false when FluidSynth does not know the key.
     @discardableResult
     func set(_ key: String, _ value: Double) -> Bool {

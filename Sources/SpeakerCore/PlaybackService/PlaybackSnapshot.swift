@@ -45,6 +45,9 @@ public struct PlaybackSnapshot: Sendable, Equatable {
     public var controls: StatusReport.Controls?
     /// Where the song is in its bars and beats, when that can be told (see `StatusReport.Playback`).
     public var musicalPosition: StatusReport.MusicalPosition?
+    /// The output's latency, which `positionSeconds` already subtracts (the heard position);
+    /// nil for an output that reports none (a file, null) and when no song plays.
+    public var latencySeconds: Double?
 
     public init(activity: Activity, file: String? = nil, positionSeconds: Double? = nil,
                 durationSeconds: Double? = nil, pauseReason: PauseReason? = nil, queued: [StatusReport.QueuedSong] = [],
@@ -68,7 +71,8 @@ extension StatusReport.Playback {
     public init(_ snapshot: PlaybackSnapshot) {
         self.init(state: snapshot.activity.rawValue, file: snapshot.file, positionSeconds: snapshot.positionSeconds,
                   durationSeconds: snapshot.durationSeconds, error: snapshot.error, queue: snapshot.queued,
-                  controls: snapshot.controls, musicalPosition: snapshot.musicalPosition)
+                  controls: snapshot.controls, musicalPosition: snapshot.musicalPosition,
+                  latencyMs: snapshot.latencySeconds.map { Int(($0 * 1000).rounded()) })
     }
 }
 

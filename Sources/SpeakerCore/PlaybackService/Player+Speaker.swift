@@ -30,7 +30,7 @@ extension Player {
             case .pause:
                 state = .paused(current, .speakerLost)
                 try? await current.session.pause()
-                await notePosition(of: current)
+                await notePosition(of: current, playedOut: false)
                 logger.notice("speaker lost: \(current.file) paused at \(Self.loggedSeconds(lastPosition)); it resumes when the speaker is back")
                 publish()
             case .stop:
@@ -45,7 +45,10 @@ extension Player {
             state = .playing(current)
             logger.notice("speaker back: \(current.file) resumed")
             publish()
+            // Asked before the output is opened again, which forgets the old one's buffer.
+            let unheard = await current.session.unheardSeconds
             await reopenOutput(of: current, after: "speaker back")
+            await goBack(over: unheard, in: current)
             // Returns once the output renders again; a stop meanwhile releases it.
             try? await current.session.resume()
         default:
@@ -61,6 +64,20 @@ extension Player {
         do { try await current.session.replaceOutput(with: try await components.makeOutput(speaker?.address)) } catch {
             logger.warning("\(event): could not open the speaker's output again (\(error)); \(current.file) resumes on the old one")
         }
+    }
+
+    /// The audio the speaker's output held but never played when it died went with it: the song
+    /// goes on from where the listener stopped hearing it, not from where rendering was, so the
+    /// notes at the moment of the loss are heard after all; a note sounding there is struck again
+    /// (a plain seek would leave it silent until the next one). Not for a song in a section loop (a
+    /// seek forgets a loop count, and one back over the loop's start would end the loop): it
+    /// resumes where rendering was.
+    func goBack(over unheard: Double, in current: CurrentSong) async {
+        guard unheard >= 0.001, current.arrangement.loop == nil else { return }
+        let rendered = await current.session.positionSeconds
+        let target = current.songPosition(max(0, rendered - unheard))
+        logger.notice("speaker back: \(current.file) goes on from \(Self.loggedSeconds(target)), \(Int((unheard * 1000).rounded())) ms before where its lost output stopped: the speaker never played that audio")
+        _ = try? await adjust(.seek(.seconds(target)), restrikingHeldNotes: true)
     }
 
     /// Starts following the gate's level now rather than at the first request: with `keep_alive`

@@ -64,6 +64,7 @@ extension Player {
                                   underLiveControl: item.loopStart != nil, sessionEvents: forwarder)
         state = .playing(current)
         lastPosition = 0
+        lastLatency = nil
         // Said when the song starts, not when it was asked for: a queued or waiting song may never play.
         logger.info("playing \(item.file)\(onSpeaker)")
         publish()
@@ -128,7 +129,7 @@ extension Player {
         case let .playing(current), let .paused(current, _):
             state = .idle
             current.sessionEvents.cancel()
-            let position = (playingSong ?? current).songPosition(await current.session.positionSeconds)
+            let position = (playingSong ?? current).songPosition(await current.session.heardPositionSeconds)
             await current.session.stop()
             if case .idle = state {
                 state = .stopped(file: current.file, position: position, duration: current.durationSeconds)
@@ -144,7 +145,10 @@ extension Player {
         guard currentTicket == ticket else { return false }
         switch event {
         case let .progress(position, _):
+            let latency = await playingSong?.session.outputLatencySeconds
+            guard currentTicket == ticket else { return false }
             lastPosition = playingSong?.songPosition(position) ?? position
+            lastLatency = latency
             publish()
             return true
         case .finished:
@@ -166,7 +170,7 @@ extension Player {
             // The status keeps saying why until the next song, so `status` and `play --wait`
             // report a dead device instead of an innocent "idle".
             if let current {
-                let position = await current.session.positionSeconds
+                let position = await current.session.heardPositionSeconds
                 guard currentTicket == ticket else { return false } // Replaced or stopped meanwhile.
                 lastPosition = position
                 state = .failed(file: file, reason: reason, position: position, duration: current.durationSeconds)

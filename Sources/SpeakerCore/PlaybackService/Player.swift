@@ -121,6 +121,8 @@ public actor Player: DaemonPlayback {
     var abandoned: [Int: PlaybackServiceError] = [:]
     /// The position last learnt from the session (progress events, pause, status).
     var lastPosition: Double = 0
+    /// The current song's output latency as its last progress report found it (status shows it).
+    var lastLatency: Double?
     /// The speaker songs play to, as the daemon last said (`audioPath(to:over:)`).
     var speaker: TargetSpeaker?
     /// What the daemon waits for before songs can play, as it last said (`readinessChanged`).
@@ -339,7 +341,7 @@ public actor Player: DaemonPlayback {
         case let .playing(current):
             state = .paused(current, .user)
             try? await current.session.pause()
-            await notePosition(of: current)
+            await notePosition(of: current, playedOut: true)
             logger.info("paused \(current.file)\(onSpeaker) at \(Self.loggedSeconds(lastPosition))")
             publish()
         case let .paused(current, .speakerLost):
@@ -368,7 +370,11 @@ public actor Player: DaemonPlayback {
                 state = .playing(current)
                 logger.info("resumed \(current.file)\(onSpeaker) at \(Self.loggedSeconds(lastPosition))")
                 publish()
-                if reopen { await reopenOutput(of: current, after: "resumed") }
+                if reopen {
+                    let unheard = await current.session.unheardSeconds
+                    await reopenOutput(of: current, after: "resumed")
+                    await goBack(over: unheard, in: current)
+                }
                 try? await current.session.resume()
             } else {
                 state = .paused(current, .speakerLost)
@@ -389,7 +395,7 @@ public actor Player: DaemonPlayback {
     public func snapshot() async -> PlaybackSnapshot {
         switch state {
         case let .playing(current), let .paused(current, _):
-            await notePosition(of: current)
+            await notePosition(of: current, playedOut: false)
         default:
             break
         }
@@ -432,6 +438,7 @@ public actor Player: DaemonPlayback {
                                             durationSeconds: current.durationSeconds, queued: queued)
             snapshot.controls = current.arrangement.controls
             snapshot.musicalPosition = current.musicalPosition(at: lastPosition)
+            snapshot.latencySeconds = lastLatency
             return snapshot
         case let .paused(current, reason):
             var snapshot = PlaybackSnapshot(activity: .paused, file: current.file, positionSeconds: lastPosition,
@@ -453,9 +460,12 @@ public actor Player: DaemonPlayback {
         changeFeed.publish(current)
     }
 
-    /// Refreshes `lastPosition` from the session, unless another song took over meanwhile.
-    func notePosition(of current: CurrentSong) async {
-        let position = await current.session.positionSeconds
+    /// Refreshes `lastPosition` from the session, unless another song took over meanwhile: for a
+    /// pause the user asked for, where rendering paused (the device plays out what it holds, so
+    /// that is where the listener stops); for a speaker lost, the heard position (what the
+    /// device held went with it).
+    func notePosition(of current: CurrentSong, playedOut: Bool) async {
+        let position = playedOut ? await current.session.positionSeconds : await current.session.heardPositionSeconds
         if currentTicket == current.ticket, let now = playingSong { lastPosition = now.songPosition(position) }
     }
 
@@ -474,6 +484,12 @@ public actor Player: DaemonPlayback {
     /// arrangement, from the render loop's next block. A control the song cannot take (no such
     /// bar or track, a tempo out of range) is refused in one line and changes nothing.
     public func adjust(_ control: LiveControl) async throws(PlaybackServiceError) -> PlaybackSnapshot {
+        try await adjust(control, restrikingHeldNotes: false)
+    }
+
+    /// `adjust`; with `restrikingHeldNotes` the notes sounding where the song goes on are struck
+    /// again there (`SongArrangement.restrikesHeldNotes`), for this one layout only.
+    func adjust(_ control: LiveControl, restrikingHeldNotes: Bool) async throws(PlaybackServiceError) -> PlaybackSnapshot {
         guard let song = playingSong else {
             if case let .waiting(item, _) = state { throw .notStartedYet(operation: control.name, file: item.file) }
             if case let .starting(item, _, _) = state { throw .notStartedYet(operation: control.name, file: item.file) }
@@ -483,8 +499,11 @@ public actor Player: DaemonPlayback {
         let arranged: ArrangedSong
         let arrangement: SongArrangement
         do {
-            arrangement = try control.applied(to: song.arrangement, at: here, in: song.written)
-            arranged = try arrangement.arrangeLive(song.written, limits: settings.readLimits)
+            var applied = try control.applied(to: song.arrangement, at: here, in: song.written)
+            applied.restrikesHeldNotes = restrikingHeldNotes
+            arranged = try applied.arrangeLive(song.written, limits: settings.readLimits)
+            applied.restrikesHeldNotes = false
+            arrangement = applied
         } catch {
             throw .controlRefused(operation: control.name, file: song.file, reason: error.description)
         }
@@ -500,7 +519,7 @@ public actor Player: DaemonPlayback {
         default: break
         }
         lastPosition = arrangement.songSeconds(atArranged: 0, in: song.written)
-        logger.info("\(control) for \(song.file) at \(Self.loggedSeconds(here))")
+        if !restrikingHeldNotes { logger.info("\(control) for \(song.file) at \(Self.loggedSeconds(here))") }
         publish()
         return current
     }

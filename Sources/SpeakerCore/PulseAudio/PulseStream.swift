@@ -22,6 +22,10 @@ import Synchronization
 public final class PulseStream: @unchecked Sendable {
     /// Fills `frames` frames of planar audio (left and right, -1...1) for the sink.
     public typealias Render = @Sendable (_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, _ frames: Int) -> Void
+    /// Told, after each write, how long until the last frame written is heard: the stream's
+    /// buffer plus the sink's own latency (for a Bluetooth sink, the transport's, with the
+    /// speaker's delay report where the server has one), in microseconds.
+    public typealias LatencyReport = @Sendable (_ microseconds: Int) -> Void
 
     /// The sink the stream plays to, by name.
     public let sink: String
@@ -39,6 +43,7 @@ public final class PulseStream: @unchecked Sendable {
     private let right: UnsafeMutablePointer<Float>
     /// nil once closed.
     private let render: Mutex<Render?>
+    private let latencyReport: LatencyReport?
     private let closing = Mutex(false)
     private let opened = OneShotSignal<Void, PulseStreamError>()
     private let ended = OneShotSignal<PulseStreamEnd, Never>()
@@ -57,7 +62,7 @@ public final class PulseStream: @unchecked Sendable {
     ///   - timeout: how long a server that does not answer may take before the open fails.
     public static func open(
         server: String?, sink: String, sampleRate: Int, period: Int, periods: Int, name: String,
-        timeout: Duration = .seconds(10), render: @escaping Render
+        timeout: Duration = .seconds(10), latency: LatencyReport? = nil, render: @escaping Render
     ) async throws(PulseStreamError) -> PulseStream {
         let connection: PulseConnection
         switch PulseConnection.make(name: "speakerd") {
@@ -65,7 +70,7 @@ public final class PulseStream: @unchecked Sendable {
         case .failure(let error): throw PulseStreamError(sink: sink, reason: error.reason)
         }
         let stream = PulseStream(connection: connection, sink: sink, sampleRate: sampleRate,
-                                 period: period, bufferFrames: period * periods, name: name, render: render)
+                                 period: period, bufferFrames: period * periods, name: name, latency: latency, render: render)
         stream.start(server: server)
         let outcome: Result<Void, PulseStreamError>
         do { outcome = try await stream.opened.result(timeout: timeout) } catch {
@@ -78,8 +83,9 @@ public final class PulseStream: @unchecked Sendable {
     }
 
     private init(connection: PulseConnection, sink: String, sampleRate: Int,
-                 period: Int, bufferFrames: Int, name: String, render: @escaping Render) {
+                 period: Int, bufferFrames: Int, name: String, latency: LatencyReport?, render: @escaping Render) {
         (self.connection, self.sink) = (connection, sink)
+        latencyReport = latency
         (self.sampleRate, self.period, self.bufferFrames, self.name) = (sampleRate, period, bufferFrames, name)
         left = .allocate(capacity: period)
         right = .allocate(capacity: period)
@@ -187,7 +193,10 @@ public final class PulseStream: @unchecked Sendable {
                                     minreq: UInt32(period * Self.frameBytes), fragsize: unset)
         // DONT_MOVE: when the sink goes away the server ends the stream instead of moving it to
         // its default sink. ADJUST_LATENCY: the sink's own latency is set to honour `tlength`.
-        let flags = pa_stream_flags_t(rawValue: PA_STREAM_DONT_MOVE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
+        // INTERPOLATE_TIMING and AUTO_TIMING_UPDATE: libpulse keeps the timing current, so the
+        // latency after each write is what the listener is behind by (the heard position).
+        let flags = pa_stream_flags_t(rawValue: PA_STREAM_DONT_MOVE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue
+            | PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue)
         guard pulse.pa_stream_connect_playback(stream, sink, &buffer, flags, nil, nil) >= 0 else {
             finish(killed: false)
             return
@@ -228,6 +237,17 @@ public final class PulseStream: @unchecked Sendable {
             guard pulse.pa_stream_write(stream, data, frames * Self.frameBytes, nil, 0, PA_SEEK_RELATIVE) >= 0 else { return }
             remaining -= frames * Self.frameBytes
         }
+        reportLatency(of: stream)
+    }
+
+    /// Tells the owner the stream's latency, once libpulse has timing for it (it answers
+    /// "no data" until the server's first timing update; a negative latency counts as none).
+    private func reportLatency(of stream: OpaquePointer) {
+        guard let latencyReport else { return }
+        var microseconds: pa_usec_t = 0
+        var negative: Int32 = 0
+        guard pulse.pa_stream_get_latency(stream, &microseconds, &negative) == 0 else { return }
+        latencyReport(negative != 0 ? 0 : Int(clamping: microseconds))
     }
 
     /// The connection or the stream ended: a failure to open, or the end of a playing stream.

@@ -48,6 +48,7 @@ public enum SpeakerdDBusRecords {
         if let position = playback.positionSeconds { bag["PositionSeconds"] = .double(position) }
         if let duration = playback.durationSeconds { bag["DurationSeconds"] = .double(duration) }
         if let error = playback.error { bag["Error"] = .string(error) }
+        if let latency = playback.latencyMs { bag["LatencyMs"] = .uint32(UInt32(clamping: latency)) }
         if let place = playback.musicalPosition {
             bag["MusicalPosition"] = .properties(["Bar": .int32(Int32(clamping: place.bar)), "Beat": .int32(Int32(clamping: place.beat)),
                                                   "Bars": .int32(Int32(clamping: place.bars))])
@@ -107,7 +108,8 @@ public enum SpeakerdDBusRecords {
                          return StatusReport.MusicalPosition(bar: Int(try require(place, "Bar", Int32.self)),
                                                              beat: Int(try require(place, "Beat", Int32.self)),
                                                              bars: Int(try require(place, "Bars", Int32.self)))
-                     })
+                     },
+                     latencyMs: try bag.decode("LatencyMs", as: UInt32.self).map(Int.init))
     }
 
     static func controls(from value: DBusValue) throws(DBusError) -> StatusReport.Controls {

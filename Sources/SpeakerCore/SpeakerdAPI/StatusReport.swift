@@ -111,11 +111,16 @@ public struct StatusReport: Codable, Equatable, Sendable {
         /// none); the key is left out for a song without bars, or one started elsewhere than
         /// its start (`play --from`), whose position counts from there.
         public var musicalPosition: MusicalPosition?
+        /// How far the speaker is behind what speakerd has rendered, in milliseconds: the output's
+        /// reported latency, which `positionSeconds` already subtracts (it is the heard
+        /// position). Left out when the output reports none (a file, null) or nothing plays.
+        public var latencyMs: Int?
 
         public init(state: String, file: String? = nil, positionSeconds: Double? = nil, durationSeconds: Double? = nil,
                     error: String? = nil, queue: [QueuedSong] = [], controls: Controls? = nil,
-                    musicalPosition: MusicalPosition? = nil) {
+                    musicalPosition: MusicalPosition? = nil, latencyMs: Int? = nil) {
             self.musicalPosition = musicalPosition
+            self.latencyMs = latencyMs
             self.state = state
             self.file = file
             self.positionSeconds = positionSeconds
@@ -127,7 +132,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
 
         public static let idle = Playback(state: "idle")
 
-        enum CodingKeys: String, CodingKey { case state, file, positionSeconds, durationSeconds, error, queue, controls, musicalPosition }
+        enum CodingKeys: String, CodingKey { case state, file, positionSeconds, durationSeconds, error, queue, controls, musicalPosition, latencyMs }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -138,7 +143,8 @@ public struct StatusReport: Codable, Equatable, Sendable {
                       error: try container.decodeIfPresent(String.self, forKey: .error),
                       queue: try container.decodeIfPresent([QueuedSong].self, forKey: .queue) ?? [],
                       controls: try container.decodeIfPresent(Controls.self, forKey: .controls),
-                      musicalPosition: try container.decodeIfPresent(MusicalPosition.self, forKey: .musicalPosition))
+                      musicalPosition: try container.decodeIfPresent(MusicalPosition.self, forKey: .musicalPosition),
+                      latencyMs: try container.decodeIfPresent(Int.self, forKey: .latencyMs))
         }
 
         public func encode(to encoder: Encoder) throws {
@@ -151,6 +157,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
             try container.encode(queue, forKey: .queue)
             try container.encodeIfPresent(controls, forKey: .controls)
             try container.encodeIfPresent(musicalPosition, forKey: .musicalPosition)
+            try container.encodeIfPresent(latencyMs, forKey: .latencyMs)
         }
     }
 
@@ -239,6 +246,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
             if let duration = playback.durationSeconds { playbackLine += " / " + formatClock(duration) }
         }
         if let place = playback.musicalPosition { playbackLine += ", " + place.sentence }
+        if let latency = playback.latencyMs { playbackLine += " (latency \(latency) ms)" }
         if let error = playback.error { playbackLine += ": \(error)" }
         let lines = [
             "Status:    \(message)",

@@ -1,0 +1,140 @@
+import BlueZ
+import Clocks
+import Foundation
+import Synchronization
+@testable import Playback
+@testable import PlaybackService
+@testable import Readiness
+@testable import SpeakerdAPI
+import TestSupport
+import Testing
+
+/// What the status calls "now" is what the speaker plays now: the rendered position less the
+/// output's latency. And audio an output held but never played when the speaker dropped is not
+/// skipped: the song goes on from where the listener stopped hearing it.
+@Suite("The heard position")
+struct HeardPositionTests {
+    /// Middle C for the first second, then G for two: a place in the song is told by which note
+    /// sounds, and a note's start by its attack.
+    private let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 1), (67, 1, 3)], duration: 4)
+
+    private func player(devices: [HandDrivenDevice], clock: TestClock<Duration>, gate: ReadinessGate<DaemonReadiness>) async throws -> Player {
+        let soundFont = try await Fixtures.soundFont()
+        let queue = Mutex(devices)
+        let components = PlaybackComponents.sessions(
+            output: { _ in queue.withLock { $0.removeFirst() }.output(clock: clock) }, clock: clock,
+            newOutputWhenSpeakerBack: { true }, soundFont: { soundFont })
+        let player = Player(gate: gate, components: components)
+        _ = await player.audioPath(to: TargetSpeaker(address: try BluetoothAddress("11:22:33:AA:BB:CC"), name: "JBL Flip 5"), over: nil)
+        return player
+    }
+
+    /// Pulls periods of 64 frames until `seconds` of the song are rendered.
+    private func pull(_ device: HandDrivenDevice, seconds: Double) async throws {
+        let source = try #require(device.source)
+        device.pull(times: Int((seconds * Double(source.sampleRate) / 64).rounded(.up)))
+    }
+
+    @Test("the status's position is the rendered one less the output's latency, and says the latency; a file's has none")
+    func statusShowsTheHeardPosition() async throws {
+        let clock = TestClock()
+        let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
+        let rate = try await Fixtures.soundFont().sampleRate
+        let device = HandDrivenDevice(pullsOnOpen: 1, latencyFrames: rate / 4)
+        let player = try await player(devices: [device], clock: clock, gate: gate)
+        _ = try await player.play(song, named: "tune.mid")
+        try await pull(device, seconds: 1.5)
+        let rendered = try #require(device.source).positionSeconds
+        #expect(rendered > 1.49)
+
+        await clock.advance(by: PlaybackSession.defaultProgressInterval)
+        #expect(await eventually { await player.snapshot().latencySeconds != nil })
+        let status = await player.snapshot()
+        #expect(status.latencySeconds == 0.25)
+        let position = try #require(status.positionSeconds)
+        #expect(abs(position - (rendered - 0.25)) < 0.001, "heard \(position) s, rendered \(rendered) s")
+        let report = StatusReport.Playback(status)
+        #expect(report.latencyMs == 250)
+        #expect(report.positionSeconds == position)
+
+        // Paused, the device plays out what it held: then the listener has heard all of it.
+        try await player.pause()
+        try await pull(device, seconds: 0.3)
+        #expect(abs((await player.snapshot().positionSeconds ?? 0) - rendered) < 0.001,
+                "the pause played out what the device held: the listener is where rendering paused")
+        // Resuming returns once the device asks for audio again.
+        let resumed = Task { try await player.resume() }
+        #expect(await eventually { !(device.source?.isPaused ?? true) })
+        device.pull(times: 1)
+        _ = try await resumed.value
+        // The song's next frames queue behind the latency again.
+        let expected = rendered + 64 / Double(rate) - 0.25
+        #expect(abs((await player.snapshot().positionSeconds ?? 0) - expected) < 0.001)
+        await player.stop()
+    }
+
+    @Test("""
+        the speaker dropping takes with it the audio its output held: when it is back the song goes on from \
+        where the listener stopped hearing it, the note sounding there struck again, and the note that began in the \
+        lost audio is heard from its attack
+        """)
+    func speakerBackGoesOnFromTheHeardPosition() async throws {
+        let clock = TestClock()
+        let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
+        let rate = try await Fixtures.soundFont().sampleRate
+        // The first output is half a second behind, like a Bluetooth sink with its stream's buffer.
+        let beforeDrop = HandDrivenDevice(pullsOnOpen: 1, latencyFrames: rate / 2)
+        let afterReturn = HandDrivenDevice(pullsOnOpen: 1, records: true)
+        let player = try await player(devices: [beforeDrop, afterReturn], clock: clock, gate: gate)
+        _ = try await player.play(song, named: "tune.mid")
+        // Rendered to 1.25 s: G began at 1.0 s, but the speaker, half a second behind, is at 0.75 s.
+        try await pull(beforeDrop, seconds: 1.25)
+
+        gate.drop(to: .adapter)
+        #expect(await eventually { await player.snapshot().activity == .paused })
+        let pausedAt = try #require(await player.snapshot().positionSeconds)
+        #expect(abs(pausedAt - 0.75) < 0.01, "paused at \(pausedAt) s: what the speaker had heard is 0.75 s")
+        // The speaker's output died with the link: it plays nothing more.
+
+        gate.raise(to: .playbackReady)
+        #expect(await eventually { afterReturn.opens == 1 })
+        #expect(await eventually { await player.snapshot().activity == .playing })
+        #expect(await eventually { !(afterReturn.source?.isPaused ?? true) })
+        try await pull(afterReturn, seconds: 0.6)
+
+        // The song goes on at 0.75 s: C, sounding there, is struck again, and G's attack comes a
+        // quarter of a second in (1.0 s - 0.75 s). Resumed where rendering was (1.25 s), G would
+        // sound at once, its attack lost with the old output, and C not at all.
+        let heard = afterReturn.recorded
+        #expect(WAVAnalysis.peak(heard[...]) > 0.01, "nothing heard after the speaker came back")
+        func window(_ from: Double, _ to: Double) -> ArraySlice<Float> { heard[Int(from * Double(rate))..<Int(to * Double(rate))] }
+        func c(_ part: ArraySlice<Float>) -> Double { WAVAnalysis.energy(at: 261.6, in: part, sampleRate: rate) }
+        func g(_ part: ArraySlice<Float>) -> Double { WAVAnalysis.energy(at: 392, in: part, sampleRate: rate) }
+        let beforeG = window(0.05, 0.22), afterG = window(0.28, 0.45)
+        #expect(c(beforeG) > 10 * g(beforeG), "C, sounding where the listener stopped hearing, is heard again first")
+        #expect(g(afterG) > 10 * c(afterG), "then G")
+        #expect(g(afterG) > 10 * g(beforeG), "G begins a quarter of a second in, not before")
+        await player.stop()
+    }
+
+    @Test("a file output reports no latency: its position is the rendered one and the status has no latency")
+    func fileOutputHasNoLatency() async throws {
+        let harness = try await PlayerHarness(initial: .playbackReady)
+        defer { harness.cleanUp() }
+        try await harness.startPlaying(ClientSongs.sustainedA4(seconds: 2), named: "song.mid")
+        await harness.play(for: .seconds(1))
+        let status = await harness.player.snapshot()
+        #expect(status.activity == .playing)
+        #expect(status.latencySeconds == nil)
+        #expect(StatusReport.Playback(status).latencyMs == nil)
+        await harness.player.stop()
+    }
+
+    private func eventually(_ condition: () async -> Bool) async -> Bool {
+        for _ in 0..<100_000 {
+            if await condition() { return true }
+            await Task.yield()
+        }
+        return await condition()
+    }
+}
