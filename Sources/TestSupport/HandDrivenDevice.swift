@@ -47,6 +47,9 @@ public final class HandDrivenDevice: AudioDevice, Sendable {
         }
     }
 
+    /// Reports a gap, as a sound server's underflow does.
+    public func underflow() { source?.noteOutputUnderflow() }
+
     /// A hand-driven device has no back-end to explain itself.
     public func failureReason() -> String? { nil }
 

@@ -1,11 +1,13 @@
 import BlueZ
 import Clocks
 import Foundation
+import Logging
 import Synchronization
 @testable import Playback
 @testable import PlaybackService
 @testable import Readiness
 @testable import SpeakerdAPI
+@testable import Systemd
 import TestSupport
 import Testing
 
@@ -115,6 +117,31 @@ struct HeardPositionTests {
         #expect(g(afterG) > 10 * c(afterG), "then G")
         #expect(g(afterG) > 10 * g(beforeG), "G begins a quarter of a second in, not before")
         await player.stop()
+    }
+
+    @Test("gaps the output reported while the song played (a sound server's underflows) are logged as a warning when it ends; none, nothing")
+    func gapsAreLogged() async throws {
+        for gaps in [0, 2] {
+            let clock = TestClock()
+            let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
+            let device = HandDrivenDevice(pullsOnOpen: 1)
+            let soundFont = try await Fixtures.soundFont()
+            let journal = Journal()
+            let player = Player(
+                gate: gate, components: PlaybackComponents.sessions(output: { _ in device.output(clock: clock) }, clock: clock, soundFont: { soundFont }),
+                logger: Logger(label: "speakerd.playback") { JournalLogHandler(label: $0) { line in journal.record(line) } })
+            _ = try await player.play(Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 0.5)], duration: 1), named: "short.mid")
+            for _ in 0..<gaps { device.underflow() }
+            // To its end, the release tail included.
+            for _ in 0..<200 where await player.snapshot().activity == .playing { try await pull(device, seconds: 0.1) }
+            #expect(await eventually { await player.snapshot().activity == .idle })
+            let warnings = journal.containing("gap")
+            if gaps == 0 {
+                #expect(warnings.isEmpty, "\(warnings)")
+            } else {
+                #expect(warnings == ["<4>speakerd.playback: short.mid was heard with 2 gaps: the sound server ran out of audio while it played (is the machine too busy?)\n"])
+            }
+        }
     }
 
     @Test("a file output reports no latency: its position is the rendered one and the status has no latency")

@@ -80,6 +80,36 @@ struct PulseStreamTests {
         }
     }
 
+    @Test("an owner that stalls longer than the stream's buffer is told of the gap the sink played (the server's underflow); one that keeps up is told of none",
+          .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
+    func stallIsReportedAsAnUnderflow(kind: SoundServerKind) async throws {
+        let directory = try TemporaryDirectory.makeURL()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory, kind: kind)
+        let sink = try await server.addBluetoothSink(address: Self.speaker)
+        let recording = try await server.record(to: directory.appendingPathComponent("speaker.raw").path, from: sink.monitor)
+        let tone = Tone(frequency: 440, sampleRate: 44_100)
+        let underflows = Atomic(0)
+        let stall = Atomic(false)
+        let stream = try await PulseStream.open(server: server.address, sink: sink.name, sampleRate: 44_100,
+                                                period: 512, periods: 8, name: "stalling",
+                                                underflow: { underflows.add(1, ordering: .relaxed) }) { left, right, frames in
+            // Half a second on the stream's own thread: five times what its buffer holds.
+            if stall.exchange(false, ordering: .relaxed) { Thread.sleep(forTimeInterval: 0.5) }
+            tone.render(left: left, right: right, frames: frames)
+        }
+        defer { stream.close() }
+        _ = try await recording.firstSoundArrival()
+        try await Task.sleep(for: .seconds(1))
+        #expect(underflows.load(ordering: .relaxed) == 0, "a stream that kept up was told of a gap")
+
+        stall.store(true, ordering: .relaxed)
+        try await eventually("the gap is reported", within: .seconds(10), every: .milliseconds(50)) {
+            underflows.load(ordering: .relaxed) > 0
+        }
+        _ = try await recording.finish()
+    }
+
     @Test("closing a stream stops its renders at once and takes it off the server", .timeLimit(.minutes(1)))
     func closeEndsTheStream() async throws {
         let directory = try TemporaryDirectory.makeURL()

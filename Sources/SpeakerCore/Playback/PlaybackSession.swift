@@ -96,6 +96,8 @@ public actor PlaybackSession {
     public var heardPositionSeconds: Double { source?.heardPositionSeconds ?? 0 }
     /// The output's latency as it last reported it; nil for a file or null output.
     public var outputLatencySeconds: Double? { source?.outputLatencySeconds }
+    /// Gaps the outputs reported while the song played (a sound server's underflows).
+    public var outputUnderflows: Int { source?.outputUnderflows ?? 0 }
     /// Rendered but unheard seconds: after the output died, what it never played.
     public var unheardSeconds: Double { source?.unheardSeconds ?? 0 }
     /// The song's duration from its tempo map; 0 before it started.

@@ -52,6 +52,8 @@ public final class PlaybackSource: Sendable {
         /// the song plays, draining as a paused song's device plays the pause's frames. A device
         /// that died keeps it: those frames were never heard.
         var unheard = 0
+        /// Times the device ran out of audio while the song played (a gap heard).
+        var underflows = 0
         var ended: Bool { stopped || (replacement == nil && scheduler?.isFinished == true) }
         /// Frames of the song rendered so far, over every replacement, the tail included.
         var position: Int { framesBefore + (scheduler?.position ?? 0) }
@@ -277,6 +279,15 @@ public final class PlaybackSource: Sendable {
             if !state.paused { state.unheard = min(max(0, frames), state.timeline) }
         }
     }
+
+    /// The device found nothing to play when it needed audio (a sound server's underflow): the
+    /// listener heard a gap. Counted so that the song's end can say so (`outputUnderflows`).
+    func noteOutputUnderflow() {
+        state.withLock { $0.underflows += 1 }
+    }
+
+    /// How many gaps the song's devices reported (a sound server's underflows), over every output.
+    public var outputUnderflows: Int { state.withLock { $0.underflows } }
 
     func reportDeviceLatency(microseconds: Int) {
         reportDeviceLatency(frames: Int((Double(microseconds) * Double(sampleRate) / 1_000_000).rounded()))

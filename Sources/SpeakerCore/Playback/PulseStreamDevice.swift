@@ -19,7 +19,8 @@ final class PulseStreamDevice {
             stream = try await PulseStream.open(
                 server: server, sink: sink, sampleRate: source.sampleRate,
                 period: DeviceOutput.periodFrames, periods: DeviceOutput.periods, name: "speakerd",
-                latency: { source.reportDeviceLatency(microseconds: $0) }) { left, right, frames in
+                latency: { source.reportDeviceLatency(microseconds: $0) },
+                underflow: { source.noteOutputUnderflow() }) { left, right, frames in
                 _ = source.renderForDevice(left: left, right: right, frames: frames)
             }
         } catch {

@@ -152,10 +152,15 @@ extension Player {
             publish()
             return true
         case .finished:
-            guard case let .playing(current) = state else { return true }
+            guard case let .playing(song) = state else { return true }
+            let gaps = await song.session.outputUnderflows
+            guard currentTicket == ticket, case let .playing(current) = state else { return true }
             lastPosition = current.durationSeconds
             state = .idle
             logger.info("finished playing \(current.file)\(onSpeaker)")
+            if gaps > 0 {
+                logger.warning("\(current.file) was heard with \(gaps) gap\(gaps == 1 ? "" : "s"): the sound server ran out of audio while it played (is the machine too busy?)")
+            }
             publish()
             startNextQueuedSong()
             await updateKeepAlive()

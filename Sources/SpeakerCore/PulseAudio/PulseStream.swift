@@ -26,6 +26,9 @@ public final class PulseStream: @unchecked Sendable {
     /// buffer plus the sink's own latency (for a Bluetooth sink, the transport's, with the
     /// speaker's delay report where the server has one), in microseconds.
     public typealias LatencyReport = @Sendable (_ microseconds: Int) -> Void
+    /// Told each time the server found the stream empty when the sink needed audio (libpulse's
+    /// underflow): a gap the listener hears, which nothing else would report.
+    public typealias UnderflowReport = @Sendable () -> Void
 
     /// The sink the stream plays to, by name.
     public let sink: String
@@ -44,6 +47,7 @@ public final class PulseStream: @unchecked Sendable {
     /// nil once closed.
     private let render: Mutex<Render?>
     private let latencyReport: LatencyReport?
+    private let underflowReport: UnderflowReport?
     private let closing = Mutex(false)
     private let opened = OneShotSignal<Void, PulseStreamError>()
     private let ended = OneShotSignal<PulseStreamEnd, Never>()
@@ -62,7 +66,8 @@ public final class PulseStream: @unchecked Sendable {
     ///   - timeout: how long a server that does not answer may take before the open fails.
     public static func open(
         server: String?, sink: String, sampleRate: Int, period: Int, periods: Int, name: String,
-        timeout: Duration = .seconds(10), latency: LatencyReport? = nil, render: @escaping Render
+        timeout: Duration = .seconds(10), latency: LatencyReport? = nil, underflow: UnderflowReport? = nil,
+        render: @escaping Render
     ) async throws(PulseStreamError) -> PulseStream {
         let connection: PulseConnection
         switch PulseConnection.make(name: "speakerd") {
@@ -70,7 +75,7 @@ public final class PulseStream: @unchecked Sendable {
         case .failure(let error): throw PulseStreamError(sink: sink, reason: error.reason)
         }
         let stream = PulseStream(connection: connection, sink: sink, sampleRate: sampleRate,
-                                 period: period, bufferFrames: period * periods, name: name, latency: latency, render: render)
+                                 period: period, bufferFrames: period * periods, name: name, latency: latency, underflow: underflow, render: render)
         stream.start(server: server)
         let outcome: Result<Void, PulseStreamError>
         do { outcome = try await stream.opened.result(timeout: timeout) } catch {
@@ -83,9 +88,10 @@ public final class PulseStream: @unchecked Sendable {
     }
 
     private init(connection: PulseConnection, sink: String, sampleRate: Int,
-                 period: Int, bufferFrames: Int, name: String, latency: LatencyReport?, render: @escaping Render) {
+                 period: Int, bufferFrames: Int, name: String, latency: LatencyReport?, underflow: UnderflowReport?,
+                 render: @escaping Render) {
         (self.connection, self.sink) = (connection, sink)
-        latencyReport = latency
+        (latencyReport, underflowReport) = (latency, underflow)
         (self.sampleRate, self.period, self.bufferFrames, self.name) = (sampleRate, period, bufferFrames, name)
         left = .allocate(capacity: period)
         right = .allocate(capacity: period)
@@ -138,6 +144,7 @@ public final class PulseStream: @unchecked Sendable {
             guard let stream else { return }
             pulse.pa_stream_set_state_callback(stream, nil, nil)
             pulse.pa_stream_set_write_callback(stream, nil, nil)
+            pulse.pa_stream_set_underflow_callback(stream, nil, nil)
             pulse.pa_stream_disconnect(stream)
             pulse.pa_stream_unref(stream)
             self.stream = nil
@@ -185,6 +192,10 @@ public final class PulseStream: @unchecked Sendable {
         pulse.pa_stream_set_write_callback(stream, { stream, bytes, me in
             guard let stream, let me else { return }
             Unmanaged<PulseStream>.fromOpaque(me).takeUnretainedValue().write(to: stream, bytes: bytes)
+        }, me)
+        pulse.pa_stream_set_underflow_callback(stream, { _, me in
+            guard let me else { return }
+            Unmanaged<PulseStream>.fromOpaque(me).takeUnretainedValue().underflowReport?()
         }, me)
         // The server keeps `bufferFrames` queued (about 93 ms, as FluidSynth's driver did: a sound
         // server adds its own scheduling to ride out) and asks for a period at a time.
