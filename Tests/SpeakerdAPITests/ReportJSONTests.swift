@@ -83,6 +83,25 @@ struct ReportJSONTests {
         #expect(!report.humanReadable.contains("Audio:"))
     }
 
+    @Test("a playing song's place says the tempo heard there and the output's latency: in the Playback line, under stable keys, and across D-Bus")
+    func statusSaysTempoAndLatency() throws {
+        let playing = StatusReport.Playback(state: "playing", file: "song.mid", positionSeconds: 12.5, durationSeconds: 90,
+                                            musicalPosition: .init(bar: 5, beat: 2, bars: 40, bpm: 96.54), latencyMs: 93)
+        let report = StatusReport(readiness: "playbackReady", message: "Ready: JBL Flip 5", speaker: nil, playback: playing)
+        #expect(report.humanReadable.split(separator: "\n").contains("Playback:  playing song.mid 0:12 / 1:30, bar 5 beat 2 of 40, 96.5 BPM (latency 93 ms)"),
+                "\(report.humanReadable)")
+        let json = ReportJSON.encode(report)
+        #expect(json.contains("\"bpm\" : 96.5") && json.contains("\"latencyMs\" : 93"), "\(json)")
+        #expect(try ReportJSON.decode(StatusReport.self, from: json) == report)
+        #expect(try SpeakerdDBusRecords.status(from: SpeakerdDBusRecords.encode(report)) == report)
+        // A whole tempo reads whole; an older speakerd's place has none, and a file output no latency.
+        #expect(StatusReport.MusicalPosition(bar: 1, beat: 1, bars: 2, bpm: 119.98).sentence == "bar 1 beat 1 of 2, 120 BPM")
+        let older = StatusReport.MusicalPosition(bar: 1, beat: 1, bars: 2)
+        #expect(older.sentence == "bar 1 beat 1 of 2")
+        #expect(!ReportJSON.encode(StatusReport(readiness: "playbackReady", message: "", speaker: nil,
+                                                playback: .init(state: "playing", musicalPosition: older))).contains("bpm"))
+    }
+
     @Test("startup JSON lists operations with startMs, endMs and outcome")
     func startupGolden() throws {
         let report = StartupReport(scenario: "regular", operations: [

@@ -191,6 +191,13 @@ public struct SongArrangement: Sendable, Equatable {
 
     // MARK: - The controls
 
+    /// The tempo a listener hears at `seconds` of the written song, in quarter notes a minute:
+    /// the written tempo there times the `tempo` control; nil for a song without bars.
+    public func heardQuarterNotesPerMinute(of song: MIDISong, atSeconds seconds: Double) -> Double? {
+        guard let bars = song.bars, let factor = try? tempoFactor(for: song, at: seconds) else { return nil }
+        return bars.quarterNotesPerMinute(atSeconds: seconds) * factor
+    }
+
     /// Tempo as a factor of the written one (2 = twice as fast).
     func tempoFactor(for song: MIDISong, at seconds: Double) throws(SongArrangementError) -> Double {
         switch tempo {

@@ -60,9 +60,11 @@ public actor Player: DaemonPlayback {
         /// Bar and beat at `position` (as the status tells it), when it is the written song's.
         func musicalPosition(at position: Double) -> StatusReport.MusicalPosition? {
             guard underLiveControl || arrangement.isIdentity, let bars = written.bars, bars.barCount > 0 else { return nil }
-            let place = bars.position(atSeconds: min(position, written.durationSeconds))
+            let seconds = min(position, written.durationSeconds)
+            let place = bars.position(atSeconds: seconds)
             return StatusReport.MusicalPosition(bar: min(place.bar, bars.barCount), beat: place.bar > bars.barCount ? 1 : place.beat,
-                                                bars: bars.barCount)
+                                                bars: bars.barCount,
+                                                bpm: arrangement.heardQuarterNotesPerMinute(of: written, atSeconds: seconds))
         }
 
         /// A position on the session's timeline as the status tells it.

@@ -145,7 +145,7 @@ public final class PulseStream: @unchecked Sendable {
             pulse.pa_stream_set_state_callback(stream, nil, nil)
             pulse.pa_stream_set_write_callback(stream, nil, nil)
             pulse.pa_stream_set_underflow_callback(stream, nil, nil)
-            pulse.pa_stream_disconnect(stream)
+            _ = pulse.pa_stream_disconnect(stream)
             pulse.pa_stream_unref(stream)
             self.stream = nil
         }

@@ -50,8 +50,10 @@ public enum SpeakerdDBusRecords {
         if let error = playback.error { bag["Error"] = .string(error) }
         if let latency = playback.latencyMs { bag["LatencyMs"] = .uint32(UInt32(clamping: latency)) }
         if let place = playback.musicalPosition {
-            bag["MusicalPosition"] = .properties(["Bar": .int32(Int32(clamping: place.bar)), "Beat": .int32(Int32(clamping: place.beat)),
-                                                  "Bars": .int32(Int32(clamping: place.bars))])
+            var fields: [String: DBusValue] = ["Bar": .int32(Int32(clamping: place.bar)), "Beat": .int32(Int32(clamping: place.beat)),
+                                               "Bars": .int32(Int32(clamping: place.bars))]
+            if let bpm = place.bpm { fields["Bpm"] = .double(bpm) }
+            bag["MusicalPosition"] = .properties(fields)
         }
         if let controls = playback.controls {
             bag["Controls"] = .properties([
@@ -107,7 +109,8 @@ public enum SpeakerdDBusRecords {
                          let place = try v.as([String: DBusValue].self, at: "musicalPosition")
                          return StatusReport.MusicalPosition(bar: Int(try require(place, "Bar", Int32.self)),
                                                              beat: Int(try require(place, "Beat", Int32.self)),
-                                                             bars: Int(try require(place, "Bars", Int32.self)))
+                                                             bars: Int(try require(place, "Bars", Int32.self)),
+                                                             bpm: try place.decode("Bpm", as: Double.self))
                      },
                      latencyMs: try bag.decode("LatencyMs", as: UInt32.self).map(Int.init))
     }

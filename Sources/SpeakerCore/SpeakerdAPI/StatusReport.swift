@@ -166,14 +166,24 @@ public struct StatusReport: Codable, Equatable, Sendable {
         public var bar: Int
         public var beat: Int
         public var bars: Int
+        /// The tempo heard there, in quarter notes a minute (the written tempo at that place, times
+        /// a `tempo` control), to one decimal; nil from an older speakerd.
+        public var bpm: Double?
 
-        public init(bar: Int, beat: Int, bars: Int) {
+        public init(bar: Int, beat: Int, bars: Int, bpm: Double? = nil) {
             self.bar = bar
             self.beat = beat
             self.bars = bars
+            self.bpm = bpm.map { ($0 * 10).rounded() / 10 }
         }
 
-        public var sentence: String { "bar \(bar) beat \(beat) of \(bars)" }
+        /// "bar 17 beat 3 of 64, 96 BPM" (the tempo to a tenth where it is not whole).
+        public var sentence: String {
+            let place = "bar \(bar) beat \(beat) of \(bars)"
+            guard let bpm else { return place }
+            let whole = bpm.rounded()
+            return place + ", " + (whole == bpm ? "\(Int(whole))" : "\(Int(bpm))." + "\(Int((bpm * 10).rounded()) % 10)") + " BPM"
+        }
     }
 
     /// The composer's controls a song plays with (`controls` in `status --json`: `loop` as

@@ -38,9 +38,16 @@ struct LiveControlEndToEndTests {
                     "\(controls)")
             // And where the song is in its bars: inside the looped bar 1 of the scale's 2.
             #expect(transposed.standardOutput.contains(", bar 1 beat "), "\(transposed.standardOutput)")
-            #expect(transposed.standardOutput.contains(" of 2\n"), "\(transposed.standardOutput)")
+            // At the tempo heard there: quarter notes of half a second, 120 BPM.
+            #expect(transposed.standardOutput.contains(" of 2, 120 BPM\n"), "\(transposed.standardOutput)")
             let place = try #require((object["playback"] as? [String: Any])?["musicalPosition"] as? [String: Any], "\(json.standardOutput)")
-            #expect(Set(place.keys) == ["bar", "beat", "bars"] && place["bar"] as? Int == 1 && place["bars"] as? Int == 2, "\(place)")
+            #expect(Set(place.keys) == ["bar", "beat", "bars", "bpm"] && place["bar"] as? Int == 1 && place["bars"] as? Int == 2
+                        && place["bpm"] as? Double == 120, "\(place)")
+            // A tempo control changes the tempo heard, and status says the new one.
+            let faster = try await cli("tempo", "150%")
+            #expect(faster.status == 0 && faster.standardOutput.contains(" of 2, 180 BPM\n"), "\(faster.standardOutput)\(faster.standardError)")
+            let asWritten = try await cli("tempo", "100%")
+            #expect(asWritten.status == 0 && asWritten.standardOutput.contains(" of 2, 120 BPM\n"), "\(asWritten.standardOutput)")
             let refused = try await cli("seek", "99")
             #expect(refused.status != 0)
             #expect(refused.standardError.hasPrefix("composer-cli: cannot seek in test-c-major-scale.mid: "), "\(refused.standardError)")
