@@ -39,9 +39,15 @@ public struct DeviceOutput: AudioOutput {
 
     /// Frames per request to a sound server, and requests buffered: FluidSynth's default (16
     /// periods of 64 frames, 23 ms) underruns as soon as the machine is busy; a sound server adds
-    /// its own scheduling, so 8 of 512 (~93 ms at 44.1 kHz) give it room to ride that out.
+    /// its own scheduling, so 16 of 512 (~186 ms at 44.1 kHz) give it room to ride that out.
+    /// With 8 (~93 ms), real PipeWire starved speakerd's stream 16-17 times in a song resumed on a
+    /// Bluetooth sink that came back (the speaker switched off and on, bluetoothd restarted; in
+    /// the real-Bluetooth guest, half of such songs), each a gap the speaker played; with 16, none
+    /// in eight such songs. The cost is that much more latency, which the status shows and the
+    /// heard position subtracts; a speaker that drops loses that much more, which a resume plays
+    /// again (`Player.goBack`).
     static let periodFrames = 512
-    static let periods = 8
+    static let periods = 16
 
     public let backend: Backend
     public let stallLimit: Duration

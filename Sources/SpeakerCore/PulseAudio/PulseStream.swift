@@ -197,8 +197,9 @@ public final class PulseStream: @unchecked Sendable {
             guard let me else { return }
             Unmanaged<PulseStream>.fromOpaque(me).takeUnretainedValue().underflowReport?()
         }, me)
-        // The server keeps `bufferFrames` queued (about 93 ms, as FluidSynth's driver did: a sound
-        // server adds its own scheduling to ride out) and asks for a period at a time.
+        // The server keeps `bufferFrames` queued (the owner's periods: speakerd's DeviceOutput asks
+        // for about 186 ms, which a sound server's own scheduling and a Bluetooth sink that came
+        // back need) and asks for a period at a time.
         let unset = UInt32.max
         var buffer = pa_buffer_attr(maxlength: unset, tlength: UInt32(bufferFrames * Self.frameBytes), prebuf: unset,
                                     minreq: UInt32(period * Self.frameBytes), fragsize: unset)
