@@ -10,14 +10,20 @@ import Testing
 struct PulseStreamTests {
     static let speaker = "11:22:33:AA:BB:CC"
 
+    /// A server of `kind` with the speaker's Bluetooth sink, whose monitor is being recorded.
+    static func speakerSink(in directory: URL, kind: SoundServerKind) async throws -> (PulseAudioServer, BluetoothSink, Recording) {
+        let server = try await PulseAudioServer.start(in: directory, kind: kind)
+        let sink = try await server.addBluetoothSink(address: speaker)
+        let recording = try await server.record(to: directory.appendingPathComponent("speaker.raw").path, from: sink.monitor)
+        return (server, sink, recording)
+    }
+
     @Test("a stream plays what its owner renders on the named sink; when the sink goes away the server ends it with its reason, and moves nothing to the default sink",
           .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
     func streamEndsWithItsSink(kind: SoundServerKind) async throws {
         let directory = try TemporaryDirectory.makeURL()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try await PulseAudioServer.start(in: directory, kind: kind)
-        let sink = try await server.addBluetoothSink(address: Self.speaker)
-        let recording = try await server.record(to: directory.appendingPathComponent("speaker.raw").path, from: sink.monitor)
+        let (server, sink, recording) = try await Self.speakerSink(in: directory, kind: kind)
         let tone = Tone(frequency: 440, sampleRate: 44_100)
 
         let latencies = Mutex<[Int]>([])
@@ -85,9 +91,7 @@ struct PulseStreamTests {
     func stallIsReportedAsAnUnderflow(kind: SoundServerKind) async throws {
         let directory = try TemporaryDirectory.makeURL()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try await PulseAudioServer.start(in: directory, kind: kind)
-        let sink = try await server.addBluetoothSink(address: Self.speaker)
-        let recording = try await server.record(to: directory.appendingPathComponent("speaker.raw").path, from: sink.monitor)
+        let (server, sink, recording) = try await Self.speakerSink(in: directory, kind: kind)
         let tone = Tone(frequency: 440, sampleRate: 44_100)
         let underflows = Atomic(0)
         let stall = Atomic(false)
