@@ -92,7 +92,8 @@ public actor PlaybackSession {
     /// act here, where rendering goes on.
     public var positionSeconds: Double { source?.positionSeconds ?? 0 }
     /// Seconds the listener has heard: `positionSeconds` less the output's latency. What the
-    /// session's events report, and what a person is told.
+    /// progress and stop events report, and what a person is told (pause and resume report
+    /// `positionSeconds`: a pause is heard up to there once the device plays out what it holds).
     public var heardPositionSeconds: Double { source?.heardPositionSeconds ?? 0 }
     /// The output's latency as it last reported it; nil for a file or null output.
     public var outputLatencySeconds: Double? { source?.outputLatencySeconds }
