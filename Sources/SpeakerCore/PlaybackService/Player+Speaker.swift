@@ -45,10 +45,7 @@ extension Player {
             state = .playing(current)
             logger.notice("speaker back: \(current.file) resumed")
             publish()
-            // Asked before the output is opened again, which forgets the old one's buffer.
-            let unheard = await current.session.unheardSeconds
             await reopenOutput(of: current, after: "speaker back")
-            await goBack(over: unheard, in: current)
             // Returns once the output renders again; a stop meanwhile releases it.
             try? await current.session.resume()
         default:
@@ -58,12 +55,16 @@ extension Player {
 
     /// Gives the song the speaker's output again after the speaker went away and came back, where
     /// its sink returns as a new one (see `PlaybackComponents.newOutputWhenSpeakerBack`); if it
-    /// cannot be opened the song resumes on the old one, and a dead output fails it.
+    /// cannot be opened the song resumes on the old one, and a dead output fails it. Either way
+    /// it goes on from where the listener stopped hearing it (`goBack`).
     func reopenOutput(of current: CurrentSong, after event: String) async {
         guard components.newOutputWhenSpeakerBack() else { return }
+        // Asked before the output is opened again, which forgets the old one's buffer.
+        let unheard = await current.session.unheardSeconds
         do { try await current.session.replaceOutput(with: try await components.makeOutput(speaker?.address)) } catch {
             logger.warning("\(event): could not open the speaker's output again (\(error)); \(current.file) resumes on the old one")
         }
+        await goBack(over: unheard, in: current)
     }
 
     /// The audio the speaker's output held but never played when it died went with it: the song

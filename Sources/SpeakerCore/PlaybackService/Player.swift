@@ -372,11 +372,7 @@ public actor Player: DaemonPlayback {
                 state = .playing(current)
                 logger.info("resumed \(current.file)\(onSpeaker) at \(Self.loggedSeconds(lastPosition))")
                 publish()
-                if reopen {
-                    let unheard = await current.session.unheardSeconds
-                    await reopenOutput(of: current, after: "resumed")
-                    await goBack(over: unheard, in: current)
-                }
+                if reopen { await reopenOutput(of: current, after: "resumed") }
                 try? await current.session.resume()
             } else {
                 state = .paused(current, .speakerLost)
