@@ -186,10 +186,11 @@ let package = Package(
             ],
             path: "Sources/SpeakerCore/Playback"
         ),
-        // Where a speaker's sound goes: the audio path to one speaker under `audio_output` (BlueALSA's
-        // PCMs on the system bus, the speaker's sink on a sound server, ALSA, a file) as a stream of
-        // states, BlueALSA's output, and the speaker's volume on that device. Knows nothing of the
-        // daemon: the daemon turns a problem into its readiness reason.
+        // Where a speaker's sound goes under `audio_output`: the `AudioBackend` seam and one file per
+        // backend (BlueALSA's PCMs on the system bus, the speaker's sink on a sound server, ALSA, a
+        // file, null, `auto`), each following the path to a speaker as a stream of states whose
+        // `ready` carries the route, opening a song's output on that route, and giving the speaker's
+        // volume there. Knows nothing of the daemon: the daemon turns a problem into its readiness reason.
         .target(
             name: "AudioPath",
             dependencies: [
@@ -205,8 +206,9 @@ let package = Package(
         ),
         // speakerd's player: one actor owning the queue and the play/pause/stop state machine behind
         // the daemon's playback port (`DaemonPlayback`), each song a `PlaybackSession` with the
-        // output the audio path picks for the speaker, readiness-gated, its snapshots the one
-        // playback status type. The daemon tells it the speaker, the bus and the readiness reason.
+        // output opened on the route the daemon hands over, readiness-gated, its snapshots the one
+        // playback status type. The daemon tells it the speaker, the ready route and the readiness
+        // reason; it follows no audio path itself.
         .target(
             name: "PlaybackService",
             dependencies: [
@@ -373,7 +375,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AudioPathTests",
-            dependencies: ["BlueZ", "PulseAudio", "SpeakerdAPI", "AudioPath", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["BlueZ", "PulseAudio", "Playback", "SpeakerdAPI", "AudioPath", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "LogindTests",

@@ -36,6 +36,7 @@ final class ScriptedBlueALSAService: BlueALSAPCMSource {
 @Suite("audio_output = auto chooses the sound stack and says why")
 struct AutomaticOutputTests {
     static let speaker = try! BluetoothAddress("11:22:33:AA:BB:CC")
+    static let flip = TargetSpeaker(address: speaker, name: "JBL Flip 5")
     static let speakerPCM = BlueALSAPCM(path: "/org/bluealsa/hci0/dev_11_22_33_AA_BB_CC/a2dpsrc/sink",
                                         device: "/org/bluez/hci0/dev_11_22_33_AA_BB_CC",
                                         transport: "A2DP-source", mode: "sink")
@@ -44,13 +45,15 @@ struct AutomaticOutputTests {
     func blueALSAWins() async {
         let blueALSA = ScriptedBlueALSAService()
         blueALSA.set([])
-        let monitor = AudioPathMonitor(setting: .automatic, blueALSA: blueALSA)
-        var path = monitor.followAutomatic((Self.speaker, "JBL Flip 5"), environment: [:]).makeAsyncIterator()
-        #expect(await path.next() == .notReady(.noAudioDevice("JBL Flip 5", "BlueALSA has no A2DP playback PCM for it yet")))
-        #expect(monitor.automaticChoice.choice == AutomaticOutput(backend: .blueALSA, why: "org.bluealsa is on the system bus"))
+        let backend = AutomaticBackend(blueALSA: BlueALSABackend(source: blueALSA))
+        var path = backend.paths(to: Self.flip, over: nil, environment: [:]).makeAsyncIterator()
+        let waiting = await path.next()
+        #expect(waiting?.state == .notReady(.noAudioDevice("JBL Flip 5", "BlueALSA has no A2DP playback PCM for it yet")))
+        #expect(waiting?.automaticChoice == AutomaticOutput(backend: .blueALSA, why: "org.bluealsa is on the system bus"))
         blueALSA.set([Self.speakerPCM])
-        #expect(await path.next() == .ready("BlueALSA PCM \(Self.speakerPCM.path)"))
-        #expect(monitor.automaticChoice.choice?.description == "BlueALSA (org.bluealsa is on the system bus)")
+        let ready = await path.next()
+        #expect(ready?.state.route?.description == "BlueALSA PCM \(Self.speakerPCM.path)")
+        #expect(ready?.automaticChoice?.description == "BlueALSA (org.bluealsa is on the system bus)")
     }
 
     @Test("without BlueALSA, auto uses a sound server that answers and the speaker's sink there; BlueALSA starting later takes over",
@@ -60,43 +63,46 @@ struct AutomaticOutputTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try await PulseAudioServer.start(in: directory, kind: kind)
         let blueALSA = ScriptedBlueALSAService()
-        let monitor = AudioPathMonitor(setting: .automatic, blueALSA: blueALSA)
-        var path = monitor.followAutomatic((Self.speaker, "JBL Flip 5"), environment: ["PULSE_SERVER": server.address])
-            .makeAsyncIterator()
+        let backend = AutomaticBackend(blueALSA: BlueALSABackend(source: blueALSA))
+        var path = backend.paths(to: Self.flip, over: nil, environment: ["PULSE_SERVER": server.address]).makeAsyncIterator()
 
-        #expect(await path.next() == .notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
-        let choice = try #require(monitor.automaticChoice.choice)
+        let waiting = await path.next()
+        #expect(waiting?.state == .notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
+        let choice = try #require(waiting?.automaticChoice)
         #expect(choice.backend == .soundServer(server.address))
         #expect(choice.why == "BlueALSA is not on the system bus; a sound server answers at \(server.address) (PULSE_SERVER)")
-        #expect(monitor.playsThroughSoundServer)
 
         let sink = try await server.addBluetoothSink(address: Self.speaker.description)
-        #expect(await path.next() == .ready("PulseAudio sink \(sink.name)"))
-        #expect(monitor.speakerSink.name == sink.name)
+        let onSink = try #require(await path.next()?.state.route)
+        #expect(onSink.description == "PulseAudio sink \(sink.name)")
+        #expect(onSink.isFound(by: SoundServerBackend.self), "auto does not play through the sound server")
+        #expect(onSink.device == sink.name)
+        #expect(onSink.server == server.address)
 
         blueALSA.set([Self.speakerPCM])
-        #expect(await path.next() == .ready("BlueALSA PCM \(Self.speakerPCM.path)"))
-        #expect(monitor.automaticChoice.choice?.backend == .blueALSA)
-        #expect(!monitor.playsThroughSoundServer)
+        let back = await path.next()
+        let onPCM = try #require(back?.state.route)
+        #expect(onPCM.description == "BlueALSA PCM \(Self.speakerPCM.path)")
+        #expect(back?.automaticChoice?.backend == .blueALSA)
+        #expect(!onPCM.isFound(by: SoundServerBackend.self), "auto still plays through the sound server")
     }
 
     @Test("with neither BlueALSA nor a sound server, auto has no path to the speaker (never ALSA's default) and says where it looked")
     func noPathToTheSpeaker() async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let monitor = AudioPathMonitor(setting: .automatic, blueALSA: nil,
-                                       soundServers: SoundServerLocation(configuredServer: "unix:\(directory.path)/configured"))
-        var path = monitor.followAutomatic((Self.speaker, "JBL Flip 5"), environment: ["XDG_RUNTIME_DIR": directory.path])
-            .makeAsyncIterator()
-        let state = await path.next()
+        let backend = AutomaticBackend(blueALSA: nil, soundServer: SoundServerBackend(
+            location: SoundServerLocation(configuredServer: "unix:\(directory.path)/configured")))
+        var path = backend.paths(to: Self.flip, over: nil, environment: ["XDG_RUNTIME_DIR": directory.path]).makeAsyncIterator()
+        let report = await path.next()
+        let state = report?.state
         guard case .notReady(.noBluetoothAudioPath(let looked))? = state else {
             Issue.record("auto must have no path, not \(String(describing: state))")
             return
         }
         #expect(looked.hasPrefix("BlueALSA is not on the system bus and no sound server at \(directory.path)/configured ("), "\(looked)")
         #expect(looked.contains("\(directory.path)/pulse/native ("), "\(looked)")
-        #expect(monitor.automaticChoice.choice == nil, "nothing was chosen")
-        #expect(!monitor.playsThroughSoundServer)
+        #expect(report?.automaticChoice == nil, "nothing was chosen")
     }
 
     @Test("speakerd looks for a sound server in the order a person expects, each place once")

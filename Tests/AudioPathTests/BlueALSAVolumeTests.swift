@@ -28,12 +28,14 @@ struct BlueALSAVolumeTests {
         let source = BlueALSADBusPCMSource(connection: mock.bus)
         let pcm = try await mock.addSpeakerPCM("11:22:33:AA:BB:CC")
 
-        // The audio path follower keeps the PCM it found, which is where the volume is set.
-        let monitor = AudioPathMonitor(setting: .automatic, blueALSA: source)
-        var states = monitor.states(to: (try BluetoothAddress("11:22:33:AA:BB:CC"), "JBL Flip 5")).makeAsyncIterator()
-        #expect(await states.next() == .ready("BlueALSA PCM \(pcm.rawValue)"))
-        let path = try #require(monitor.speakerPCM.name)
-        let volume = try #require(source.volume(ofPCM: path))
+        // The route the path is ready on names the PCM it found, which is where the volume is set.
+        let backend = AutomaticBackend(blueALSA: BlueALSABackend(source: source))
+        var states = backend.paths(to: TargetSpeaker(address: try BluetoothAddress("11:22:33:AA:BB:CC"), name: "JBL Flip 5"),
+                                   over: nil).makeAsyncIterator()
+        let route = try #require(await states.next()?.state.route)
+        #expect(route.description == "BlueALSA PCM \(pcm.rawValue)")
+        #expect(route.device == pcm.rawValue)
+        let volume = try backend.volume(on: route)
         #expect(volume.deviceDescription == "BlueALSA PCM \(pcm.rawValue)")
 
         #expect(try await volume.percent() == 100)

@@ -15,26 +15,28 @@ struct SoundServerPathTests {
     @Test("the audio path follows the server: unreachable, then no sink for the speaker, then its sink, then gone again")
     func pathFollowsTheServer() async {
         let (states, feed) = AsyncStream.makeStream(of: SoundServerState.self)
-        let sink = SpeakerSink()
-        var path = AudioPathMonitor.follow(states, (Self.speaker, "JBL Flip 5"), sink: sink).makeAsyncIterator()
+        var path = SoundServerBackend.follow(states, TargetSpeaker(address: Self.speaker, name: "JBL Flip 5")).makeAsyncIterator()
         let speakerSink = SoundServerSink(index: 7, name: "bluez_sink_x", properties: [
             "device.bus": "bluetooth", "api.bluez5.address": "11:22:33:AA:BB:CC", "api.bluez5.profile": "a2dp-sink"])
         let builtIn = SoundServerSink(index: 0, name: "out", properties: ["device.bus": "pci"])
 
         feed.yield(.unreachable("Connection refused"))
-        guard case .notReady(.soundServerUnreachable)? = await path.next() else { Issue.record("not unreachable"); return }
+        guard case .notReady(.soundServerUnreachable)? = await path.next()?.state else { Issue.record("not unreachable"); return }
 
         feed.yield(.sinks([builtIn]))
-        #expect(await path.next() == .notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
-        #expect(sink.name == nil)
+        let none = await path.next()?.state
+        #expect(none == .notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
+        #expect(none?.route == nil)
 
         feed.yield(.sinks([builtIn, speakerSink]))
-        #expect(await path.next() == .ready("PulseAudio sink bluez_sink_x"))
-        #expect(sink.name == "bluez_sink_x")
+        let ready = await path.next()?.state.route
+        #expect(ready?.description == "PulseAudio sink bluez_sink_x")
+        #expect(ready?.device == "bluez_sink_x", "a song's stream would not go to the speaker's sink")
 
         feed.yield(.sinks([builtIn]))
-        #expect(await path.next() == .notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
-        #expect(sink.name == nil)
+        let gone = await path.next()?.state
+        #expect(gone == .notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
+        #expect(gone?.route == nil)
         feed.finish()
         #expect(await path.next() == nil)
     }
@@ -50,7 +52,7 @@ struct SoundServerPathTests {
             return
         }
         #expect(!problem.isEmpty)
-        guard case .notReady(.soundServerUnreachable(let sentence)) = AudioPathMonitor.unreachable(problem, environment: ["PULSE_SERVER": "unix:" + socket]) else {
+        guard case .notReady(.soundServerUnreachable(let sentence)) = SoundServerBackend.unreachable(problem, environment: ["PULSE_SERVER": "unix:" + socket]) else {
             Issue.record("unreachable server not read as unreachable")
             return
         }

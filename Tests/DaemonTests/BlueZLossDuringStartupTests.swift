@@ -1,3 +1,4 @@
+import AudioPath
 import DBus
 import AsyncSignals
 @testable import BlueZ
@@ -13,7 +14,7 @@ import SpeakerdAPI
 
 /// A playback side whose audio path is only "there" once the test says so, so a test can make
 /// something happen while start-up's last step (`playbackReady`) is still waiting on it.
-private final class HeldAudioPath: StandInPlayback {
+private final class HeldAudioPath: StandInPlayback, StandInAudio {
     let held: HeldGate
     /// Every reason the daemon gave the player, in order.
     let heard = Mutex<[String]>([])
@@ -24,12 +25,12 @@ private final class HeldAudioPath: StandInPlayback {
 
     init(held: HeldGate) { self.held = held }
 
-    func audioPath(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
+    func paths(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<AudioPathReport> {
         AsyncStream { continuation in
             let held = held
             Task {
                 await held.wait()
-                continuation.yield(.ready("the held output"))
+                continuation.yield(AudioPathReport(.ready(.standIn("the held output"))))
                 continuation.finish()
             }
         }
@@ -53,7 +54,7 @@ extension DaemonIntegrationTests {
             dependencies: DaemonDependencies(
                 connectBus: { _ in try await DBusConnection.connect(world.bus) },
                 makeBlueZ: { connection in try await DBusBlueZClient.start(connection: connection!, logger: logger) },
-                playback: playback),
+                playback: playback, audio: playback),
             notifier: nil, logger: logger)
         let starting = Task { await daemon.start() }
         try await daemon.gate.wait(for: .speakerConnected, timeout: .seconds(10))

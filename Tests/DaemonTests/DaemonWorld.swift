@@ -144,7 +144,8 @@ struct DaemonWorld: Sendable {
             connectBus: { _ in try await DBusConnection.connect(bus) },
             makeBlueZ: { connection in try await DBusBlueZClient.start(connection: connection!, logger: logger) })
         if playback {
-            dependencies.makePlayback = { Player.live(configuration: settings, gate: $0.gate, clock: $0.clock) }
+            dependencies.audio = configuration.audioOutput.backend(soundServers: configuration.soundServers, clock: clock)
+            dependencies.makePlayback = { Player.live(configuration: settings, gate: $0.gate, audio: $0.audio, clock: $0.clock) }
         }
         return SpeakerdDaemon(configuration: configuration, dependencies: dependencies, notifier: notifier, logger: logger)
     }

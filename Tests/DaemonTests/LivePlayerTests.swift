@@ -1,3 +1,4 @@
+import AudioPath
 import AsyncSignals
 import Clocks
 import Foundation
@@ -20,10 +21,14 @@ struct LivePlayerTests {
         let wavPath = directory.appendingPathComponent("out.wav").path
         let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
         let configuration = DaemonConfiguration(audioOutput: .file(path: wavPath), soundfont: SoundFont.defaultPath)
-        let player = Player.live(configuration: configuration, gate: gate, clock: clock)
+        let audio = configuration.audioOutput.backend(soundServers: configuration.soundServers, clock: clock)
+        let player = Player.live(configuration: configuration, gate: gate, audio: audio, clock: clock)
         try await player.preloadSoundfont(SoundFont.defaultPath)
-        var states = await player.audioPath(to: nil, over: nil).makeAsyncIterator()
-        #expect(await states.next() == .ready("WAV file \(wavPath)"))
+        var states = audio.paths(to: nil, over: nil).makeAsyncIterator()
+        let route = try #require(await states.next()?.state.route)
+        #expect(route.description == "WAV file \(wavPath)")
+        // The daemon hands its player each route the path is ready on.
+        await player.routeChanged(to: nil, route: route)
 
         let (request, opened) = try ClientSongs.request(ClientSongs.threeNotes, named: "tune.mid", in: directory)
         let started = try await player.play(file: request.file, displayName: "tune.mid", queue: false)
@@ -42,7 +47,9 @@ struct LivePlayerTests {
     @Test("audio_output = auto without a connected speaker fails the song with a clear sentence")
     func automaticNeedsASpeaker() async throws {
         let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: TestClock())
-        let player = Player.live(configuration: DaemonConfiguration(audioOutput: .automatic), gate: gate)
+        let configuration = DaemonConfiguration(audioOutput: .automatic)
+        let player = Player.live(configuration: configuration, gate: gate,
+                                 audio: configuration.audioOutput.backend(soundServers: configuration.soundServers))
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let (request, _) = try ClientSongs.request(ClientSongs.threeNotes, named: "tune.mid", in: directory)
@@ -57,7 +64,7 @@ struct LivePlayerTests {
     func cannotWaitUsesTheDaemonsReason() async throws {
         let clock = TestClock()
         let gate = ReadinessGate<DaemonReadiness>(initial: .speakerConnected, clock: clock)
-        let player = Player.live(configuration: DaemonConfiguration(audioOutput: .null), gate: gate, clock: clock)
+        let player = Player.live(configuration: DaemonConfiguration(audioOutput: .null), gate: gate, audio: NullBackend(clock: clock), clock: clock)
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         await player.readinessChanged(PlaybackWait(message: "the speaker was disconnected by the user; connect it again",

@@ -1,3 +1,4 @@
+import AudioPath
 import BlueZ
 import Clocks
 @testable import Daemon
@@ -19,12 +20,12 @@ import SpeakerdAPI
 struct OutputProblemTests {
     /// The output cannot be written: the first follower of the audio path says so at once; every
     /// later one (for the speaker start-up turns to) is slow to say it again, until `answer()`.
-    final class UnwritableOutput: StandInPlayback, Sendable {
-        static let problem = ReadinessInputs.AudioPath.notReady(.outputUnusable("cannot write /out/song.wav: no such directory"))
-        private let followers = Mutex<[AsyncStream<ReadinessInputs.AudioPath>.Continuation]>([])
+    final class UnwritableOutput: StandInPlayback, StandInAudio, Sendable {
+        static let problem = AudioPathReport(.notReady(.outputUnusable("cannot write /out/song.wav: no such directory")))
+        private let followers = Mutex<[AsyncStream<AudioPathReport>.Continuation]>([])
 
-        func audioPath(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
-            let (stream, continuation) = AsyncStream.makeStream(of: ReadinessInputs.AudioPath.self)
+        func paths(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<AudioPathReport> {
+            let (stream, continuation) = AsyncStream.makeStream(of: AudioPathReport.self)
             let first = followers.withLock { list in
                 defer { list.append(continuation) }
                 return list.isEmpty
@@ -50,7 +51,7 @@ struct OutputProblemTests {
         DaemonWorld.remember([DaemonWorld.flip], in: state)
         let daemon = SpeakerdDaemon(
             configuration: DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path),
-            dependencies: DaemonDependencies(clock: clock, connectBus: nil, makeBlueZ: { _ in bluez }, playback: playback),
+            dependencies: DaemonDependencies(clock: clock, connectBus: nil, makeBlueZ: { _ in bluez }, playback: playback, audio: playback),
             notifier: nil, logger: Logger(label: "test.speakerd"))
         let startup = Task { await daemon.start() }
         _ = try await clock.advance(atMost: .seconds(30), until: "the audio path to the Flip is being looked at again") {

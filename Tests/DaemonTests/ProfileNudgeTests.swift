@@ -1,3 +1,4 @@
+import AudioPath
 import DBus
 import AsyncSignals
 @testable import BlueZ
@@ -17,25 +18,26 @@ import SpeakerdAPI
 @Suite("A connected speaker without an audio device gets one ConnectProfile")
 struct ProfileNudgeTests {
     /// A playback side whose audio path the test sets (a sound server's sink appearing or not).
-    final class SteerablePlayback: StandInPlayback, Sendable {
-        private let outputs = Mutex<[AsyncStream<ReadinessInputs.AudioPath>.Continuation]>([])
+    final class SteerablePlayback: StandInPlayback, StandInAudio, Sendable {
+        private let outputs = Mutex<[AsyncStream<AudioPathReport>.Continuation]>([])
         private let current = Mutex<ReadinessInputs.AudioPath>(.notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet")))
 
-        func audioPath(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
-            let (stream, continuation) = AsyncStream.makeStream(of: ReadinessInputs.AudioPath.self)
+        func paths(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<AudioPathReport> {
+            let (stream, continuation) = AsyncStream.makeStream(of: AudioPathReport.self)
             outputs.withLock { $0.append(continuation) }
-            continuation.yield(current.withLock { $0 })
+            continuation.yield(AudioPathReport(current.withLock { $0 }, warnings: warnings.withLock { $0 }))
             return stream
         }
 
         func set(_ state: ReadinessInputs.AudioPath) {
             current.withLock { $0 = state }
-            for output in outputs.withLock({ $0 }) { output.yield(state) }
+            let report = AudioPathReport(state, warnings: warnings.withLock { $0 })
+            for output in outputs.withLock({ $0 }) { output.yield(report) }
         }
 
-        /// What the playback side says it did to the speaker's cards (a headset card switched).
+        /// What the audio path says it did to the speaker's cards (a headset card switched),
+        /// reported with each state.
         let warnings = Mutex<[String]>([])
-        var audioPathWarnings: [String] { warnings.withLock { $0 } }
 
         /// When set, the first reason the player is told of once the link is up (not "starting…"
         /// or "connecting to …") waits here: the daemon is then still taking in that link.
@@ -63,7 +65,7 @@ struct ProfileNudgeTests {
         DaemonWorld.remember([speaker], in: state)
         let daemon = SpeakerdDaemon(
             configuration: DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path),
-            dependencies: DaemonDependencies(clock: clock, connectBus: nil, makeBlueZ: { _ in bluez }, playback: playback),
+            dependencies: DaemonDependencies(clock: clock, connectBus: nil, makeBlueZ: { _ in bluez }, playback: playback, audio: playback),
             notifier: nil, logger: Logger(label: "test.speakerd"))
         return (daemon, bluez, address)
     }
@@ -96,7 +98,7 @@ struct ProfileNudgeTests {
         #expect(await !bluez.calls.contains(.disconnect(speaker)))
 
         // The sound server's sink appears: ready to play, on that speaker.
-        playback.set(.ready("PulseAudio sink bluez_sink.11_22_33_AA_BB_CC.a2dp_sink"))
+        playback.set(.ready(.standIn("PulseAudio sink bluez_sink.11_22_33_AA_BB_CC.a2dp_sink")))
         try await eventually("playback ready") { daemon.gate.isReached(.playbackReady) }
 
         // A new link (the speaker dropped and came back) without a device gets its own one ask.
@@ -160,7 +162,7 @@ struct ProfileNudgeTests {
         #expect(waiting.waitingFor?.message.contains(switched) == true, "\(String(describing: waiting.waitingFor))")
         #expect(waiting.warnings.contains("JBL Flip 5: " + switched), "\(waiting.warnings)")
 
-        playback.set(.ready("PulseAudio sink bluez_sink.11_22_33_AA_BB_CC.a2dp_sink"))
+        playback.set(.ready(.standIn("PulseAudio sink bluez_sink.11_22_33_AA_BB_CC.a2dp_sink")))
         try await eventually("playback ready") { daemon.gate.isReached(.playbackReady) }
         let ready = try await daemon.status()
         #expect(ready.waitingFor == nil)

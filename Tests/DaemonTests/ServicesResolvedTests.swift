@@ -1,3 +1,4 @@
+import AudioPath
 import AsyncSignals
 @testable import BlueZ
 import Foundation
@@ -21,7 +22,7 @@ struct ServicesResolvedTests {
         var inputs = ReadinessInputs(soundfont: .loaded)
         inputs.bus = true
         inputs.bluetooth = .ready
-        inputs.audioPath = .ready("test")
+        inputs.audioPath = .ready(.standIn("test"))
         inputs.link = LinkSnapshot(target: .init(address: Self.speaker, name: "JBL Flip 5", why: .lastKnown),
                                    connected: true, servicesResolved: nil)
         #expect(inputs.verdict.level == .playbackReady, "BlueZ has not said: the link counts")

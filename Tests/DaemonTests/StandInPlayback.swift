@@ -14,9 +14,7 @@ protocol StandInPlayback: DaemonPlayback {}
 
 extension StandInPlayback {
     func preloadSoundfont(_ path: String) async throws {}
-    func audioPath(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
-        AsyncStream { $0.yield(.ready("the stand-in output")); $0.finish() }
-    }
+    func routeChanged(to speaker: TargetSpeaker?, route: AudioRoute?) async {}
     func readinessChanged(_ waiting: PlaybackWait?) async {}
     func play(file: FileDescriptor, displayName: String, queue: Bool) async throws(PlaybackServiceError) -> PlaybackSnapshot {
         try? file.close()
@@ -33,11 +31,26 @@ extension StandInPlayback {
     func snapshot() async -> PlaybackSnapshot { .idle }
     /// A stand-in that never changes by itself has nothing to report.
     func changes() async -> AsyncStream<PlaybackSnapshot> { AsyncStream { $0.finish() } }
+    var lifecycleService: (any Service)? { nil }
+}
+
+/// An audio backend for daemon tests that steer the audio path (a device appearing or not): a
+/// test's stand-in implements `paths(to:over:)` and is handed to the daemon as its `audio`. Its
+/// routes open the null output and have no volume unless the stand-in offers one.
+protocol StandInAudio: AudioBackend {}
+
+extension StandInAudio {
+    func output(on route: AudioRoute) throws(AudioRouteError) -> any AudioOutput { NullOutput(pacing: .realTime(ContinuousClock())) }
     /// A stand-in that does not say which device it plays to has no volume to offer.
-    func speakerVolume(for speaker: TargetSpeaker) throws(SpeakerVolumeError) -> any SpeakerVolume {
+    func volume(on route: AudioRoute) throws(SpeakerVolumeError) -> any SpeakerVolume {
         throw .notAvailable(output: "this playback engine")
     }
-    var lifecycleService: (any Service)? { nil }
-    var automaticOutput: AutomaticOutput? { nil }
-    var audioPathWarnings: [String] { [] }
+    var outputGoesWithSpeaker: Bool { false }
+}
+
+extension AudioRoute {
+    /// A route a stand-in reports ready, described as `description`.
+    static func standIn(_ description: String) -> AudioRoute {
+        AudioRoute(by: NullBackend.self, device: nil, description: description)
+    }
 }

@@ -35,13 +35,13 @@ struct VolumeMemoryTests {
     }
 
     /// A playback side whose audio path the test steers, with `device` as the speaker's volume.
-    final class VolumePlayback: StandInPlayback, Sendable {
+    final class VolumePlayback: StandInPlayback, StandInAudio, Sendable {
         let path = ProfileNudgeTests.SteerablePlayback()
         let device = FakeDevice()
 
-        func audioPath(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> { path.audioPath(to: speaker, over: bus) }
-        func speakerVolume(for speaker: TargetSpeaker) throws(SpeakerVolumeError) -> any SpeakerVolume { device }
-        func deviceAppears() { path.set(.ready("the test's sink")) }
+        func paths(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<AudioPathReport> { path.paths(to: speaker, over: bus) }
+        func volume(on route: AudioRoute) throws(SpeakerVolumeError) -> any SpeakerVolume { device }
+        func deviceAppears() { path.set(.ready(.standIn("the test's sink"))) }
         func deviceGoes() { path.set(.notReady(.noAudioDevice("JBL Flip 5", "no Bluetooth sink for it on the sound server yet"))) }
     }
 
@@ -59,7 +59,8 @@ struct VolumeMemoryTests {
         if let firstVolume { configuration.firstVolume = firstVolume }
         return SpeakerdDaemon(
             configuration: configuration,
-            dependencies: DaemonDependencies(clock: ContinuousClock(), connectBus: nil, makeBlueZ: { _ in bluez }, playback: playback),
+            dependencies: DaemonDependencies(clock: ContinuousClock(), connectBus: nil, makeBlueZ: { _ in bluez }, playback: playback,
+                                             audio: playback),
             notifier: nil, logger: Logger(label: "test.speakerd"))
     }
 

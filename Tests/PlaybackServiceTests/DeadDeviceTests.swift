@@ -29,7 +29,7 @@ struct DeadDeviceTests {
             gate: gate, components: components,
             logger: Logger(label: "speakerd.playback") { JournalLogHandler(label: $0) { line in journal.withLock { $0.append(line) } } })
         // The daemon tells its player which speaker songs go to (the log names it).
-        _ = await player.audioPath(to: TargetSpeaker(address: try BluetoothAddress("11:22:33:AA:BB:CC"), name: "JBL Flip 5"), over: nil)
+        await player.routeChanged(to: TargetSpeaker(address: try BluetoothAddress("11:22:33:AA:BB:CC"), name: "JBL Flip 5"), route: nil)
         let changes = await player.changes()
         let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 5)], duration: 10)
 
@@ -82,14 +82,14 @@ struct DeadDeviceTests {
         let beforeDrop = HandDrivenDevice(pullsOnOpen: 1), afterReturn = HandDrivenDevice(pullsOnOpen: 1)
         let devices = Mutex([beforeDrop, afterReturn])
         let soundFont = try await Fixtures.soundFont()
-        // `auto`, as the daemon wires it: the route decides whether the output is opened again.
-        let route = AudioRoute(setting: .automatic)
+        // `auto`, as the daemon wires it: the backend decides whether the output is opened again.
+        let backend = AudioOutputSetting.automatic.backend(soundServers: SoundServerLocation())
         let components = PlaybackComponents.sessions(
             output: { _ in devices.withLock { $0.removeFirst() }.output(clock: clock) }, clock: clock,
-            newOutputWhenSpeakerBack: { route.outputGoesWithSpeaker }, soundFont: { soundFont })
+            newOutputWhenSpeakerBack: { backend.outputGoesWithSpeaker }, soundFont: { soundFont })
         let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
         let player = Player(gate: gate, components: components)
-        _ = await player.audioPath(to: TargetSpeaker(address: try BluetoothAddress("11:22:33:AA:BB:CC"), name: "JBL Flip 5"), over: nil)
+        await player.routeChanged(to: TargetSpeaker(address: try BluetoothAddress("11:22:33:AA:BB:CC"), name: "JBL Flip 5"), route: nil)
         let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 5)], duration: 10)
         _ = try await player.play(song, named: "tune.mid")
         beforeDrop.pull(times: 100)
@@ -111,11 +111,11 @@ struct DeadDeviceTests {
 
     @Test("only a file or the null output is kept when the speaker comes back; every device output is opened again")
     func whichOutputsOpenAgain() {
-        #expect(AudioRoute(setting: .automatic).outputGoesWithSpeaker)
-        #expect(AudioRoute(setting: .pulseAudio).outputGoesWithSpeaker)
-        #expect(AudioRoute(setting: .alsa(device: "bluealsa")).outputGoesWithSpeaker)
-        #expect(!AudioRoute(setting: .file(path: "/tmp/song.wav")).outputGoesWithSpeaker)
-        #expect(!AudioRoute(setting: .null).outputGoesWithSpeaker)
+        #expect(AudioOutputSetting.automatic.backend(soundServers: SoundServerLocation()).outputGoesWithSpeaker)
+        #expect(AudioOutputSetting.pulseAudio.backend(soundServers: SoundServerLocation()).outputGoesWithSpeaker)
+        #expect(AudioOutputSetting.alsa(device: "bluealsa").backend(soundServers: SoundServerLocation()).outputGoesWithSpeaker)
+        #expect(!AudioOutputSetting.file(path: "/tmp/song.wav").backend(soundServers: SoundServerLocation()).outputGoesWithSpeaker)
+        #expect(!AudioOutputSetting.null.backend(soundServers: SoundServerLocation()).outputGoesWithSpeaker)
     }
 
     /// Waits, without sleeping (yielding to the player's tasks), until `condition` holds.

@@ -1,3 +1,4 @@
+import AudioPath
 import BlueZ
 import Clocks
 import Foundation
@@ -27,7 +28,7 @@ struct HeardPositionTests {
             output: { _ in queue.withLock { $0.removeFirst() }.output(clock: clock) }, clock: clock,
             newOutputWhenSpeakerBack: { true }, soundFont: { soundFont })
         let player = Player(gate: gate, components: components)
-        _ = await player.audioPath(to: TargetSpeaker(address: try BluetoothAddress("11:22:33:AA:BB:CC"), name: "JBL Flip 5"), over: nil)
+        await player.routeChanged(to: TargetSpeaker(address: try BluetoothAddress("11:22:33:AA:BB:CC"), name: "JBL Flip 5"), route: nil)
         return player
     }
 

@@ -69,3 +69,22 @@ public enum AudioOutputSetting: Equatable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension AudioOutputSetting {
+    /// The backend this setting names: the one place a setting meets its backend, so adding a
+    /// backend is its file and one case here and in `init(parsing:)`.
+    ///
+    /// - Parameters:
+    ///   - soundServers: where a PulseAudio/PipeWire server may be (`pulse_server`, `sound_server_user`).
+    ///   - clock: paces the file and null outputs in real time and times BlueALSA's waits.
+    public func backend(soundServers: SoundServerLocation, clock: any Clock<Duration> = ContinuousClock()) -> any AudioBackend {
+        switch self {
+        case .automatic:
+            AutomaticBackend(blueALSA: .live(clock: clock), soundServer: SoundServerBackend(location: soundServers))
+        case .alsa(let device): ALSABackend(device: device)
+        case .pulseAudio: SoundServerBackend(location: soundServers)
+        case .file(let path): FileBackend(path: path, clock: clock)
+        case .null: NullBackend(clock: clock)
+        }
+    }
+}

@@ -1,12 +1,13 @@
-/// Whether audio can reach the speaker now, as the audio path's follower sees it.
+/// Whether audio can reach the speaker now, as the audio backend sees it.
 ///
 /// The daemon turns a problem into its readiness reason (`NotReadyReason`), which adds the
 /// stable code and whether waiting can succeed; here it is only what was seen.
 public enum AudioPathState: Equatable, Sendable {
     /// Not looked at yet.
     case unknown
-    /// Audio can go to the speaker; the text says through what ("BlueALSA PCM …", "file …").
-    case ready(String)
+    /// Audio can go to the speaker, on this route (its description says through what:
+    /// "BlueALSA PCM …", "WAV file …").
+    case ready(AudioRoute)
     case notReady(AudioPathProblem)
 }
 
@@ -26,6 +27,11 @@ public enum AudioPathProblem: Equatable, Sendable {
 }
 
 extension AudioPathState {
+    /// The route while ready (nil otherwise).
+    public var route: AudioRoute? {
+        if case .ready(let route) = self { route } else { nil }
+    }
+
     /// A problem with the output or the sound server, not with one speaker's device: it stays
     /// true when the daemon turns to another speaker, until the path is looked at again.
     public var holdsForAnySpeaker: Bool {

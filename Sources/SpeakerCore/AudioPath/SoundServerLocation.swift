@@ -78,3 +78,19 @@ public struct SoundServerLocation: Sendable, Equatable {
         return "/run/user/\(entry.pointee.pw_uid)"
     }
 }
+
+/// The process environment as a dictionary (Glibc's `environ`).
+public enum ProcessEnvironment {
+    public static var current: [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+}

@@ -6,6 +6,7 @@ import SpeakerdAPI
 #else
 import Foundation
 #endif
+import AudioPath
 import Logging
 import PlaybackService
 import Configuration
@@ -22,20 +23,26 @@ public struct DaemonDependencies: Sendable {
     public var makeBlueZ: @Sendable (DBusConnection?) async throws -> any BlueZClient
     /// The playback engine; nil (with no `makePlayback`) means this daemon cannot play (status says so).
     public var playback: (any DaemonPlayback)?
-    /// Builds the playback side from the daemon's gate, clock and bus; used when `playback` is nil.
+    /// Builds the playback side from the daemon's gate, clock and audio backend; used when
+    /// `playback` is nil.
     public var makePlayback: (@Sendable (PlaybackWiring) -> any DaemonPlayback)?
+    /// The way audio reaches the speaker (`audio_output`): the daemon follows its path, the
+    /// player opens outputs on its routes. Followed only when the daemon has a playback side.
+    public var audio: any AudioBackend
 
     public init(clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init,
                 connectBus: (@Sendable (BusSelection) async throws -> DBusConnection)?,
                 makeBlueZ: @escaping @Sendable (DBusConnection?) async throws -> any BlueZClient,
                 playback: (any DaemonPlayback)? = nil,
-                makePlayback: (@Sendable (PlaybackWiring) -> any DaemonPlayback)? = nil) {
+                makePlayback: (@Sendable (PlaybackWiring) -> any DaemonPlayback)? = nil,
+                audio: any AudioBackend = NullBackend()) {
         self.clock = clock
         self.now = now
         self.connectBus = connectBus
         self.makeBlueZ = makeBlueZ
         self.playback = playback
         self.makePlayback = makePlayback
+        self.audio = audio
     }
 }
 
@@ -52,6 +59,7 @@ extension DaemonDependencies {
                 return try await DBusBlueZClient.start(
                     connection: connection, configuration: .init(registersAgentInBackground: true), logger: logger)
             },
-            makePlayback: { wiring in Player.live(configuration: configuration, gate: wiring.gate, clock: wiring.clock) })
+            makePlayback: { wiring in Player.live(configuration: configuration, gate: wiring.gate, audio: wiring.audio, clock: wiring.clock) },
+            audio: configuration.audioOutput.backend(soundServers: configuration.soundServers))
     }
 }

@@ -9,22 +9,29 @@ import SpeakerdAPI
 /// `DaemonConfiguration` and the daemon's readiness reasons.
 extension Player {
     /// The player the live daemon uses: songs rendered by FluidSynth with the configured
-    /// soundfont, to the output `audio_output` picks for the speaker (`AudioRoute`).
+    /// soundfont, each to the output `audio` opens on the route the daemon hands over.
     public static func live(configuration: DaemonConfiguration, gate: ReadinessGate<DaemonReadiness>,
-                            clock: any Clock<Duration> = ContinuousClock()) -> Player {
+                            audio: any AudioBackend, clock: any Clock<Duration> = ContinuousClock()) -> Player {
         let soundFonts = SoundFontCache(defaultPath: configuration.soundfont)
-        let route = AudioRoute.live(setting: configuration.audioOutput, soundServers: configuration.soundServers, clock: clock)
         let components = PlaybackComponents.sessions(
-            output: { speaker throws -> any AudioOutput in try route.output(for: speaker, clock: clock) },
+            output: { route throws -> any AudioOutput in
+                // The gate lets a song start only on a ready path, whose route the daemon gave first.
+                guard let route else {
+                    throw PlaybackServiceError.startFailed(file: "the song", reason: "no speaker is connected for audio_output = \(configuration.audioOutput)")
+                }
+                do throws(AudioRouteError) { return try audio.output(on: route) } catch {
+                    throw PlaybackServiceError.startFailed(file: "the song", reason: error.reason)
+                }
+            },
             clock: clock,
             preRoll: configuration.preRoll,
             keepAliveWhilePaused: configuration.keepAlive,
             keepAliveSound: configuration.keepAliveSound,
-            newOutputWhenSpeakerBack: { route.outputGoesWithSpeaker },
+            newOutputWhenSpeakerBack: { audio.outputGoesWithSpeaker },
             soundFont: { try await soundFonts.load() }
         )
         return Player(gate: gate, settings: PlaybackServiceSettings(configuration), components: components,
-                      route: route, soundFonts: soundFonts, clock: clock)
+                      soundFonts: soundFonts, clock: clock)
     }
 }
 

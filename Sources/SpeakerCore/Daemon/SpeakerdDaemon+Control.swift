@@ -18,7 +18,7 @@ extension SpeakerdDaemon: SpeakerdControl {
             throw .rejected(name: SpeakerdBus.ErrorName.notReady, message: "start-up is still running; ask again in a moment")
         }
         var report = StartupReport(lastTimeline)
-        report.outputChoice = playback?.automaticOutput?.description
+        report.outputChoice = audioPathNotes.automaticChoice?.description
         report.run = lastRun.number
         report.startedAfterMs = lastRun.startedAfter.milliseconds
         report.reason = lastRun.reason

@@ -1,10 +1,11 @@
-#if canImport(FoundationEssentials)
 import AsyncSignals
+import AudioPath
+#if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
-import PlaybackService
 #endif
+import PlaybackService
 
 /// Following the speaker link and the audio path to it, and remembering connected speakers.
 extension SpeakerdDaemon {
@@ -51,11 +52,14 @@ extension SpeakerdDaemon {
         audioPathGeneration += 1
         guard let playback, !isWindingDown else { return }
         let generation = audioPathGeneration
-        let states = await playback.audioPath(to: target?.speaker, over: connection)
+        // Songs from now on are for the new target; no route to it is known until its path says.
+        audioPathNotes = AudioPathReport(.unknown)
+        await playback.routeChanged(to: target?.speaker, route: nil)
+        let reports = audio.paths(to: target?.speaker, over: connection)
         let first = OneShotSignal<Void, Never>()
         audioPathFollower = Task { [weak self] in
-            for await state in states {
-                await self?.audioPathChanged(state, generation: generation)
+            for await report in reports {
+                await self?.audioPathChanged(report, generation: generation)
                 first.succeed(())
             }
             first.succeed(())
@@ -68,9 +72,14 @@ extension SpeakerdDaemon {
         if waitForFirst { _ = try? await first.result() }
     }
 
-    func audioPathChanged(_ state: ReadinessInputs.AudioPath, generation: Int) async {
+    /// The path's report: the player gets the route first, so a song the new verdict lets start
+    /// opens its output on the route that made the path ready.
+    func audioPathChanged(_ report: AudioPathReport, generation: Int) async {
         guard generation == audioPathGeneration else { return }
-        await update { $0.audioPath = state }
+        audioPathNotes = report
+        await playback?.routeChanged(to: audioPathTarget?.speaker, route: report.state.route)
+        guard generation == audioPathGeneration else { return }
+        await update { $0.audioPath = report.state }
         considerAskingForProfile()
         considerRestoringVolume()
     }

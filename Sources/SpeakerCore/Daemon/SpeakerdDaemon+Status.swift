@@ -27,12 +27,12 @@ extension SpeakerdDaemon {
         }
         let reason = await reasonAsOfNow()
         let waitingFor = reason.map { StatusReport.WaitingFor(code: $0.code.rawValue, message: $0.message) }
-        let audioPath: String? = if case .ready(let through) = inputs.audioPath { through } else { nil }
+        let audioPath: String? = if case .ready(let route) = inputs.audioPath { route.description } else { nil }
         var message = phase.statusLine
         if case .notReady(let shown) = phase, shown.code == .speakerUnreachable, let reason { message = reason.sentence }
         return StatusReport(readiness: verdict.level.description, message: message, speaker: speaker,
-                            playback: playback, waitingFor: waitingFor, warnings: [stateProblem, profileNote].compactMap { $0 } + (self.playback?.audioPathWarnings ?? []),
-                            audioPath: audioPath, outputChoice: self.playback?.automaticOutput?.description,
+                            playback: playback, waitingFor: waitingFor, warnings: [stateProblem, profileNote].compactMap { $0 } + audioPathNotes.warnings,
+                            audioPath: audioPath, outputChoice: audioPathNotes.automaticChoice?.description,
                             volume: statusVolume)
     }
 

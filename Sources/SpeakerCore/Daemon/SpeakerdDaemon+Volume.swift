@@ -38,8 +38,8 @@ extension SpeakerdDaemon {
     /// The connected speaker and the volume of its audio device, or why there is none.
     private func volumeDevice() throws(SpeakerdError) -> (LinkSnapshot.Target, any SpeakerVolume) {
         guard let target = inputs.link.target, inputs.link.connected else { throw Self.rejected(.noSpeaker) }
-        guard case .ready = inputs.audioPath, let playback else { throw Self.rejected(.noAudioDevice(speaker: target.name)) }
-        do { return (target, try playback.speakerVolume(for: target.speaker)) } catch { throw Self.rejected(error) }
+        guard case .ready(let route) = inputs.audioPath, playback != nil else { throw Self.rejected(.noAudioDevice(speaker: target.name)) }
+        do throws(SpeakerVolumeError) { return (target, try audio.volume(on: route)) } catch { throw Self.rejected(error) }
     }
 
     private static func rejected(_ error: SpeakerVolumeError) -> SpeakerdError {
@@ -90,8 +90,9 @@ extension SpeakerdDaemon {
     private func restoreVolume(of target: LinkSnapshot.Target, onLink link: Int) async {
         let device: any SpeakerVolume
         do {
-            guard let playback else { return }
-            device = try playback.speakerVolume(for: target.speaker)
+            // The path may have gone while this task waited for the actor: nothing to restore then.
+            guard playback != nil, case .ready(let route) = inputs.audioPath else { return }
+            device = try audio.volume(on: route)
         } catch {
             logger.debug("no volume to restore on \(target.name): \(error)")  // e.g. a WAV file output
             return

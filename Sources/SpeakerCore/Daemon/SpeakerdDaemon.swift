@@ -1,4 +1,5 @@
 import AsyncSignals
+import AudioPath
 import BlueZ
 import DBus
 import Glibc
@@ -14,7 +15,7 @@ import Configuration
 ///
 /// The parts each own one piece of the world and report changes here:
 /// - ``SpeakerLink``: the target speaker and its link (`+Link`);
-/// - the audio path (``AudioPathMonitor``, through the playback side) and the soundfont;
+/// - the audio path (the configured ``AudioBackend``; the player gets each ready route) and the soundfont;
 /// - BlueZ's adapter and bluetoothd (`+Events`), the bus (`+Bus`).
 ///
 /// Each report updates ``ReadinessInputs``; ``update(_:)`` recomputes the verdict, moves the
@@ -48,6 +49,9 @@ public actor SpeakerdDaemon {
     var connection: DBusConnection?
     /// Plays songs; nil when this daemon has no playback engine.
     let playback: (any DaemonPlayback)?
+    /// The way audio reaches the speaker (`audio_output`): followed here, its routes handed to
+    /// the player, its volume asked for the speaker's.
+    let audio: any AudioBackend
     var apiObject: DBusObject?
     var bluez: (any BlueZClient)?
     var adapter: Adapter?
@@ -60,6 +64,9 @@ public actor SpeakerdDaemon {
     var audioPathTarget: LinkSnapshot.Target?
     var audioPathGeneration = 0
     var audioPathFollower: Task<Void, Never>?
+    /// The path's last report, for what `status` shows beside its state (the `auto` choice, a
+    /// headset card switched); the state itself is `inputs.audioPath`.
+    var audioPathNotes = AudioPathReport(.unknown)
     /// The speaker's links so far (counted as each comes up), the one whose missing audio device
     /// led to one `ConnectProfile` already, the timer before asking, and what was asked (status).
     var linkUps = 0
@@ -135,10 +142,11 @@ public actor SpeakerdDaemon {
         self.operations = operations
         self.link = SpeakerLink(clock: dependencies.clock, reconnectCap: configuration.reconnectMax,
                                 operations: operations, logger: logger)
+        self.audio = dependencies.audio
         if let playback = dependencies.playback {
             self.playback = playback
         } else if let makePlayback = dependencies.makePlayback {
-            self.playback = makePlayback(PlaybackWiring(gate: gate, clock: dependencies.clock))
+            self.playback = makePlayback(PlaybackWiring(gate: gate, clock: dependencies.clock, audio: dependencies.audio))
         } else {
             self.playback = nil
         }
@@ -259,7 +267,7 @@ public actor SpeakerdDaemon {
         let target = inputs.link.target
         if after.level == .playbackReady, let target {
             readinessLog.forget()
-            let path = if case .ready(let through) = inputs.audioPath { " through \(through)" } else { "" }
+            let path = if case .ready(let route) = inputs.audioPath { " through \(route)" } else { "" }
             logger.info("ready to play on \(target.name) (\(target.address))\(path)")
         } else if let reason = after.waitingFor, reason != before.waitingFor, lifecycle != .stopping,
                   readinessLog.shouldSay(reason, about: target?.address) {

@@ -8,18 +8,19 @@ import SystemPackage
 /// The daemon's playback port: what it asks of the side that plays songs. `Player` implements it.
 ///
 /// A protocol so the daemon's tests can stand in a playback side that holds or records one step.
-/// What the daemon knows reaches the playback side as values and events (the speaker and the bus
-/// in `audioPath(to:over:)`, the readiness reason in `readinessChanged(_:)`); the playback side
-/// never reads the daemon's state. Snapshots and errors are playback's own types; the daemon maps
-/// them to the API's records and error names once, where it answers a client.
+/// What the daemon knows reaches the playback side as values and events (the speaker and the
+/// route to it in `routeChanged(to:route:)`, the readiness reason in `readinessChanged(_:)`); the
+/// playback side follows no audio path and never reads the daemon's state. Snapshots and errors
+/// are playback's own types; the daemon maps them to the API's records and error names once,
+/// where it answers a client.
 public protocol DaemonPlayback: Sendable {
     /// Loads the soundfont once (the start-up `soundfont` step; again before a `play` while it
     /// is missing, so installing it is enough).
     func preloadSoundfont(_ path: String) async throws
-    /// The audio path to `speaker` under the configured output (see ``AudioPathMonitor``): the
-    /// current state, then each change. Songs from now on play to this speaker; BlueALSA is asked
-    /// over `bus` (the daemon's connection, nil until it has one).
-    func audioPath(to speaker: TargetSpeaker?, over bus: DBusConnection?) async -> AsyncStream<AudioPathState>
+    /// Songs from now on play to `speaker`, on `route` (the audio backend's ready route; nil while
+    /// the path is not ready). Told before each readiness change the path causes, so a song that
+    /// the gate lets start opens its output on the route that made it ready.
+    func routeChanged(to speaker: TargetSpeaker?, route: AudioRoute?) async
     /// What the daemon waits for before songs can play (nil once ready), after each change of
     /// its verdict: a song waiting when waiting can no longer succeed fails with that reason,
     /// a song plays, pauses or resumes with the speaker, and a play timeout names the reason.
@@ -50,17 +51,9 @@ public protocol DaemonPlayback: Sendable {
     /// Playback's snapshot after each change it makes by itself (a song ends, the next one
     /// starts, progress), so the daemon's status and PlaybackChanged signal follow it.
     func changes() async -> AsyncStream<PlaybackSnapshot>
-    /// The volume of the audio device the path to `speaker` goes through now (asked only while
-    /// that path is ready). Throws `notAvailable` for an output without hardware volume.
-    func speakerVolume(for speaker: TargetSpeaker) throws(SpeakerVolumeError) -> any SpeakerVolume
     /// The part of the playback side that needs an orderly shutdown in the daemon's service
     /// group (after the daemon, so a song's output is closed complete), if any.
     var lifecycleService: (any Service)? { get }
-    /// Under `audio_output = auto`, what was chosen for the speaker and why (for `status`).
-    var automaticOutput: AutomaticOutput? { get }
-    /// What the playback side did to the speaker's sound-server cards that the user should know
-    /// even once the path is ready (a headset card switched to A2DP), for `status`'s warnings.
-    var audioPathWarnings: [String] { get }
 }
 
 extension DaemonPlayback {

@@ -1,5 +1,4 @@
 import AudioPath
-import BlueZ
 import Logging
 import Playback
 
@@ -18,13 +17,13 @@ struct IdleKeepAlive {
         case playing(PlaybackSource, Task<Void, Never>)
     }
 
-    private let makeOutput: @Sendable (BluetoothAddress?) async throws -> any AudioOutput
+    private let makeOutput: @Sendable (AudioRoute?) async throws -> any AudioOutput
     private let sampleRate: Int
     private let sound: KeepAliveSound
     private let logger: Logger
     private var state = State.off
 
-    init(makeOutput: @escaping @Sendable (BluetoothAddress?) async throws -> any AudioOutput,
+    init(makeOutput: @escaping @Sendable (AudioRoute?) async throws -> any AudioOutput,
          sampleRate: Int = SoundFont.defaultSampleRate, sound: KeepAliveSound = .bursts, logger: Logger) {
         self.makeOutput = makeOutput
         self.sampleRate = sampleRate
@@ -38,15 +37,15 @@ struct IdleKeepAlive {
         return false
     }
 
-    /// Starts the signal to `speaker` unless it already plays; the output opens in the background.
-    mutating func run(to speaker: BluetoothAddress?) {
+    /// Starts the signal on `route` unless it already plays; the output opens in the background.
+    mutating func run(on route: AudioRoute?) {
         if isPlaying { return }
         let source = PlaybackSource(keepAliveAt: sampleRate, sound: sound)
         let makeOutput = makeOutput
         let logger = logger
         let task = Task {
             do {
-                let output = try await makeOutput(speaker)
+                let output = try await makeOutput(route)
                 try await output.waitUntilReady()
                 try Task.checkCancellation()
                 try await output.play(source)

@@ -1,5 +1,4 @@
 import AudioPath
-import BlueZ
 import MIDI
 import Playback
 /// Where the player gets its output and session from.
@@ -9,21 +8,21 @@ import Playback
 /// each song then has its own event stream (no event of a replaced song is mistaken for the
 /// current one's), and the output is chosen for the speaker connected *now*, not at start-up.
 public struct PlaybackComponents: Sendable {
-    /// Builds the output one song for the speaker at this address plays to (called once per
-    /// song, when it is about to start; nil: no speaker is followed yet).
-    public var makeOutput: @Sendable (BluetoothAddress?) async throws -> any AudioOutput
+    /// Builds the output one song plays to on the route the daemon last handed over (called once
+    /// per song, when it is about to start; nil: no route is ready yet).
+    public var makeOutput: @Sendable (AudioRoute?) async throws -> any AudioOutput
     /// Builds the session over that output; pass one sharing the daemon's preloaded SoundFont.
     public var makeSession: @Sendable (any AudioOutput) -> PlaybackSession
     /// Whether a song paused by the speaker's loss gets a new output when the speaker is back.
     /// A sound server moves a stream whose sink vanished onto another sink (its default: the
     /// box's own output) rather than failing it, and an ALSA handle on BlueALSA's old PCM may
     /// take audio while paused and fail only after the resume, so the song must be sent to the
-    /// speaker's device again (`AudioRoute.outputGoesWithSpeaker`). Asked when the speaker is
+    /// speaker's device again (`AudioBackend.outputGoesWithSpeaker`). Asked when the speaker is
     /// back, since `audio_output = auto` may have chosen another backend by then.
     public var newOutputWhenSpeakerBack: @Sendable () -> Bool
 
     public init(
-        makeOutput: @escaping @Sendable (BluetoothAddress?) async throws -> any AudioOutput,
+        makeOutput: @escaping @Sendable (AudioRoute?) async throws -> any AudioOutput,
         makeSession: @escaping @Sendable (any AudioOutput) -> PlaybackSession,
         newOutputWhenSpeakerBack: @escaping @Sendable () -> Bool = { false }
     ) {
@@ -41,7 +40,7 @@ public struct PlaybackComponents: Sendable {
     ///   - preRoll: silence before each song's first note once its stream opens (`pre_roll_ms`).
     ///   - keepAliveWhilePaused: a paused song's device hears the keep-alive signal (`keep_alive`).
     public static func sessions(
-        output makeOutput: @escaping @Sendable (BluetoothAddress?) async throws -> any AudioOutput,
+        output makeOutput: @escaping @Sendable (AudioRoute?) async throws -> any AudioOutput,
         clock: any Clock<Duration> = ContinuousClock(),
         progressInterval: Duration = PlaybackSession.defaultProgressInterval,
         preRoll: Duration = .zero,

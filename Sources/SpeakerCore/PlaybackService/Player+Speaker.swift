@@ -61,7 +61,7 @@ extension Player {
         guard components.newOutputWhenSpeakerBack() else { return }
         // Asked before the output is opened again, which forgets the old one's buffer.
         let unheard = await current.session.unheardSeconds
-        do { try await current.session.replaceOutput(with: try await components.makeOutput(speaker?.address)) } catch {
+        do { try await current.session.replaceOutput(with: try await components.makeOutput(route)) } catch {
             logger.warning("\(event): could not open the speaker's output again (\(error)); \(current.file) resumes on the old one")
         }
         await goBack(over: unheard, in: current)
@@ -98,7 +98,7 @@ extension Player {
         case .waiting, .starting, .playing, .paused, .shutDown: false
         }
         if idle && gate.isReached(.playbackReady) {
-            keepAlive?.run(to: speaker?.address)
+            keepAlive?.run(on: route)
         } else if let ending = keepAlive?.halt() {
             await ending.value
         }

@@ -25,7 +25,7 @@ extension Player {
 
         let output: any AudioOutput
         do {
-            output = try await components.makeOutput(speaker?.address)
+            output = try await components.makeOutput(route)
         } catch {
             throw failStart(item, reason: "\(error)")
         }

@@ -22,8 +22,8 @@ import SystemPackage
 /// rises again, or stops, per `on_speaker_lost`.
 ///
 /// Every song gets its own session (one song's render session) from ``PlaybackComponents`` (see
-/// there why), with the output the ``AudioRoute`` picks for the speaker the daemon follows. The lifecycle is
-/// one explicit `State`; each public method switches on it, and after every suspension the code
+/// there why), with the output opened on the route the daemon last handed over
+/// (`routeChanged(to:route:)`): the player follows no audio path itself. The lifecycle is one explicit `State`; each public method switches on it, and after every suspension the code
 /// checks that the song it was working on is still the current one (a newer request may have
 /// replaced it meanwhile: actors are re-entrant).
 public actor Player: DaemonPlayback {
@@ -105,8 +105,6 @@ public actor Player: DaemonPlayback {
     let gate: ReadinessGate<DaemonReadiness>
     let settings: PlaybackServiceSettings
     let components: PlaybackComponents
-    /// Where songs for the speaker go: the audio path, each song's output, the speaker's volume.
-    nonisolated let route: AudioRoute
     let soundFonts: SoundFontCache
     let logger: Logger
     /// Times the reading of a client's song (`settings.readTimeout`).
@@ -125,8 +123,10 @@ public actor Player: DaemonPlayback {
     var lastPosition: Double = 0
     /// The current song's output latency as its last progress report found it (status shows it).
     var lastLatency: Double?
-    /// The speaker songs play to, as the daemon last said (`audioPath(to:over:)`).
+    /// The speaker songs play to, and the route to it while its audio path is ready, as the
+    /// daemon last said (`routeChanged(to:route:)`).
     var speaker: TargetSpeaker?
+    var route: AudioRoute?
     /// What the daemon waits for before songs can play, as it last said (`readinessChanged`).
     var waiting: PlaybackWait?
     let changeFeed = Broadcaster<PlaybackSnapshot>()
@@ -139,15 +139,12 @@ public actor Player: DaemonPlayback {
     ///     while a song plays is a speaker loss.
     ///   - settings: play timeout and speaker-loss policy (`PlaybackServiceSettings(configuration)`).
     ///   - components: builds each song's output and session.
-    ///   - route: the audio path and the speaker's volume (the default follows nothing: tests
-    ///     that give `components` their own output).
     ///   - soundFonts: the soundfont songs share (the start-up step preloads it).
     ///   - clock: times the reading of each client's song (the gate keeps its own clock).
     public init(
         gate: ReadinessGate<DaemonReadiness>,
         settings: PlaybackServiceSettings = PlaybackServiceSettings(),
         components: PlaybackComponents,
-        route: AudioRoute = AudioRoute(setting: .null),
         soundFonts: SoundFontCache = SoundFontCache(),
         clock: any Clock<Duration> = ContinuousClock(),
         logger: Logger = Logger(label: "speakerd.playback")
@@ -157,7 +154,6 @@ public actor Player: DaemonPlayback {
         self.gate = gate
         self.settings = settings
         self.components = components
-        self.route = route
         self.soundFonts = soundFonts
         self.logger = logger
         if settings.keepAlive {
@@ -176,10 +172,10 @@ public actor Player: DaemonPlayback {
         _ = try await soundFonts.load(path: path)
     }
 
-    /// Follows the audio path to `speaker`; songs from now on play to it.
-    public func audioPath(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<AudioPathState> {
+    /// Songs from now on play to `speaker`, on `route` while its path is ready.
+    public func routeChanged(to speaker: TargetSpeaker?, route: AudioRoute?) {
         self.speaker = speaker
-        return route.follow(speaker, over: bus)
+        self.route = route
     }
 
     /// A song waiting when waiting can no longer succeed (the user disconnected, the soundfont is
@@ -194,13 +190,6 @@ public actor Player: DaemonPlayback {
         await reconcileWithSpeaker()
     }
 
-    /// BlueALSA's PCM or the sound server's sink the audio path found for `speaker`.
-    public nonisolated func speakerVolume(for speaker: TargetSpeaker) throws(SpeakerVolumeError) -> any SpeakerVolume {
-        try route.volume(of: speaker)
-    }
-
-    public nonisolated var automaticOutput: AutomaticOutput? { route.automaticOutput }
-    public nonisolated var audioPathWarnings: [String] { route.warnings }
     public nonisolated var lifecycleService: (any Service)? { self }
 
     // MARK: - Requests

@@ -1,3 +1,4 @@
+import AudioPath
 import DBus
 import AsyncSignals
 @testable import BlueZ
@@ -125,7 +126,7 @@ final class ModelWorld: @unchecked Sendable {
         logger.logLevel = .critical
         daemon = SpeakerdDaemon(configuration: configuration,
                                 dependencies: DaemonDependencies(clock: clock, connectBus: nil, makeBlueZ: { _ in bluez },
-                                                                 playback: playback),
+                                                                 playback: playback, audio: playback),
                                 notifier: nil, logger: logger)
         playback.gate = daemon.gate
         playback.clock = clock
@@ -441,12 +442,12 @@ final class CountingBlueZ: BlueZClient, @unchecked Sendable {
 /// The model's playback side: a soundfont that can be installed or removed, an output that can
 /// become unusable and usable again (reported as the audio path's events, as BlueALSA's PCMs
 /// are), and songs that wait in the readiness gate as the real coordinator's do.
-final class ModelPlayback: StandInPlayback, @unchecked Sendable {
+final class ModelPlayback: StandInPlayback, StandInAudio, @unchecked Sendable {
     private struct State {
         var soundfontInstalled = true
         var soundfontLoaded = false
         var outputUsable = true
-        var outputs: [AsyncStream<ReadinessInputs.AudioPath>.Continuation] = []
+        var outputs: [AsyncStream<AudioPathReport>.Continuation] = []
         var waiting: [Int: Task<Void, any Error>] = [:]
         var abandoned: [Int: String] = [:]
         var nextTicket = 0
@@ -473,8 +474,8 @@ final class ModelPlayback: StandInPlayback, @unchecked Sendable {
         for output in outputs { output.yield(value) }
     }
 
-    static func path(_ usable: Bool) -> ReadinessInputs.AudioPath {
-        usable ? .ready("the model output") : .notReady(.outputUnusable("cannot write /model/out.wav: permission denied"))
+    static func path(_ usable: Bool) -> AudioPathReport {
+        AudioPathReport(usable ? .ready(.standIn("the model output")) : .notReady(.outputUnusable("cannot write /model/out.wav: permission denied")))
     }
 
     func preloadSoundfont(_ path: String) async throws {
@@ -485,8 +486,8 @@ final class ModelPlayback: StandInPlayback, @unchecked Sendable {
         if !loaded { throw SoundFontError.missing(path: path) }
     }
 
-    func audioPath(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<ReadinessInputs.AudioPath> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ReadinessInputs.AudioPath.self)
+    func paths(to speaker: TargetSpeaker?, over bus: DBusConnection?) -> AsyncStream<AudioPathReport> {
+        let (stream, continuation) = AsyncStream.makeStream(of: AudioPathReport.self)
         state.withLock { state in
             state.outputs.append(continuation)
             continuation.yield(Self.path(state.outputUsable))

@@ -40,7 +40,7 @@ public struct ReadinessInputs: Equatable, Sendable {
         case user
     }
 
-    /// The audio path to the target, as its follower (`AudioPathMonitor`) last saw it.
+    /// The audio path to the target, as the audio backend last reported it.
     public typealias AudioPath = AudioPathState
 
     public var bus = false
