@@ -243,6 +243,9 @@ struct PulseAudioSinkDaemonTests {
             _ = try await client.play(try PulseAudioDaemonTests.request(ClientSongs.sustainedA4(seconds: 20), named: "a4.mid", in: directory))
             #expect(try await server.sinkInputSinks() == [speaker.index], "the song's stream did not replace the keep-alive's")
             _ = try await client.pause()
+            // What the stream already held of the song (~186 ms) still plays after the pause: the
+            // paused sink is judged from when that has drained.
+            try await Task.sleep(for: .milliseconds(500))
             let pausedRecording = try await server.record(to: directory.appendingPathComponent("paused.raw").path, from: speaker.monitor)
             try await Task.sleep(for: .seconds(6))
             paused = try await pausedRecording.finish()

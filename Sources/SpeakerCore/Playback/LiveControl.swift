@@ -135,8 +135,10 @@ public enum LiveControl: Sendable, Equatable, CustomStringConvertible {
             do { target = try map.seconds(of: MIDIBarPosition(bar: bar)) } catch { throw .position(error) }
             return try LiveControl.seek(.seconds(target)).applied(to: arrangement, at: seconds, in: song)
         case .loop(let section):
+            // A loop set live repeats until it is turned off (or another control's count is kept:
+            // see `SongArrangement.passesLeft`).
             next.loop = section
-            next.loopPasses = 1
+            next.loopPasses = section == nil ? 1 : 0
             if let bounds = try Self.section(of: section, in: song), !(bounds.start..<bounds.end).contains(seconds) {
                 next.from = .seconds(bounds.start)
             }

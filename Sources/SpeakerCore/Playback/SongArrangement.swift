@@ -133,6 +133,22 @@ public struct SongArrangement: Sendable, Equatable {
         return section.start + intoPasses.truncatingRemainder(dividingBy: length)
     }
 
+    /// How many passes of a counted section loop (`--loop-count N`) are still to play at
+    /// `seconds` of the arranged song's own timeline, the one under way included; nil without a
+    /// loop, or for one that repeats until it is turned off. A live control lays the song out
+    /// again from where it is with this many, so it does not forget the count.
+    public func passesLeft(atArranged seconds: Double, in song: MIDISong) -> Int? {
+        guard loop != nil, loopPasses >= 1, let layout = try? layout(of: song), let section = layout.section else { return nil }
+        let written = seconds * layout.factor - layout.countIn.seconds
+        // The first segment runs from the start to the section's end: the first pass, or the
+        // rest of the pass a control was given in.
+        let first = layout.stop - layout.start
+        guard written >= first else { return loopPasses }
+        let length = section.end - section.start
+        let finished = 1 + Int(((written - first) / length).rounded(.down))
+        return max(1, loopPasses - finished)
+    }
+
     private func lay(_ song: MIDISong, limits: MIDIReadLimits, loopingLive: Bool) throws(SongArrangementError) -> ArrangedSong {
         let layout = try layout(of: song)
         let (start, stop, section, factor) = (layout.start, layout.stop, layout.section, layout.factor)

@@ -71,12 +71,13 @@ extension Player {
     /// goes on from where the listener stopped hearing it, not from where rendering was, so the
     /// notes at the moment of the loss are heard after all; a note sounding there is struck again
     /// (a plain seek would leave it silent until the next one). Not for a song in a section loop (a
-    /// seek forgets a loop count, and one back over the loop's start would end the loop): it
-    /// resumes where rendering was.
+    /// seek back over the loop's start would end the loop, and one back into the pass before
+    /// would count that pass once more): it resumes where rendering was.
     func goBack(over unheard: Double, in current: CurrentSong) async {
         guard unheard >= 0.001, current.arrangement.loop == nil else { return }
         let rendered = await current.session.positionSeconds
-        let target = current.songPosition(max(0, rendered - unheard))
+        // A seek's target is in the written song's seconds, whatever tempo the song plays at.
+        let target = current.arrangement.songSeconds(atArranged: max(0, rendered - unheard), in: current.written)
         logger.notice("speaker back: \(current.file) goes on from \(Self.loggedSeconds(target)), \(Int((unheard * 1000).rounded())) ms before where its lost output stopped: the speaker never played that audio")
         _ = try? await adjust(.seek(.seconds(target)), restrikingHeldNotes: true)
     }

@@ -482,13 +482,23 @@ public actor Player: DaemonPlayback {
             if case let .starting(item, _, _) = state { throw .notStartedYet(operation: control.name, file: item.file) }
             throw .nothingPlaying(operation: control.name)
         }
-        let here = song.songPosition(await song.session.positionSeconds)
+        // Where the song is, in the written song's seconds: a song played with controls (a tempo,
+        // a count-in, a loop's passes) is elsewhere on its own timeline.
+        let timeline = await song.session.positionSeconds
+        let here = song.arrangement.songSeconds(atArranged: timeline, in: song.written)
         let arranged: ArrangedSong
         let arrangement: SongArrangement
         do {
             var applied = try control.applied(to: song.arrangement, at: here, in: song.written)
+            // A counted loop (`--loop-count N`) the control keeps plays the passes it has left.
+            if applied.loop != nil, applied.loop == song.arrangement.loop,
+               let left = song.arrangement.passesLeft(atArranged: timeline, in: song.written) {
+                applied.loopPasses = left
+            }
             applied.restrikesHeldNotes = restrikingHeldNotes
-            arranged = try applied.arrangeLive(song.written, limits: settings.readLimits)
+            arranged = applied.loopsUntilTurnedOff
+                ? try applied.arrangeLive(song.written, limits: settings.readLimits)
+                : ArrangedSong(song: try applied.arrange(song.written, limits: settings.readLimits), loopStart: nil)
             applied.restrikesHeldNotes = false
             arrangement = applied
         } catch {
