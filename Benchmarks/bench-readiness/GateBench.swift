@@ -43,8 +43,9 @@ struct GateBench {
         return Result(gate: medians(gate), baseline: medians(baseline), bare: medians(bare))
     }
 
-    /// The deferred case with `Int` levels: the gate's generic code unspecialised (only
-    /// ``DaemonReadiness`` has exported specialisations), to show what other level types cost.
+    /// The deferred case with `Int` levels, to show what another level type costs. Until the
+    /// gate's hot paths were `@inlinable` only `DaemonReadiness` had exported specialisations, and
+    /// this ran the unspecialised generic code.
     func deferredGeneric() -> Result {
         var gate: [Sample] = [], baseline: [Sample] = [], bare: [Sample] = []
         for round in 0...runs {

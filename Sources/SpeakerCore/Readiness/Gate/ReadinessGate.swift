@@ -19,21 +19,21 @@ import Synchronization
 ///   flight, new registrations queue behind it instead of overtaking it, so a block registered
 ///   from inside a released block runs after the ones already released, not re-entrantly.
 /// - **Blocks never run under the lock**, so a block may register more blocks, raise or drop.
-/// - **Fast for the daemon's levels.** The hot entry points carry exported specialisations for
-///   ``DaemonReadiness``, so callers in other modules (the executables, the benchmark) do not pay
-///   for unspecialised generic code: that alone is worth about 2× on registration throughput.
-///   Other level types behave the same and are specialised inside the Daemon module; called from
-///   another module they run the generic code (see docs/BENCHMARKS.md).
+/// - **Fast for any level type.** The hot paths (registering, raising, dropping, releasing) are
+///   `@inlinable`, their state `@usableFromInline`, so each caller's module specialises them for
+///   its own level type; unspecialised generic code costs about 2× on registration throughput
+///   (see docs/BENCHMARKS.md). Exported specialisations would have to name each level type here,
+///   in the module meant to know none of them.
 /// - **Slow blocks are named.** A block slower than `slowBlockThreshold` (10 ms) on the injected
 ///   clock is logged with its label (the registering `file:line` by default).
 public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
-    let state: Mutex<GateState>
+    @usableFromInline let state: Mutex<GateState>
     let clock: any Clock<Duration>
-    let stopwatch: Stopwatch
+    @usableFromInline let stopwatch: Stopwatch
     let politeSpacing: Duration
-    let slowBlockThreshold: Duration
+    @usableFromInline let slowBlockThreshold: Duration
     let logger: Logger
-    let changes = Broadcaster<Level>()
+    @usableFromInline let changes = Broadcaster<Level>()
 
     /// - Parameters:
     ///   - initial: the level the gate starts at (nothing at or below it waits).
@@ -77,7 +77,7 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
     /// queued behind the blocks being released and run by the releasing thread, right after them.
     /// Use it for work that must happen as soon as possible (wiring the D-Bus API once the bus is
     /// up). Keep it short: a block slower than the threshold is logged with its label.
-    @_specialize(exported: true, where Level == DaemonReadiness)
+    @inlinable
     public func runNowOrWhen(
         _ level: Level,
         label: String? = nil,
@@ -92,7 +92,7 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
     ///
     /// Hooks prepare state the did-reach blocks rely on (e.g. publish the speaker's name before
     /// anyone reacts to it being connected).
-    @_specialize(exported: true, where Level == DaemonReadiness)
+    @inlinable
     public func runNowOrWhenAboutToReach(
         _ level: Level,
         label: String? = nil,
@@ -111,7 +111,7 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
     /// to take a while gives its `budget`: it is named as slow only past that, not past the
     /// gate's threshold for quick blocks. If the level drops
     /// before a polite block's turn, it waits for the next rise.
-    @_specialize(exported: true, where Level == DaemonReadiness)
+    @inlinable
     public func runNowOrWhenPolitely(
         _ level: Level,
         label: String? = nil,
@@ -131,7 +131,7 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
     /// in flight on another thread, which then runs them). Returns `false`, changing nothing, when
     /// the gate already stands at or above `level`.
     @discardableResult
-    @_specialize(exported: true, where Level == DaemonReadiness)
+    @inlinable
     public func raise(to level: Level) -> Bool {
         let decision: RaiseDecision = state.withLock { state in
             guard level > state.level else { return .unchanged }
@@ -157,7 +157,7 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
     /// Blocks already released are not recalled; blocks registered from now on for a level above
     /// `level` wait for the next rise. Returns `false` when the gate already stands at or below it.
     @discardableResult
-    @_specialize(exported: true, where Level == DaemonReadiness)
+    @inlinable
     public func drop(to level: Level) -> Bool {
         state.withLock { state in
             guard level < state.level else { return false }
