@@ -1,7 +1,12 @@
 import Readiness
+import SpeakerdAPI
 
 /// Registrations + release: `count` blocks registered before the level is reached, then one
 /// raise runs them all in order. Then `count` more registered after (the run-now path).
+///
+/// The levels are the daemon's own (`DaemonReadiness`, from SpeakerdAPI), so the figure is the
+/// daemon's case: the gate's code from one module, specialised in another (here, as in Daemon)
+/// for a level type from a third.
 struct GateBench {
     let count: Int
     let runs: Int

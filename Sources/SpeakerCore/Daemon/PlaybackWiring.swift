@@ -1,5 +1,6 @@
 import PlaybackService
 import Readiness
+import SpeakerdAPI
 
 /// What a playback side needs from the daemon that builds it: the daemon's readiness gate (songs
 /// wait in it for `.playbackReady`) and clock.

@@ -4,10 +4,10 @@ import Synchronization
 
 /// Gates work on ordered readiness levels: run it now if the level is reached, else when it is.
 ///
-/// This is Signal-iOS's AppReadiness generalised: levels are any `Comparable` type (the daemon
-/// uses ``DaemonReadiness``), the level can **drop** (speaker lost) and rise again, async callers
-/// can ``wait(for:timeout:)``, and deferred "polite" work is spaced out instead of stampeding
-/// the moment start-up finishes.
+/// This is Signal-iOS's AppReadiness generalised: levels are any `Comparable` type (each owner
+/// brings its own, usually an enum of named stages), the level can **drop** (a resource it
+/// stood on was lost) and rise again, async callers can ``wait(for:timeout:)``, and deferred
+/// "polite" work is spaced out instead of stampeding the moment start-up finishes.
 ///
 /// Guarantees:
 /// - **Exactly once.** Every registered block runs once, never twice and never lost, even when the
