@@ -128,9 +128,10 @@ let package = Package(
             ],
             path: "Sources/SpeakerCore/BlueZ"
         ),
-        // Readiness and operations: the readiness gate (ordered levels that drop and rise), the
-        // speaker operation queue and the start-up sequencer over a graph of operations. Knows
-        // nothing of Bluetooth, D-Bus or audio.
+        // Readiness and operations: the readiness gate (ordered levels that drop and rise, of any
+        // Comparable type its owner brings), the operation queue and the start-up sequencer over
+        // a graph of operations. Knows nothing of Bluetooth, D-Bus or audio: the daemon's levels
+        // are SpeakerdAPI's DaemonReadiness.
         .target(
             name: "Readiness",
             dependencies: [

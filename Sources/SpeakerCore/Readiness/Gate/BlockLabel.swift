@@ -13,7 +13,7 @@ struct BlockLabel: Sendable, CustomStringConvertible {
 
     @usableFromInline let storage: Storage
 
-    /// A label given by the caller, e.g. `"preload soundfont"`.
+    /// A label given by the caller, e.g. `"warm the cache"`.
     init(_ text: String) { storage = .custom(text) }
 
     /// A label that points at the registering source line.

@@ -45,7 +45,7 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
         clock: any Clock<Duration> = ContinuousClock(),
         politeSpacing: Duration = .milliseconds(25),
         slowBlockThreshold: Duration = .milliseconds(10),
-        logger: Logger = Logger(label: "speakerd.readiness")
+        logger: Logger = Logger(label: "readiness")
     ) {
         state = Mutex(GateState(level: initial))
         self.clock = clock
@@ -75,8 +75,8 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
     ///
     /// One exception keeps order: while a release is running (on any thread), the block is
     /// queued behind the blocks being released and run by the releasing thread, right after them.
-    /// Use it for work that must happen as soon as possible (wiring the D-Bus API once the bus is
-    /// up). Keep it short: a block slower than the threshold is logged with its label.
+    /// Use it for work that must happen as soon as possible (serving an API once its connection
+    /// is up). Keep it short: a block slower than the threshold is logged with its label.
     @inlinable
     public func runNowOrWhen(
         _ level: Level,
@@ -90,7 +90,7 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
 
     /// Runs `block` just before the did-reach blocks of `level` (at once if already reached).
     ///
-    /// Hooks prepare state the did-reach blocks rely on (e.g. publish the speaker's name before
+    /// Hooks prepare state the did-reach blocks rely on (e.g. publish a device's name before
     /// anyone reacts to it being connected).
     @inlinable
     public func runNowOrWhenAboutToReach(
@@ -106,7 +106,7 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
     /// Runs `block` some time after `level` is reached, one polite block at a time, each preceded
     /// by a pause of `politeSpacing`, in registration order.
     ///
-    /// For deferred work that must not compete with the urgent path (preloading the soundfont,
+    /// For deferred work that must not compete with the urgent path (preloading a large file,
     /// tidying state): the urgent blocks run first, then these trickle in. Work that is expected
     /// to take a while gives its `budget`: it is named as slow only past that, not past the
     /// gate's threshold for quick blocks. If the level drops
@@ -152,7 +152,7 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
         }
     }
 
-    /// Drops the gate to `level` (e.g. the speaker was lost).
+    /// Drops the gate to `level` (e.g. a connection the higher levels stood on was lost).
     ///
     /// Blocks already released are not recalled; blocks registered from now on for a level above
     /// `level` wait for the next rise. Returns `false` when the gate already stands at or below it.
