@@ -47,7 +47,7 @@ struct PendingBlocks {
     var count: Int { hooks.count + blocks.count + polite.count }
 
     @inlinable
-    mutating func append(_ block: GateBlock, _ phase: GatePhase) {
+    mutating func append(_ block: consuming GateBlock, _ phase: GatePhase) {
         switch phase {
         case .willReach: hooks.append(block)
         case .didReach: blocks.append(block)
