@@ -128,9 +128,10 @@ let package = Package(
             ],
             path: "Sources/SpeakerCore/BlueZ"
         ),
-        // Readiness and operations: the readiness gate (ordered levels that drop and rise), the
-        // speaker operation queue and the start-up sequencer over a graph of operations. Knows
-        // nothing of Bluetooth, D-Bus or audio.
+        // Readiness and operations: the readiness gate (ordered levels that drop and rise, of any
+        // Comparable type its owner brings), the operation queue and the start-up sequencer over
+        // a graph of operations. Knows nothing of Bluetooth, D-Bus or audio: the daemon's levels
+        // are SpeakerdAPI's DaemonReadiness.
         .target(
             name: "Readiness",
             dependencies: [
@@ -228,8 +229,9 @@ let package = Package(
             path: "Sources/SpeakerCore/PlaybackService"
         ),
         // speakerd's D-Bus API, both sides of it: the `SpeakerdControl` protocol, the wire records
-        // and reports (the stable `--json` keys), the client composer-cli uses and the exported
-        // object the daemon serves, with its request limits.
+        // and reports (the stable `--json` keys), the daemon's readiness levels (`DaemonReadiness`,
+        // the wire's `readiness`, which the daemon and the player gate work on), the client
+        // composer-cli uses and the exported object the daemon serves, with its request limits.
         .target(
             name: "SpeakerdAPI",
             dependencies: [
@@ -237,7 +239,6 @@ let package = Package(
                 "DBus",
                 "BlueZ",
                 "MIDI",
-                "Readiness",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Sources/SpeakerCore/SpeakerdAPI"
@@ -345,7 +346,7 @@ let package = Package(
         // Benchmarks: run in release builds (`scripts/bench`), figures in docs/BENCHMARKS.md.
         .executableTarget(name: "bench-dbus", dependencies: ["DBus", "CDBus"], path: "Benchmarks/bench-dbus"),
         .executableTarget(name: "bench-song-memory", dependencies: ["MIDI"], path: "Benchmarks/bench-song-memory"),
-        .executableTarget(name: "bench-readiness", dependencies: ["AsyncSignals", "Readiness"], path: "Benchmarks/bench-readiness"),
+        .executableTarget(name: "bench-readiness", dependencies: ["AsyncSignals", "Readiness", "SpeakerdAPI"], path: "Benchmarks/bench-readiness"),
         .executableTarget(name: "bench-playback", dependencies: ["AsyncSignals", "MIDI", "Playback", "Daemon"], path: "Benchmarks/bench-playback"),
         .executableTarget(name: "bench-startup", dependencies: ["DBus", "Daemon", "Configuration"], path: "Benchmarks/bench-startup",
                          swiftSettings: noFoundation, linkerSettings: speakerdImage),
@@ -359,7 +360,7 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["AsyncSignals", "DBus", "TestSupport"]),
         .testTarget(
             name: "ReadinessTests",
-            dependencies: ["DBus", "AsyncSignals", "Readiness", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["AsyncSignals", "Readiness", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "BlueZTests",

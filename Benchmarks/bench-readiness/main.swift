@@ -32,7 +32,7 @@ if wanted("gate") {
     let bench = GateBench(count: registrations, runs: runs)
     let cases = [
         ("deferred", bench.deferred()), ("immediate", bench.immediate()),
-        ("deferred, `Int` levels (unspecialised generic code)", bench.deferredGeneric()),
+        ("deferred, `Int` levels", bench.deferredGeneric()),
     ]
     for (name, result) in cases {
         print("| \(name) | \(perItem(registrations, in: result.gate.cpu)) | \(perItem(registrations, in: result.baseline.cpu)) "

@@ -137,8 +137,8 @@ final class LinkOnItsOwn: Sendable {
 
     init(bluez: FakeBlueZClient, holding held: @escaping @Sendable (LinkSnapshot) -> Bool) async {
         let logger = Logger(label: "test.link")
-        let operations = SpeakerOperationQueue(name: "speaker", maxConcurrentOperations: 2, defaultTimeout: .seconds(10),
-                                               clock: ContinuousClock(), logger: logger)
+        let operations = AsyncOperationQueue(name: "speaker", maxConcurrentOperations: 2, defaultTimeout: .seconds(10),
+                                              clock: ContinuousClock(), logger: logger)
         let link = SpeakerLink(clock: ContinuousClock(), reconnectCap: .seconds(60), operations: operations, logger: logger)
         self.link = link
         let (told, offered, gate) = (told, heldOffered, gate)

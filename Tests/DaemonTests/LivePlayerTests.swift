@@ -5,6 +5,7 @@ import Foundation
 @testable import Playback
 import PlaybackService
 @testable import Readiness
+import SpeakerdAPI
 import Daemon
 import TestSupport
 import Testing

@@ -15,7 +15,7 @@ struct SleepInhibitorTests {
         var states = await inhibitor.states().makeAsyncIterator()
         #expect(await states.next() == .idle)
 
-        let queue = SpeakerOperationQueue(defaultTimeout: nil)
+        let queue = AsyncOperationQueue(defaultTimeout: nil)
         let events = queue.events()
         let follower = Task { await inhibitor.follow(events) }
         defer { follower.cancel() }
@@ -41,7 +41,7 @@ struct SleepInhibitorTests {
         var states = await inhibitor.states().makeAsyncIterator()
         #expect(await states.next() == .idle)
 
-        let queue = SpeakerOperationQueue(defaultTimeout: nil)
+        let queue = AsyncOperationQueue(defaultTimeout: nil)
         let (gate, openGate) = AsyncStream.makeStream(of: Void.self)
         let ticket = await queue.add("load state") { _ in
             for await _ in gate { break }

@@ -20,7 +20,7 @@ private func collect(_ count: Int, from iterator: inout AsyncStream<QueueEvent>.
 struct OperationQueueTests {
     @Test("an operation that returns finishes ok, bracketed by busy and drained")
     func returningFinishes() async throws {
-        let queue = SpeakerOperationQueue(clock: TestClock())
+        let queue = AsyncOperationQueue(clock: TestClock())
         var events = queue.events().makeAsyncIterator()
         let ticket = await queue.add("load state") { _ in }
         #expect(try await ticket.outcome() == .ok)
@@ -35,14 +35,14 @@ struct OperationQueueTests {
 
     @Test("a throwing operation fails with the error's description")
     func throwingFails() async throws {
-        let queue = SpeakerOperationQueue(clock: TestClock())
+        let queue = AsyncOperationQueue(clock: TestClock())
         let ticket = await queue.add("pair") { _ in throw PairingError() }
         #expect(try await ticket.outcome() == .failed("the speaker refused pairing"))
     }
 
     @Test("callback-style work finishes only when it calls finish, not when it returns")
     func explicitFinish() async throws {
-        let queue = SpeakerOperationQueue(clock: TestClock())
+        let queue = AsyncOperationQueue(clock: TestClock())
         let started = OneShotSignal<OperationContext, Never>()
         let ticket = await queue.add("connect speaker", completion: .explicit) { context in
             started.succeed(context)  // hand the context to a "callback" and return at once
@@ -59,7 +59,7 @@ struct OperationQueueTests {
     @Test("a timed-out operation calls its timeout callback and its work is cancelled")
     func timeoutCancelsWork() async throws {
         let clock = TestClock()
-        let queue = SpeakerOperationQueue(clock: clock, logger: LogCapture().logger())
+        let queue = AsyncOperationQueue(clock: clock, logger: LogCapture().logger())
         let workCancelled = OneShotSignal<Bool, Never>()
         let timedOutNames = Journal()
         let ticket = await queue.add(
@@ -81,7 +81,7 @@ struct OperationQueueTests {
     func repeatedTimeoutSaidOnce() async throws {
         let clock = TestClock()
         let logs = LogCapture()
-        let queue = SpeakerOperationQueue(clock: clock, logger: logs.logger())
+        let queue = AsyncOperationQueue(clock: clock, logger: logs.logger())
         for hangs in [true, true, true, false, true] {
             let ticket = await queue.add("connect speaker", timeout: .seconds(3)) { _ in
                 if hangs { _ = try await OneShotSignal<Void, Never>().result() }
@@ -103,7 +103,7 @@ struct OperationQueueTests {
     @Test("operations without a timeout of their own get the 10 s default")
     func defaultTimeoutIsTenSeconds() async throws {
         let clock = TestClock()
-        let queue = SpeakerOperationQueue(clock: clock, logger: LogCapture().logger())
+        let queue = AsyncOperationQueue(clock: clock, logger: LogCapture().logger())
         #expect(queue.defaultTimeout == .seconds(10))
         let ticket = await queue.add("hang") { _ in _ = try await OneShotSignal<Void, Never>().result() }
         await clock.untilSomeoneSleeps()  // the queue's timer: the work does not sleep on the clock
@@ -116,7 +116,7 @@ struct OperationQueueTests {
     @Test("cancelling by name ends the running operation and its work")
     func cancelByName() async throws {
         let clock = TestClock()
-        let queue = SpeakerOperationQueue(clock: clock)
+        let queue = AsyncOperationQueue(clock: clock)
         let ticket = await queue.add("scan") { _ in try await clock.sleep(for: .seconds(5)) }
         await yieldUntil("it runs") { await queue.runningNames == ["scan"] }
         await queue.cancel(named: "scan")
@@ -126,7 +126,7 @@ struct OperationQueueTests {
 
     @Test("with .drop, a second operation of the same name is skipped while the first runs")
     func uniquenessDrop() async throws {
-        let queue = SpeakerOperationQueue(clock: TestClock())
+        let queue = AsyncOperationQueue(clock: TestClock())
         let release = OneShotSignal<Void, Never>()
         let first = await queue.add("reconnect", uniqueness: .drop) { _ in _ = try await release.result() }
         let second = await queue.add("reconnect", uniqueness: .drop) { _ in Issue.record("must not run") }
@@ -138,7 +138,7 @@ struct OperationQueueTests {
     @Test("with .replace, the old operation is cancelled and the new one runs")
     func uniquenessReplace() async throws {
         let clock = TestClock()
-        let queue = SpeakerOperationQueue(clock: clock)
+        let queue = AsyncOperationQueue(clock: clock)
         var events = queue.events().makeAsyncIterator()
         let old = await queue.add("scan", uniqueness: .replace) { _ in try await clock.sleep(for: .seconds(60)) }
         await yieldUntil("the old scan runs") { await queue.runningNames == ["scan"] }
@@ -158,7 +158,7 @@ struct OperationQueueTests {
 
     @Test("with .allowBoth, two operations of the same name both run")
     func uniquenessAllowBoth() async throws {
-        let queue = SpeakerOperationQueue(clock: TestClock())
+        let queue = AsyncOperationQueue(clock: TestClock())
         let first = await queue.add("log") { _ in }
         let second = await queue.add("log", uniqueness: .allowBoth) { _ in }
         #expect(try await first.outcome() == .ok)
@@ -167,7 +167,7 @@ struct OperationQueueTests {
 
     @Test("operations in one group run one after another, in the order added")
     func sequentialGroup() async throws {
-        let queue = SpeakerOperationQueue(maxConcurrentOperations: 8, clock: TestClock())
+        let queue = AsyncOperationQueue(maxConcurrentOperations: 8, clock: TestClock())
         let journal = Journal()
         let gates = (0..<3).map { _ in OneShotSignal<Void, Never>() }
         var tickets: [OperationTicket] = []
@@ -190,7 +190,7 @@ struct OperationQueueTests {
 
     @Test("no more than the maximum number of operations run at once")
     func maxConcurrency() async throws {
-        let queue = SpeakerOperationQueue(maxConcurrentOperations: 2, clock: TestClock())
+        let queue = AsyncOperationQueue(maxConcurrentOperations: 2, clock: TestClock())
         let release = OneShotSignal<Void, Never>()
         var tickets: [OperationTicket] = []
         for index in 0..<5 {
@@ -206,7 +206,7 @@ struct OperationQueueTests {
     @Test("a shut-down queue cancels its work and skips new operations")
     func shutDown() async throws {
         let clock = TestClock()
-        let queue = SpeakerOperationQueue(clock: clock)
+        let queue = AsyncOperationQueue(clock: clock)
         let running = await queue.add("scan") { _ in try await clock.sleep(for: .seconds(60)) }
         await queue.shutDown()
         #expect(try await running.outcome() == .cancelled)
@@ -216,7 +216,7 @@ struct OperationQueueTests {
 
     @Test("cancelling an operation that is still waiting removes it without ever starting it")
     func cancelQueuedOperation() async throws {
-        let queue = SpeakerOperationQueue(maxConcurrentOperations: 1, clock: TestClock())
+        let queue = AsyncOperationQueue(maxConcurrentOperations: 1, clock: TestClock())
         var events = queue.events().makeAsyncIterator()
         let release = OneShotSignal<Void, Never>()
         let first = await queue.add("connect speaker") { _ in _ = try await release.result() }
@@ -238,7 +238,7 @@ struct OperationQueueTests {
     @Test("an explicit-finish operation that never finishes is ended by its timeout")
     func explicitWorkTimesOut() async throws {
         let clock = TestClock()
-        let queue = SpeakerOperationQueue(clock: clock, logger: LogCapture().logger())
+        let queue = AsyncOperationQueue(clock: clock, logger: LogCapture().logger())
         let ticket = await queue.add("pair speaker", timeout: .seconds(30), completion: .explicit) { _ in }
         await yieldUntil("it runs") { await queue.runningNames == ["pair speaker"] }
         await clock.untilSomeoneSleeps()

@@ -5,15 +5,15 @@ import Testing
 /// The gate's documented semantics, written as plainly as possible: what should have run, in
 /// which order, after each step.
 private struct GateModel {
-    var level: DaemonReadiness
-    var pending: [(id: Int, level: DaemonReadiness, isHook: Bool)] = []
+    var level: Stage
+    var pending: [(id: Int, level: Stage, isHook: Bool)] = []
     var ran: [Int] = []
 
-    mutating func register(_ id: Int, _ level: DaemonReadiness, isHook: Bool) {
+    mutating func register(_ id: Int, _ level: Stage, isHook: Bool) {
         if level <= self.level { ran.append(id) } else { pending.append((id, level, isHook)) }
     }
 
-    mutating func raise(to target: DaemonReadiness) {
+    mutating func raise(to target: Stage) {
         guard target > level else { return }
         level = target
         let released = pending.filter { $0.level <= target }
@@ -24,7 +24,7 @@ private struct GateModel {
         }.map(\.id)
     }
 
-    mutating func drop(to target: DaemonReadiness) {
+    mutating func drop(to target: Stage) {
         if target < level { level = target }
     }
 }
@@ -35,11 +35,11 @@ struct ReadinessModelTests {
     func matchesModel() {
         for seed in UInt64(1)...500 {
             var random = SplitMix64(seed: seed)
-            let gate = ReadinessGate(initial: DaemonReadiness.started)
+            let gate = ReadinessGate(initial: Stage.started)
             var model = GateModel(level: .started)
             let journal = Journal()
             for id in 0..<120 {
-                let level = DaemonReadiness.allCases.randomElement(using: &random)!
+                let level = Stage.allCases.randomElement(using: &random)!
                 switch Int.random(in: 0..<10, using: &random) {
                 case 0..<5:
                     gate.runNowOrWhen(level) { journal.record("\(id)") }

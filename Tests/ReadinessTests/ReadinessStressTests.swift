@@ -12,12 +12,12 @@ struct ReadinessStressTests {
     func racingRegistrationsRunExactlyOnce() async {
         let total = 100_000
         let registrars = 8
-        let gate = ReadinessGate(initial: DaemonReadiness.started)
+        let gate = ReadinessGate(initial: Stage.started)
         let tally = Tally(total)
 
         let churn = Thread {
             var generator = SystemRandomNumberGenerator()
-            let levels = DaemonReadiness.allCases
+            let levels = Stage.allCases
             while tally.churning.load(ordering: .acquiring) {
                 let target = levels.randomElement(using: &generator)!
                 if gate.raise(to: target) || gate.drop(to: target) {
@@ -32,7 +32,7 @@ struct ReadinessStressTests {
                 group.addTask {
                     var generator = SystemRandomNumberGenerator()
                     for id in stride(from: registrar, to: total, by: registrars) {
-                        let level = DaemonReadiness.allCases.randomElement(using: &generator)!
+                        let level = Stage.allCases.randomElement(using: &generator)!
                         tally.levels.withLock { $0[id] = UInt8(level.rank) }
                         let block: @Sendable () -> Void = { tally.runs.withLock { $0[id] &+= 1 } }
                         if id % 5 == 0 {
@@ -57,7 +57,7 @@ struct ReadinessStressTests {
         #expect(stuck.isEmpty, "reached but never run: \(stuck.prefix(10))")
         #expect(gate.pendingCount == runsBefore.filter { $0 == 0 }.count)
 
-        gate.raise(to: .playbackReady)
+        gate.raise(to: .ready)
         #expect(gate.pendingCount == 0)
         let counts = tally.runs.withLock { $0 }
         let never = counts.indices.filter { counts[$0] == 0 }
@@ -71,10 +71,10 @@ struct ReadinessStressTests {
     /// final raise, none left behind.
     @Test("10,000 async waiters racing raises and drops are all released")
     func racingWaitersAreAllReleased() async throws {
-        let gate = ReadinessGate(initial: DaemonReadiness.started)
+        let gate = ReadinessGate(initial: Stage.started)
         let tally = Tally(0)
         let churn = Thread {
-            let levels = DaemonReadiness.allCases
+            let levels = Stage.allCases
             var step = 0
             while tally.churning.load(ordering: .acquiring) {
                 let target = levels[step % levels.count]
@@ -86,14 +86,14 @@ struct ReadinessStressTests {
         let released = try await withThrowingTaskGroup(of: Int.self) { group in
             for id in 0..<10_000 {
                 group.addTask {
-                    try await gate.wait(for: DaemonReadiness.allCases[id % 5])
+                    try await gate.wait(for: Stage.allCases[id % 5])
                     return 1
                 }
             }
             await Task.yield()
             tally.churning.store(false, ordering: .releasing)
             while !churn.isFinished { await Task.yield() }
-            gate.raise(to: .playbackReady)
+            gate.raise(to: .ready)
             return try await group.reduce(0, +)
         }
         #expect(released == 10_000)

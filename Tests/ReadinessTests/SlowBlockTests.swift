@@ -10,10 +10,10 @@ struct SlowBlockTests {
     func slowBlockIsLogged() {
         let clock = SteppingClock()
         let logs = LogCapture()
-        let gate = ReadinessGate(initial: DaemonReadiness.started, clock: clock, logger: logs.logger())
-        gate.runNowOrWhen(.bus, label: "load the soundfont") { clock.step(by: .milliseconds(25)) }
-        gate.runNowOrWhen(.bus, label: "quick") { clock.step(by: .milliseconds(2)) }
-        gate.raise(to: .bus)
+        let gate = ReadinessGate(initial: Stage.started, clock: clock, logger: logs.logger())
+        gate.runNowOrWhen(.online, label: "load the soundfont") { clock.step(by: .milliseconds(25)) }
+        gate.runNowOrWhen(.online, label: "quick") { clock.step(by: .milliseconds(2)) }
+        gate.raise(to: .online)
 
         #expect(logs.warnings.count == 1)
         let warning = logs.warnings.first
@@ -26,8 +26,8 @@ struct SlowBlockTests {
     func thresholdIsExclusive() {
         let clock = SteppingClock()
         let logs = LogCapture()
-        let gate = ReadinessGate(initial: DaemonReadiness.bus, clock: clock, logger: logs.logger())
-        gate.runNowOrWhen(.bus, label: "borderline") { clock.step(by: .milliseconds(10)) }
+        let gate = ReadinessGate(initial: Stage.online, clock: clock, logger: logs.logger())
+        gate.runNowOrWhen(.online, label: "borderline") { clock.step(by: .milliseconds(10)) }
         #expect(logs.warnings.isEmpty)
     }
 
@@ -35,9 +35,9 @@ struct SlowBlockTests {
     func defaultLabelIsSourceLocation() {
         let clock = SteppingClock()
         let logs = LogCapture()
-        let gate = ReadinessGate(initial: DaemonReadiness.bus, clock: clock, logger: logs.logger())
+        let gate = ReadinessGate(initial: Stage.online, clock: clock, logger: logs.logger())
         let line = #line + 1
-        gate.runNowOrWhen(.bus) { clock.step(by: .milliseconds(11)) }
+        gate.runNowOrWhen(.online) { clock.step(by: .milliseconds(11)) }
         #expect(logs.warnings.first?.metadata["label"] == "ReadinessTests/SlowBlockTests.swift:\(line)")
     }
 
@@ -45,23 +45,23 @@ struct SlowBlockTests {
     func slowHookIsLogged() {
         let clock = SteppingClock()
         let logs = LogCapture()
-        let gate = ReadinessGate(initial: DaemonReadiness.started, clock: clock, logger: logs.logger())
-        gate.runNowOrWhenAboutToReach(.adapter, label: "publish speaker name") { clock.step(by: .milliseconds(40)) }
-        gate.raise(to: .playbackReady)
-        #expect(logs.warnings.map { $0.metadata["label"] } == ["publish speaker name"])
+        let gate = ReadinessGate(initial: Stage.started, clock: clock, logger: logs.logger())
+        gate.runNowOrWhenAboutToReach(.deviceFound, label: "publish device name") { clock.step(by: .milliseconds(40)) }
+        gate.raise(to: .ready)
+        #expect(logs.warnings.map { $0.metadata["label"] } == ["publish device name"])
     }
 
     @Test("a slow polite block is named in the log too")
     func slowPoliteBlockIsLogged() async {
         let clock = SteppingClock()
         let logs = LogCapture()
-        let gate = ReadinessGate(initial: DaemonReadiness.started, clock: clock, logger: logs.logger())
+        let gate = ReadinessGate(initial: Stage.started, clock: clock, logger: logs.logger())
         let done = OneShotSignal<Void, Never>()
-        gate.runNowOrWhenPolitely(.playbackReady, label: "preload soundfont") {
+        gate.runNowOrWhenPolitely(.ready, label: "preload soundfont") {
             clock.step(by: .milliseconds(120))
             done.succeed(())
         }
-        gate.raise(to: .playbackReady)
+        gate.raise(to: .ready)
         _ = try? await done.result()
         await yieldUntil("the polite runner finished") { !gate.isRunningPoliteBlocks }
         #expect(logs.warnings.map { $0.metadata["label"] } == ["preload soundfont"])
@@ -72,16 +72,16 @@ struct SlowBlockTests {
     func politeBlockWithinItsBudgetIsQuiet() async {
         let clock = SteppingClock()
         let logs = LogCapture()
-        let gate = ReadinessGate(initial: DaemonReadiness.started, clock: clock, logger: logs.logger())
+        let gate = ReadinessGate(initial: Stage.started, clock: clock, logger: logs.logger())
         let done = OneShotSignal<Void, Never>()
-        gate.runNowOrWhenPolitely(.bus, label: "preload soundfont", budget: .seconds(10)) {
+        gate.runNowOrWhenPolitely(.online, label: "preload soundfont", budget: .seconds(10)) {
             clock.step(by: .milliseconds(400))
         }
-        gate.runNowOrWhenPolitely(.bus, label: "index the library", budget: .milliseconds(100)) {
+        gate.runNowOrWhenPolitely(.online, label: "index the library", budget: .milliseconds(100)) {
             clock.step(by: .milliseconds(250))
             done.succeed(())
         }
-        gate.raise(to: .bus)
+        gate.raise(to: .online)
         _ = try? await done.result()
         await yieldUntil("the polite runner finished") { !gate.isRunningPoliteBlocks }
         #expect(logs.warnings.map { $0.metadata["label"] } == ["index the library"], "400 ms is within a 10 s budget")

@@ -1,6 +1,5 @@
 import AsyncSignals
 import Clocks
-@testable import DBus
 import Foundation
 @testable import Readiness
 import TestSupport

@@ -1,6 +1,7 @@
 import AudioPath
 import PlaybackService
 import Readiness
+import SpeakerdAPI
 
 /// What a playback side needs from the daemon that builds it: the daemon's readiness gate (songs
 /// wait in it for `.playbackReady`), clock and audio backend (songs open their outputs on it).

@@ -43,7 +43,7 @@ public actor SpeakerdDaemon {
     let clock: ErasedClock
     /// Every speaker operation (connect, disconnect, discovery…) runs here: one at a time per
     /// kind, timed out, and holding the sleep delay lock while any runs.
-    nonisolated let operations: SpeakerOperationQueue
+    nonisolated let operations: AsyncOperationQueue
     public nonisolated let link: SpeakerLink
 
     var connection: DBusConnection?
@@ -137,8 +137,8 @@ public actor SpeakerdDaemon {
         self.clock = ErasedClock(dependencies.clock)
         self.gate = ReadinessGate(initial: .started, clock: dependencies.clock, logger: logger)
         self.stateStore = StateStore(directory: configuration.stateDirectory, logger: logger)
-        let operations = SpeakerOperationQueue(name: "speaker", maxConcurrentOperations: 2, defaultTimeout: .seconds(10),
-                                               clock: dependencies.clock, logger: logger)
+        let operations = AsyncOperationQueue(name: "speaker", maxConcurrentOperations: 2, defaultTimeout: .seconds(10),
+                                              clock: dependencies.clock, logger: logger)
         self.operations = operations
         self.link = SpeakerLink(clock: dependencies.clock, reconnectCap: configuration.reconnectMax,
                                 operations: operations, logger: logger)

@@ -92,13 +92,13 @@ public actor SleepInhibitor {
     /// Follows `queue` until its event stream ends, starting from whether it is busy right now,
     /// so work queued before this call is covered too. Subscribing first and then reading
     /// `isBusy` can only repeat a `busy` or a `drained`, and both are idempotent here.
-    public func follow(queue: SpeakerOperationQueue) async {
+    public func follow(queue: AsyncOperationQueue) async {
         let events = queue.events()
         if await queue.isBusy { await handle(QueueEvent.busy) }
         await follow(events)
     }
 
-    /// Follows the operation queue (`SpeakerOperationQueue.events()`) until it ends.
+    /// Follows the operation queue (`AsyncOperationQueue.events()`) until it ends.
     public func follow(_ queueEvents: some AsyncSequence<QueueEvent, Never>) async {
         for await event in queueEvents {
             await handle(event)

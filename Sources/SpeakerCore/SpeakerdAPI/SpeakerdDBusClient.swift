@@ -1,6 +1,5 @@
 import BlueZ
 import DBus
-import Readiness
 /// `composer-cli`'s side of the API: each `SpeakerdControl` call is one D-Bus method call.
 public final class SpeakerdDBusClient: SpeakerdControl {
     private let connection: DBusConnection

@@ -1,6 +1,5 @@
 import BlueZ
 import DBus
-import Readiness
 import Synchronization
 import SystemPackage
 

@@ -1,4 +1,3 @@
-import Readiness
 /// What `composer-cli status` shows: how far the daemon is, which speaker, what is playing.
 ///
 /// JSON keys are a public contract (DEVELOPERS.md): `readiness`, `speaker` {`address`,

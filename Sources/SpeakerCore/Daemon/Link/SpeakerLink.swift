@@ -15,14 +15,14 @@ import Configuration
 ///
 /// Decisions about *when* to try again belong to ``ReconnectPolicy`` (carried out by a
 /// ``ReconnectController`` per target); each attempt runs through the daemon's
-/// ``SpeakerOperationQueue`` (one at a time, timed out, cancellable, and holding the sleep
+/// ``AsyncOperationQueue`` (one at a time, timed out, cancellable, and holding the sleep
 /// delay lock while it runs). Every change is handed to `onChange` in order.
 public actor SpeakerLink {
     public typealias AttemptResult = ReconnectController<ErasedClock>.AttemptResult
 
     private let clock: ErasedClock
     private let reconnectCap: Duration
-    private let operations: SpeakerOperationQueue
+    private let operations: AsyncOperationQueue
     private let logger: Logger
     private var onChange: (@Sendable (LinkSnapshot) async -> Void)?
     private var bluez: (any BlueZClient)?
@@ -66,7 +66,7 @@ public actor SpeakerLink {
     /// user's `connect`, a scan's auto-pick) does, and lifts this.
     private var forgotten: Set<BluetoothAddress> = []
 
-    public init(clock: any Clock<Duration>, reconnectCap: Duration, operations: SpeakerOperationQueue, logger: Logger) {
+    public init(clock: any Clock<Duration>, reconnectCap: Duration, operations: AsyncOperationQueue, logger: Logger) {
         self.clock = ErasedClock(clock)
         self.reconnectCap = reconnectCap
         self.operations = operations

@@ -1,6 +1,7 @@
 extension ReadinessGate {
     /// Starts the one task that works through polite blocks; there is never more than one, which
     /// is what spaces them out.
+    @usableFromInline
     func startPoliteRunner() {
         let runner = Task { await self.runPoliteBlocks() }
         state.withLock { $0.politeRunner = runner }

@@ -1,12 +1,15 @@
 import AsyncSignals
 import Logging
+import Synchronization
 
 /// What a registration does once it has looked at the gate's state.
-private enum RegistrationDecision { case runNow, queued, startPoliteRunner }
+@usableFromInline
+enum RegistrationDecision { case runNow, queued, startPoliteRunner }
 
 extension ReadinessGate {
     /// Queues a block, or says it may run now: the one decision point that makes registration
     /// linearizable with `raise` and `drop`.
+    @inlinable
     func register(_ level: Level, _ phase: GatePhase, _ label: BlockLabel, _ work: GateWork) {
         let decision: RegistrationDecision = state.withLock { state in
             if state.level >= level && !state.releasing {
@@ -29,6 +32,7 @@ extension ReadinessGate {
     }
 
     /// Raises the level under the lock and claims the release, or hands it to a releaser in flight.
+    @usableFromInline
     enum RaiseDecision {
         case unchanged
         case handedToReleaseInFlight
@@ -37,6 +41,7 @@ extension ReadinessGate {
 
     /// Runs released work, then keeps draining whatever was registered or released meanwhile,
     /// and only then gives up the releaser role (under the lock, so nothing slips between).
+    @inlinable
     func drain(startingWith first: Release) {
         var batch = first
         while true {
@@ -54,7 +59,8 @@ extension ReadinessGate {
 
     /// Runs released blocks in order, timing each one. One clock reading per block: the end of
     /// one block is the start of the next.
-    private func perform(_ blocks: [GateBlock]) {
+    @inlinable
+    func perform(_ blocks: [GateBlock]) {
         var mark = stopwatch.elapsed()
         for gateBlock in blocks {
             guard case let .sync(block) = gateBlock.work else { continue }
@@ -66,6 +72,7 @@ extension ReadinessGate {
     }
 
     /// Runs one synchronous block and names it in the log if it was slow.
+    @inlinable
     func perform(_ block: @Sendable () -> Void, _ label: BlockLabel) {
         let start = stopwatch.elapsed()
         block()
@@ -73,6 +80,7 @@ extension ReadinessGate {
         if took > slowBlockThreshold { reportSlow(label, took: took) }
     }
 
+    @usableFromInline
     func reportSlow(_ label: BlockLabel, took: Duration, allowed: Duration? = nil) {
         let allowed = allowed ?? slowBlockThreshold
         logger.warning(

@@ -1,50 +1,67 @@
 import DequeModule
 
 extension ReadinessGate {
+    @usableFromInline
     struct Waiter {
-        let level: Level
-        let continuation: UnsafeContinuation<Void, any Error>
+        @usableFromInline let level: Level
+        @usableFromInline let continuation: UnsafeContinuation<Void, any Error>
     }
 
     /// A polite block whose level was reached, waiting for its turn.
+    @usableFromInline
     struct PoliteTurn {
-        let level: Level
-        let block: GateBlock
+        @usableFromInline let level: Level
+        @usableFromInline let block: GateBlock
+
+        @inlinable
+        init(level: Level, block: GateBlock) {
+            self.level = level
+            self.block = block
+        }
     }
 
     /// What one pass of a release hands to the releasing thread, to run outside the lock:
     /// groups of blocks in order (each a bucket's hooks or blocks, moved out without copying).
+    @usableFromInline
     struct Release {
-        var groups: [[GateBlock]] = []
-        var waiters: [UnsafeContinuation<Void, any Error>] = []
-        var startPoliteRunner = false
+        @usableFromInline var groups: [[GateBlock]] = []
+        @usableFromInline var waiters: [UnsafeContinuation<Void, any Error>] = []
+        @usableFromInline var startPoliteRunner = false
 
+        @inlinable init() {}
+
+        @inlinable
         var isEmpty: Bool { groups.isEmpty && waiters.isEmpty && !startPoliteRunner }
     }
 
     /// Everything the gate knows, guarded by its one mutex.
+    ///
+    /// `@usableFromInline` down to its fields: the gate's hot paths are inlinable (see
+    /// ``ReadinessGate``), and they read and change this state in the caller's module.
+    @usableFromInline
     struct GateState {
         // Fields that do not depend on `Level` come first: their offsets are then fixed, so even
         // unspecialised generic code reaches them without asking the runtime for the layout.
-        var nextSequence: UInt64 = 0
-        var pendingBlocks: [PendingBlocks] = []
+        @usableFromInline var nextSequence: UInt64 = 0
+        @usableFromInline var pendingBlocks: [PendingBlocks] = []
         /// A thread is running released blocks; later registrations queue behind it.
-        var releasing = false
-        var politeRunnerActive = false
+        @usableFromInline var releasing = false
+        @usableFromInline var politeRunnerActive = false
         /// The runner's task, so `cancelPoliteBlocks` can stop it (may name one that has ended).
-        var politeRunner: Task<Void, Never>?
-        var nextWaiterID: UInt64 = 0
+        @usableFromInline var politeRunner: Task<Void, Never>?
+        @usableFromInline var nextWaiterID: UInt64 = 0
         /// Levels that have blocks waiting, lowest first; `pendingBlocks[i]` waits for `pendingLevels[i]`.
         /// Filing blocks by level makes a release cheap: whole buckets whose level is reached
         /// are taken at once, in level order, with no per-block comparison or sort.
-        var pendingLevels: [Level] = []
-        var waiters: [UInt64: Waiter] = [:]
+        @usableFromInline var pendingLevels: [Level] = []
+        @usableFromInline var waiters: [UInt64: Waiter] = [:]
         /// Polite blocks whose level is reached, waiting for their turn.
-        var politeQueue: Deque<PoliteTurn> = []
-        var level: Level
+        @usableFromInline var politeQueue: Deque<PoliteTurn> = []
+        @usableFromInline var level: Level
 
         init(level: Level) { self.level = level }
 
+        @inlinable
         mutating func makeBlock(_ label: BlockLabel, _ work: GateWork) -> GateBlock {
             defer { nextSequence &+= 1 }
             return GateBlock(sequence: nextSequence, label: label, work: work)
@@ -53,8 +70,12 @@ extension ReadinessGate {
         var pendingBlockCount: Int { pendingBlocks.reduce(0) { $0 + $1.count } }
 
         /// Files a block under its level, creating the bucket in level order if needed.
-        @discardableResult
-        mutating func file(_ block: GateBlock, at level: Level, _ phase: GatePhase) -> Int {
+        ///
+        /// The block is taken `consuming` (as is ``PendingBlocks/append(_:_:)``'s) so it moves into
+        /// its bucket: borrowed, the registration inlined into a caller's module copied it and
+        /// released the original, a retain/release pair per registration (6 % of a deferred one).
+        @inlinable @discardableResult
+        mutating func file(_ block: consuming GateBlock, at level: Level, _ phase: GatePhase) -> Int {
             var index = pendingLevels.startIndex
             while index < pendingLevels.endIndex {
                 let existing = pendingLevels[index]
@@ -79,6 +100,7 @@ extension ReadinessGate {
         }
 
         /// Queues a polite block whose level is reached; says whether a runner must be started.
+        @inlinable
         mutating func enqueuePolite(_ block: GateBlock, at level: Level) -> Bool {
             politeQueue.append(PoliteTurn(level: level, block: block))
             guard !politeRunnerActive else { return false }
@@ -87,6 +109,7 @@ extension ReadinessGate {
         }
 
         /// Removes and returns, in release order, everything the current level releases.
+        @inlinable
         mutating func takeReleasable() -> Release {
             var release = Release()
             while let lowest = pendingLevels.first, lowest <= level {

@@ -5,8 +5,8 @@ private enum WaiterPlacement { case parked, reached, cancelled }
 extension ReadinessGate {
     /// Suspends until `level` is reached, at most `timeout` (on the injected clock) if given.
     ///
-    /// This is how a `play` request made during start-up waits for `.playbackReady`. Cancelling
-    /// the calling task removes its waiter from the gate at once and throws `.cancelled`.
+    /// This is how a request made during start-up waits for the level it needs. Cancelling the
+    /// calling task removes its waiter from the gate at once and throws `.cancelled`.
     public func wait(for level: Level, timeout: Duration? = nil) async throws(ReadinessError) {
         if isReached(level) { return }
         do {

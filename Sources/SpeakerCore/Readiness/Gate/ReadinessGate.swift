@@ -4,10 +4,10 @@ import Synchronization
 
 /// Gates work on ordered readiness levels: run it now if the level is reached, else when it is.
 ///
-/// This is Signal-iOS's AppReadiness generalised: levels are any `Comparable` type (the daemon
-/// uses ``DaemonReadiness``), the level can **drop** (speaker lost) and rise again, async callers
-/// can ``wait(for:timeout:)``, and deferred "polite" work is spaced out instead of stampeding
-/// the moment start-up finishes.
+/// This is Signal-iOS's AppReadiness generalised: levels are any `Comparable` type (each owner
+/// brings its own, usually an enum of named stages), the level can **drop** (a resource it
+/// stood on was lost) and rise again, async callers can ``wait(for:timeout:)``, and deferred
+/// "polite" work is spaced out instead of stampeding the moment start-up finishes.
 ///
 /// Guarantees:
 /// - **Exactly once.** Every registered block runs once, never twice and never lost, even when the
@@ -19,21 +19,21 @@ import Synchronization
 ///   flight, new registrations queue behind it instead of overtaking it, so a block registered
 ///   from inside a released block runs after the ones already released, not re-entrantly.
 /// - **Blocks never run under the lock**, so a block may register more blocks, raise or drop.
-/// - **Fast for the daemon's levels.** The hot entry points carry exported specialisations for
-///   ``DaemonReadiness``, so callers in other modules (the executables, the benchmark) do not pay
-///   for unspecialised generic code: that alone is worth about 2× on registration throughput.
-///   Other level types behave the same and are specialised inside the Daemon module; called from
-///   another module they run the generic code (see docs/BENCHMARKS.md).
+/// - **Fast for any level type.** The hot paths (registering, raising, dropping, releasing) are
+///   `@inlinable`, their state `@usableFromInline`, so each caller's module specialises them for
+///   its own level type; unspecialised generic code costs about 2× on registration throughput
+///   (see docs/BENCHMARKS.md). Exported specialisations would have to name each level type here,
+///   in the module meant to know none of them.
 /// - **Slow blocks are named.** A block slower than `slowBlockThreshold` (10 ms) on the injected
 ///   clock is logged with its label (the registering `file:line` by default).
 public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
-    let state: Mutex<GateState>
+    @usableFromInline let state: Mutex<GateState>
     let clock: any Clock<Duration>
-    let stopwatch: Stopwatch
+    @usableFromInline let stopwatch: Stopwatch
     let politeSpacing: Duration
-    let slowBlockThreshold: Duration
+    @usableFromInline let slowBlockThreshold: Duration
     let logger: Logger
-    let changes = Broadcaster<Level>()
+    @usableFromInline let changes = Broadcaster<Level>()
 
     /// - Parameters:
     ///   - initial: the level the gate starts at (nothing at or below it waits).
@@ -45,7 +45,7 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
         clock: any Clock<Duration> = ContinuousClock(),
         politeSpacing: Duration = .milliseconds(25),
         slowBlockThreshold: Duration = .milliseconds(10),
-        logger: Logger = Logger(label: "speakerd.readiness")
+        logger: Logger = Logger(label: "readiness")
     ) {
         state = Mutex(GateState(level: initial))
         self.clock = clock
@@ -75,9 +75,9 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
     ///
     /// One exception keeps order: while a release is running (on any thread), the block is
     /// queued behind the blocks being released and run by the releasing thread, right after them.
-    /// Use it for work that must happen as soon as possible (wiring the D-Bus API once the bus is
-    /// up). Keep it short: a block slower than the threshold is logged with its label.
-    @_specialize(exported: true, where Level == DaemonReadiness)
+    /// Use it for work that must happen as soon as possible (serving an API once its connection
+    /// is up). Keep it short: a block slower than the threshold is logged with its label.
+    @inlinable
     public func runNowOrWhen(
         _ level: Level,
         label: String? = nil,
@@ -90,9 +90,9 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
 
     /// Runs `block` just before the did-reach blocks of `level` (at once if already reached).
     ///
-    /// Hooks prepare state the did-reach blocks rely on (e.g. publish the speaker's name before
+    /// Hooks prepare state the did-reach blocks rely on (e.g. publish a device's name before
     /// anyone reacts to it being connected).
-    @_specialize(exported: true, where Level == DaemonReadiness)
+    @inlinable
     public func runNowOrWhenAboutToReach(
         _ level: Level,
         label: String? = nil,
@@ -106,12 +106,12 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
     /// Runs `block` some time after `level` is reached, one polite block at a time, each preceded
     /// by a pause of `politeSpacing`, in registration order.
     ///
-    /// For deferred work that must not compete with the urgent path (preloading the soundfont,
+    /// For deferred work that must not compete with the urgent path (preloading a large file,
     /// tidying state): the urgent blocks run first, then these trickle in. Work that is expected
     /// to take a while gives its `budget`: it is named as slow only past that, not past the
     /// gate's threshold for quick blocks. If the level drops
     /// before a polite block's turn, it waits for the next rise.
-    @_specialize(exported: true, where Level == DaemonReadiness)
+    @inlinable
     public func runNowOrWhenPolitely(
         _ level: Level,
         label: String? = nil,
@@ -131,7 +131,7 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
     /// in flight on another thread, which then runs them). Returns `false`, changing nothing, when
     /// the gate already stands at or above `level`.
     @discardableResult
-    @_specialize(exported: true, where Level == DaemonReadiness)
+    @inlinable
     public func raise(to level: Level) -> Bool {
         let decision: RaiseDecision = state.withLock { state in
             guard level > state.level else { return .unchanged }
@@ -152,12 +152,12 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
         }
     }
 
-    /// Drops the gate to `level` (e.g. the speaker was lost).
+    /// Drops the gate to `level` (e.g. a connection the higher levels stood on was lost).
     ///
     /// Blocks already released are not recalled; blocks registered from now on for a level above
     /// `level` wait for the next rise. Returns `false` when the gate already stands at or below it.
     @discardableResult
-    @_specialize(exported: true, where Level == DaemonReadiness)
+    @inlinable
     public func drop(to level: Level) -> Bool {
         state.withLock { state in
             guard level < state.level else { return false }

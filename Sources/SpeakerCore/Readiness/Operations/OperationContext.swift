@@ -1,9 +1,10 @@
 import AsyncSignals
 /// Handed to a queued operation's work: its identity, and the way to finish it explicitly.
 ///
-/// Callback-style work (a D-Bus call answered by a signal, a BlueZ pairing agent) cannot return
-/// its result; it calls ``finish()`` or ``fail(_:)`` from the callback instead. Whichever of
-/// finish, fail, timeout and cancellation comes first decides the outcome; the rest are ignored.
+/// Callback-style work (a request answered by a later signal, an agent the system calls back)
+/// cannot return its result; it calls ``finish()`` or ``fail(_:)`` from the callback instead.
+/// Whichever of finish, fail, timeout and cancellation comes first decides the outcome; the rest
+/// are ignored.
 public final class OperationContext: Sendable {
     /// The operation's name, as given to the queue.
     public let name: String
@@ -38,13 +39,13 @@ public final class OperationContext: Sendable {
     public var isFinished: Bool { completion.result != nil }
 }
 
-/// Identifies one operation added to a ``SpeakerOperationQueue``.
+/// Identifies one operation added to a ``AsyncOperationQueue``.
 public struct OperationID: Hashable, Sendable, CustomStringConvertible {
     let rawValue: UInt64
     public var description: String { "#\(rawValue)" }
 }
 
-/// What ``SpeakerOperationQueue/add(_:uniqueness:group:timeout:completion:onTimeout:_:)`` returns:
+/// What ``AsyncOperationQueue/add(_:uniqueness:group:timeout:completion:onTimeout:_:)`` returns:
 /// the operation's identity and a way to await how it ended.
 public struct OperationTicket: Sendable {
     public let id: OperationID

@@ -1,7 +1,8 @@
-/// What a ``SpeakerOperationQueue`` reports as it works.
+/// What a ``AsyncOperationQueue`` reports as it works.
 ///
-/// `busy` and `drained` bracket every period with work queued or running: the daemon holds a
-/// logind sleep inhibitor between them. A `finished` with no `started` before it means the
+/// `busy` and `drained` bracket every period with work queued or running, so an owner can hold
+/// something for exactly that long (e.g. a sleep inhibitor, so the machine does not suspend in
+/// the middle of an operation). A `finished` with no `started` before it means the
 /// operation never ran (dropped as a duplicate, or cancelled while waiting).
 public enum QueueEvent: Sendable, Hashable, CustomStringConvertible {
     /// The queue went from idle to having work.

@@ -32,15 +32,16 @@ public struct StartupContext: Sendable {
     public init(name: String) { self.name = name }
 
     /// The error to throw to abort the whole sequence, e.g.
-    /// `throw context.abort("no Bluetooth adapter: plug one in")`.
+    /// `throw context.abort("no device to talk to: plug one in")`.
     public func abort(_ reason: String) -> StartupAbort { StartupAbort(reason) }
 }
 
 /// Thrown by a start-up operation to abort the whole sequence: everything still running is
 /// cancelled, nothing else starts, and the reason is kept in the timeline.
 ///
-/// This is the seeds' "force update" gate: no BlueZ, no adapter or rfkill means nothing after
-/// it can succeed, so the daemon stops trying and says why.
+/// This is the seeds' "force update" gate: when a prerequisite is missing (a service not
+/// running, hardware absent or switched off), nothing after it can succeed, so the owner stops
+/// trying and says why.
 public struct StartupAbort: Error, Hashable, CustomStringConvertible {
     public let reason: String
 

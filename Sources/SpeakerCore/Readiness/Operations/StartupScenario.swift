@@ -29,7 +29,7 @@ public struct StartupStep: Sendable, Hashable {
 
 /// A start-up graph described as data: which steps exist and what each waits for.
 ///
-/// The daemon declares one per situation (first run, regular, launched by a request), so tests
+/// An owner declares one per situation (e.g. first run, regular, launched by a request), so tests
 /// can assert each scenario's shape through ``plan()`` without running anything, and the
 /// sequencer runs the very same description.
 public struct StartupScenario: Sendable, Hashable {

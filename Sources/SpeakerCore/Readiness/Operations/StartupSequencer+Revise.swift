@@ -4,10 +4,10 @@ extension StartupSequencer {
     /// Swaps the steps that have not started yet for those of `scenario`, mid-run.
     ///
     /// Why: some facts that choose a scenario are known only once part of the graph has run.
-    /// speakerd started by systemd for a D-Bus request gets no `DBUS_STARTER_*` variables; it
-    /// learns that a call is waiting only when it owns its name, inside the bus step. Whatever
-    /// has started or finished is history and must stay as it was: every such step has to be in
-    /// `scenario` unchanged (name, dependencies, requirement, timeout), or the revision is
+    /// A service activated on demand may be told nothing of the request that started it and
+    /// learn that a call is waiting only partway through (once it owns its name on a bus).
+    /// Whatever has started or finished is history and must stay as it was: every such step has
+    /// to be in `scenario` unchanged (name, dependencies, requirement, timeout), or the revision is
     /// refused and the run goes on as before. Steps of the old graph that have not started are
     /// dropped; new steps start as soon as their dependencies are met (at once if they already
     /// are), and a new step waiting on a step that already failed is skipped as usual.

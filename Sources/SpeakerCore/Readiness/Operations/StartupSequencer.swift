@@ -12,15 +12,15 @@ import Logging
 /// overrun is reported as it happens, not only afterwards.
 ///
 /// Skipping is literal: a dependent of a failed optional operation is `skipped` even if it is
-/// itself required; the sequence goes on with whatever does not need it (the daemon then falls
-/// back, e.g. from "connect last speaker" to scan-and-pick).
+/// itself required; the sequence goes on with whatever does not need it (its owner then falls
+/// back, e.g. from "reconnect the last device" to searching for one).
 ///
 /// The graph is validated when the sequencer is made, so a bad graph never half-runs. While it
 /// runs, the steps not yet started may be swapped for another scenario's (``revise(to:operations:budget:)``):
-/// the daemon learns only once it owns its bus name whether a request launched it.
+/// some facts that choose the scenario are known only once part of the graph has run.
 public actor StartupSequencer {
-    /// The budget of a start-up that needs no user input: a known speaker should be there
-    /// within 3 s of `systemctl start speakerd`.
+    /// The budget of a start-up that needs no user input: a service started unattended should
+    /// have done its start-up work within 3 s.
     public static let unattendedBudget: Duration = .seconds(3)
 
     enum Lifecycle {
@@ -64,7 +64,7 @@ public actor StartupSequencer {
         defaultTimeout: Duration? = .seconds(10),
         budget: Duration? = nil,
         clock: any Clock<Duration> = ContinuousClock(),
-        logger: Logger = Logger(label: "speakerd.startup")
+        logger: Logger = Logger(label: "startup")
     ) throws(StartupGraphError) {
         graph = try StartupGraph(steps: operations.map(\.step))
         bodies = operations.map(\.body)
@@ -88,7 +88,7 @@ public actor StartupSequencer {
         defaultTimeout: Duration? = .seconds(10),
         budget: Duration? = nil,
         clock: any Clock<Duration> = ContinuousClock(),
-        logger: Logger = Logger(label: "speakerd.startup")
+        logger: Logger = Logger(label: "startup")
     ) throws(StartupGraphError) {
         var resolved: [StartupOperation] = []
         for step in scenario.steps {

@@ -1,5 +1,5 @@
 import AsyncSignals
-extension SpeakerOperationQueue {
+extension AsyncOperationQueue {
     /// Starts one operation: its work, its timeout timer, and the observer that books its end.
     ///
     /// The operation's outcome is a one-shot signal; the work returning or failing, an explicit

@@ -1,12 +1,18 @@
 /// How far speakerd has come towards playing audio, in the order start-up reaches them.
 ///
-/// The readiness gate is generic over its levels; this is the daemon's instance. Work that needs
-/// the speaker (a `play` request) waits for `.playbackReady`; work that needs only the bus (the
-/// D-Bus API) waits for `.bus`. When the speaker is lost the daemon drops back to `.adapter`,
-/// and everything registered meanwhile runs when it comes back.
+/// The readiness gate (module Readiness) is generic over its levels and knows nothing of
+/// speakers; these are the daemon's levels. Work that needs the speaker (a `play` request) waits
+/// for `.playbackReady`; work that needs only the bus (the D-Bus API) waits for `.bus`. When the
+/// speaker is lost the daemon drops back to `.adapter`, and everything registered meanwhile runs
+/// when it comes back.
 ///
-/// The raw value is the stable name printed by `composer-cli status --json` (`readiness`), so
-/// the order lives in ``rank`` rather than in the raw values.
+/// It lives in the API because it is on the wire: the raw value is the stable name printed by
+/// `composer-cli status --json` (`readiness`) and published as the D-Bus `Readiness` property,
+/// and ``spoken`` is status's `Readiness:` line. The daemon and the player gate work on it; both
+/// sit above this module. The raw values are names, so the order lives in ``rank``.
+///
+/// ``rank`` and `<` are `@inlinable`: the gate's hot paths are specialised in the modules that
+/// use it, and comparing two levels there should not be a call into this module.
 public enum DaemonReadiness: String, Comparable, CaseIterable, Sendable, Codable, CustomStringConvertible {
     /// The process runs and has read its configuration.
     case started
@@ -20,6 +26,7 @@ public enum DaemonReadiness: String, Comparable, CaseIterable, Sendable, Codable
     case playbackReady
 
     /// Position in start-up order, lowest first.
+    @inlinable
     public var rank: Int {
         switch self {
         case .started: 0
@@ -30,6 +37,7 @@ public enum DaemonReadiness: String, Comparable, CaseIterable, Sendable, Codable
         }
     }
 
+    @inlinable
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rank < rhs.rank }
 
     public var description: String { rawValue }

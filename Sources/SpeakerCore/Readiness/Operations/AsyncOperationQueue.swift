@@ -10,7 +10,7 @@ import Logging
 /// ``OperationContext/finish()``. Each has a timeout (10 s by default) after which its
 /// `onTimeout` callback runs and its work is cancelled. Operations in the same `group` run one
 /// after another in the order added; others run side by side up to `maxConcurrentOperations`.
-public actor SpeakerOperationQueue {
+public actor AsyncOperationQueue {
     /// Whether the queue takes new work.
     private enum Lifecycle {
         case accepting
@@ -56,7 +56,7 @@ public actor SpeakerOperationQueue {
         maxConcurrentOperations: Int = 4,
         defaultTimeout: Duration? = .seconds(10),
         clock: any Clock<Duration> = ContinuousClock(),
-        logger: Logger = Logger(label: "speakerd.operations")
+        logger: Logger = Logger(label: "operations")
     ) {
         self.name = name
         self.maxConcurrentOperations = max(1, maxConcurrentOperations)
@@ -204,7 +204,7 @@ public actor SpeakerOperationQueue {
     }
 
     /// Logs a timeout once per name until that operation next succeeds: a connect retried
-    /// while BlueZ hangs is one warning, not one per retry.
+    /// while the other side hangs is one warning, not one per retry.
     private func noteTimeout(_ queued: Queued, _ outcome: OperationOutcome) {
         let name = queued.context.name
         switch outcome {
