@@ -32,6 +32,21 @@ struct BluetoothdRestartTests {
         await daemon.shutdown()
     }
 
+    @Test("the moment bluetoothd is known gone, status no longer shows the speaker connected, even before the link reports its loss")
+    func goneBeforeTheLinkSaysSo() async throws {
+        let (fake, daemon, _) = try await DaemonWorld.connectedDaemon()
+        #expect(try await daemon.status().speaker?.connected == true)
+        // bluetoothd's name lost its owner; the link's own report of the loss has not come yet
+        // (it did come second, now and then, in the scenario above).
+        await daemon.update { $0.bluetooth = .blocked(.noBlueZ) }
+        #expect(await daemon.inputs.link.connected, "the link's report came first after all")
+        let gone = try await daemon.status()
+        #expect(gone.message == Self.waitingForBlueZ)
+        #expect(gone.speaker?.connected == false, "status says bluetoothd is gone and the speaker connected")
+        await daemon.shutdown()
+        withExtendedLifetime(fake) {}  // its fake bluetoothd runs until here
+    }
+
     @Test("bluetoothd restarting while a Connect is in flight: the hung call ends, and the speaker connects on the new bluetoothd")
     func restartWhileConnecting() async throws {
         let fake = try await DaemonWorld.start(.speakerd, remembers: [Self.flip])

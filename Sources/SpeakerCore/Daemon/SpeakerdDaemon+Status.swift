@@ -22,8 +22,12 @@ extension SpeakerdDaemon {
 
     func currentStatus() async -> StatusReport {
         let playback = StatusReport.Playback(await playback?.snapshot() ?? .idle)
+        // No link outlives bluetoothd or the adapter: once they are gone the speaker is not shown
+        // connected, even before the link's own report of the loss has arrived.
+        let blocked = if case .blocked = inputs.bluetooth { true } else { false }
+        let linked = inputs.link.connected && !blocked
         let speaker = inputs.link.target.map {
-            StatusReport.Speaker(address: $0.address.description, name: $0.name, connected: inputs.link.connected)
+            StatusReport.Speaker(address: $0.address.description, name: $0.name, connected: linked)
         }
         let reason = await reasonAsOfNow()
         let waitingFor = reason.map { StatusReport.WaitingFor(code: $0.code.rawValue, message: $0.message) }
