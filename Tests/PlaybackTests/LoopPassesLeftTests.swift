@@ -34,6 +34,17 @@ struct LoopPassesLeftTests {
         #expect(loop.passesLeft(atArranged: 6.1, in: Self.song) == 1)
     }
 
+    @Test("a live control keeps a counted loop's passes left; 'loop' given live, even for the same section, repeats until 'loop off'")
+    func liveControlsAndTheCount() throws {
+        let counted = SongArrangement(loop: Self.section, loopPasses: 3)
+        #expect(try LiveControl.tempo(.percent(150)).applied(to: counted, at: 3, in: Self.song, passesLeft: 2).loopPasses == 2)
+        #expect(try LiveControl.seek(.seconds(2.5)).applied(to: counted, at: 3, in: Self.song, passesLeft: 2).loopPasses == 2)
+        let again = try LiveControl.loop(Self.section).applied(to: counted, at: 3, in: Self.song, passesLeft: 2)
+        #expect(again.loopsUntilTurnedOff)
+        let outside = try LiveControl.seek(.seconds(7)).applied(to: counted, at: 3, in: Self.song, passesLeft: 2)
+        #expect(outside.loop == nil && outside.loopPasses == 1, "a seek outside the section turns the loop off")
+    }
+
     @Test("no loop, or a loop until it is turned off, has no count to keep")
     func nothingToCount() {
         #expect(SongArrangement(tempo: .percent(80)).passesLeft(atArranged: 1, in: Self.song) == nil)

@@ -53,7 +53,7 @@ extension SpeakerdDaemon {
         guard let playback, !isWindingDown else { return }
         let generation = audioPathGeneration
         // Songs from now on are for the new target; no route to it is known until its path says.
-        audioPathNotes = AudioPathReport(.unknown)
+        audioPathNotes = (nil, [])
         await playback.routeChanged(to: target?.speaker, route: nil)
         let reports = audio.paths(to: target?.speaker, over: connection)
         let first = OneShotSignal<Void, Never>()
@@ -76,7 +76,7 @@ extension SpeakerdDaemon {
     /// opens its output on the route that made the path ready.
     func audioPathChanged(_ report: AudioPathReport, generation: Int) async {
         guard generation == audioPathGeneration else { return }
-        audioPathNotes = report
+        audioPathNotes = (report.automaticChoice, report.warnings)
         await playback?.routeChanged(to: audioPathTarget?.speaker, route: report.state.route)
         guard generation == audioPathGeneration else { return }
         await update { $0.audioPath = report.state }

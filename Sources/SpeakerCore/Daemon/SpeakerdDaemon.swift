@@ -64,9 +64,9 @@ public actor SpeakerdDaemon {
     var audioPathTarget: LinkSnapshot.Target?
     var audioPathGeneration = 0
     var audioPathFollower: Task<Void, Never>?
-    /// The path's last report, for what `status` shows beside its state (the `auto` choice, a
-    /// headset card switched); the state itself is `inputs.audioPath`.
-    var audioPathNotes = AudioPathReport(.unknown)
+    /// What the path's last report says beside its state, for `status`: the `auto` choice and
+    /// the warnings (a headset card switched). The state itself is `inputs.audioPath`.
+    var audioPathNotes: (automaticChoice: AutomaticOutput?, warnings: [String]) = (nil, [])
     /// The speaker's links so far (counted as each comes up), the one whose missing audio device
     /// led to one `ConnectProfile` already, the timer before asking, and what was asked (status).
     var linkUps = 0

@@ -43,9 +43,9 @@ public struct DeviceOutput: AudioOutput {
     /// With 8 (~93 ms), real PipeWire starved speakerd's stream 16-17 times in a song resumed on a
     /// Bluetooth sink that came back (the speaker switched off and on, bluetoothd restarted; in
     /// the real-Bluetooth guest, half of such songs), each a gap the speaker played; with 16, none
-    /// in 14 such songs over four guest boots. The cost is that much more latency, which the status shows and the
-    /// heard position subtracts; a speaker that drops loses that much more, which a resume plays
-    /// again (`Player.goBack`).
+    /// in 14 such songs over four guest boots. The cost is that much more latency, which the
+    /// status shows and the heard position subtracts; a speaker that drops loses that much more,
+    /// which a resume plays again (`Player.goBack`).
     static let periodFrames = 512
     static let periods = 16
 

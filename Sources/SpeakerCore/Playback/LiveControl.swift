@@ -5,7 +5,7 @@ import MIDI
 ///
 /// Each one changes the song's arrangement where the song is now: the player works out the
 /// place in the written song, applies the control to the arrangement from there
-/// (``applied(to:at:in:)``), lays the song out again (`SongArrangement.arrangeLive`) and the
+/// (``applied(to:at:in:passesLeft:)``), lays the song out again (`SongArrangement.arrangeLive`) and the
 /// render loop takes the new timeline up at its next block, chasing the song's state there as a
 /// seek does. Tempo, transpose, mute and solo are absolute (`transpose 0` is the written key,
 /// `tempo 100%` the written tempo), so asking twice is asking once.
@@ -111,8 +111,11 @@ public enum LiveControl: Sendable, Equatable, CustomStringConvertible {
     ///
     /// The song goes on from where it is (a seek: from its target), with no count-in. A seek
     /// outside a loop's section turns the loop off; a loop set while the song is outside its
-    /// section goes to the section's start.
-    public func applied(to arrangement: SongArrangement, at seconds: Double, in song: MIDISong)
+    /// section goes to the section's start. A loop set here repeats until it is turned off; a
+    /// counted loop (`--loop-count N`) that the control leaves in place plays `passesLeft`
+    /// (`SongArrangement.passesLeft`: where the song is on its arranged timeline), so the
+    /// control does not forget the count.
+    public func applied(to arrangement: SongArrangement, at seconds: Double, in song: MIDISong, passesLeft: Int? = nil)
         throws(SongArrangementError) -> SongArrangement {
         var next = arrangement
         next.countInBars = 0
@@ -133,10 +136,8 @@ public enum LiveControl: Sendable, Equatable, CustomStringConvertible {
             let bar = min(max(1, now.bar + bars), map.barCount)
             let target: Double
             do { target = try map.seconds(of: MIDIBarPosition(bar: bar)) } catch { throw .position(error) }
-            return try LiveControl.seek(.seconds(target)).applied(to: arrangement, at: seconds, in: song)
+            return try LiveControl.seek(.seconds(target)).applied(to: arrangement, at: seconds, in: song, passesLeft: passesLeft)
         case .loop(let section):
-            // A loop set live repeats until it is turned off (or another control's count is kept:
-            // see `SongArrangement.passesLeft`).
             next.loop = section
             next.loopPasses = section == nil ? 1 : 0
             if let bounds = try Self.section(of: section, in: song), !(bounds.start..<bounds.end).contains(seconds) {
@@ -153,6 +154,9 @@ public enum LiveControl: Sendable, Equatable, CustomStringConvertible {
         case .unmute:
             next.mute = []
             next.solo = []
+        }
+        if case .loop = self {} else if let passesLeft, next.loop != nil, next.loop == arrangement.loop {
+            next.loopPasses = passesLeft
         }
         // Whether it fits the song (a track named that way, a tempo in range) is for the layout
         // that follows (`arrangeLive`) to say: it throws the same errors.

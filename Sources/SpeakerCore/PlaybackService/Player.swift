@@ -23,7 +23,8 @@ import SystemPackage
 ///
 /// Every song gets its own session (one song's render session) from ``PlaybackComponents`` (see
 /// there why), with the output opened on the route the daemon last handed over
-/// (`routeChanged(to:route:)`): the player follows no audio path itself. The lifecycle is one explicit `State`; each public method switches on it, and after every suspension the code
+/// (`routeChanged(to:route:)`): the player follows no audio path itself. The lifecycle is one
+/// explicit `State`; each public method switches on it, and after every suspension the code
 /// checks that the song it was working on is still the current one (a newer request may have
 /// replaced it meanwhile: actors are re-entrant).
 public actor Player: DaemonPlayback {
@@ -489,12 +490,8 @@ public actor Player: DaemonPlayback {
         let arranged: ArrangedSong
         let arrangement: SongArrangement
         do {
-            var applied = try control.applied(to: song.arrangement, at: here, in: song.written)
-            // A counted loop (`--loop-count N`) the control keeps plays the passes it has left.
-            if applied.loop != nil, applied.loop == song.arrangement.loop,
-               let left = song.arrangement.passesLeft(atArranged: timeline, in: song.written) {
-                applied.loopPasses = left
-            }
+            var applied = try control.applied(to: song.arrangement, at: here, in: song.written,
+                                              passesLeft: song.arrangement.passesLeft(atArranged: timeline, in: song.written))
             applied.restrikesHeldNotes = restrikingHeldNotes
             arranged = applied.loopsUntilTurnedOff
                 ? try applied.arrangeLive(song.written, limits: settings.readLimits)
