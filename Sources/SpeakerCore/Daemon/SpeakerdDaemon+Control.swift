@@ -18,7 +18,7 @@ extension SpeakerdDaemon: SpeakerdControl {
             throw .rejected(name: SpeakerdBus.ErrorName.notReady, message: "start-up is still running; ask again in a moment")
         }
         var report = StartupReport(lastTimeline)
-        report.outputChoice = audioPathNotes.automaticChoice?.description
+        report.outputChoice = await features.audioPath?.notes.automaticChoice?.description
         report.run = lastRun.number
         report.startedAfterMs = lastRun.startedAfter.milliseconds
         report.reason = lastRun.reason

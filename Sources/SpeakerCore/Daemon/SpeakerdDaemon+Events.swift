@@ -1,4 +1,5 @@
 import BlueZ
+import Logind
 import SpeakerdAPI
 /// BlueZ events: the link's are the link owner's to judge; adapters and bluetoothd close and
 /// reopen the compatibility gate.
@@ -59,7 +60,13 @@ extension SpeakerdDaemon {
         rerun = Task { [weak self] in await self?.runStartup(reason: reason) }
     }
 
-    /// logind's `PrepareForSleep(start)`: hold still while asleep, reconnect shortly after.
+    /// The sleep delay lock, if the daemon has one (see ``SleepFeature``).
+    var sleepInhibitor: SleepInhibitor? {
+        get async { await features.sleep.inhibitor }
+    }
+
+    /// logind's `PrepareForSleep(start)` (the sleep feature reports it): hold still while
+    /// asleep, reconnect shortly after.
     public func systemSleep(starting: Bool) async {
         logger.info(starting ? "system is going to sleep" : "system resumed; reconnecting shortly")
         await link.systemSleep(starting: starting)

@@ -5,10 +5,26 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import BlueZ
 import PlaybackService
 
 /// Following the speaker link and the audio path to it, and remembering connected speakers.
 extension SpeakerdDaemon {
+    /// The reducer's one entry for the features' reports (see ``FeatureInbox``).
+    func receive(_ report: FeatureReport) async {
+        switch report {
+        case .audioPath(let state, let subscription):
+            // A late report of a follow since replaced says nothing of the path followed now.
+            guard subscription == audioPathFollowed else { return }
+            await update { $0.audioPath = state }
+            await observeSpeaker()
+        case .statusChanged:
+            await publish()
+        case .systemSleep(let starting):
+            await systemSleep(starting: starting)
+        }
+    }
+
     /// The link's owner reports a change: readiness follows it, whoever asked for what.
     func linkChanged(_ snapshot: LinkSnapshot) async {
         let previous = inputs.link
@@ -29,41 +45,37 @@ extension SpeakerdDaemon {
         // audio path's report arming the profile timer) already counts this link.
         if cameUp {
             linkUps += 1
-            profileNote = nil
+            await features.speakerCare.linkCameUp(linkUps)
         }
         await update { $0.link = snapshot }
-        if target?.address != audioPathTarget?.address || target?.name != audioPathTarget?.name {
+        if let audioPath = features.audioPath, await audioPath.target.map(Followed.init) != target.map(Followed.init) {
             await followAudioPath(to: target, waitForFirst: false)
         }
-        considerAskingForProfile()
+        await observeSpeaker()
         if cameUp, let target {
-            await remember(target)
+            // Whether it is new decides its first volume; the care hears of it after the write,
+            // so a speaker's first link finds it known, to keep its first volume.
+            let link = linkUps
+            let isNew = await features.stateFile.recordConnection(to: target.address, name: target.name, at: dependencies.now())
+            await features.speakerCare.remembered(target.address, isNew: isNew, onLink: link)
             await publish()
         }
-        // After `remember`: a speaker's first link finds it known, to keep its first volume.
-        considerRestoringVolume()
     }
 
-    /// Starts following the audio path to `target` (replacing any earlier follower). With
-    /// `waitForFirst`, returns once its first state is known (the start-up step's check).
+    /// Tells the speaker's care what is observed now (its profile timer and volume restore
+    /// follow from it).
+    func observeSpeaker() async {
+        guard !isWindingDown else { return }
+        await features.speakerCare.observe(.init(target: inputs.link.target, connected: inputs.link.connected,
+                                                 audioPath: inputs.audioPath, link: linkUps))
+    }
+
+    /// Starts following the audio path to `target` (replacing any earlier follow). With
+    /// `waitForFirst`, returns once its first state has been taken in (the start-up step's check).
     func followAudioPath(to target: LinkSnapshot.Target?, waitForFirst: Bool) async {
-        audioPathFollower?.cancel()
-        audioPathTarget = target
-        audioPathGeneration += 1
-        guard let playback, !isWindingDown else { return }
-        let generation = audioPathGeneration
-        // Songs from now on are for the new target; no route to it is known until its path says.
-        audioPathNotes = (nil, [])
-        await playback.routeChanged(to: target?.speaker, route: nil)
-        let reports = audio.paths(to: target?.speaker, over: connection)
-        let first = OneShotSignal<Void, Never>()
-        audioPathFollower = Task { [weak self] in
-            for await report in reports {
-                await self?.audioPathChanged(report, generation: generation)
-                first.succeed(())
-            }
-            first.succeed(())
-        }
+        audioPathFollowed += 1
+        guard let audioPath = features.audioPath, !isWindingDown else { return }
+        guard let first = await audioPath.follow(target, over: connection, as: audioPathFollowed) else { return }
         // What was seen of the old target's path no longer holds until the new follower says,
         // except a problem with the output or the sound server itself: it is no less true for
         // another speaker, and hiding it (status flickering to "Connecting…") would let a `play`
@@ -71,75 +83,13 @@ extension SpeakerdDaemon {
         if !inputs.audioPath.holdsForAnySpeaker { await update { $0.audioPath = .unknown } }
         if waitForFirst { _ = try? await first.result() }
     }
+}
 
-    /// The path's report: the player gets the route first, so a song the new verdict lets start
-    /// opens its output on the route that made the path ready.
-    func audioPathChanged(_ report: AudioPathReport, generation: Int) async {
-        guard generation == audioPathGeneration else { return }
-        audioPathNotes = (report.automaticChoice, report.warnings)
-        await playback?.routeChanged(to: audioPathTarget?.speaker, route: report.state.route)
-        guard generation == audioPathGeneration else { return }
-        await update { $0.audioPath = report.state }
-        considerAskingForProfile()
-        considerRestoringVolume()
-    }
-
-    /// Remembers a connected speaker; a state directory that cannot be written is a status
-    /// condition (never only a log line), and the write is tried again until it works.
-    func remember(_ target: LinkSnapshot.Target) async {
-        // Whether it is new decides its first volume (`+Volume`); asked before recording, so a
-        // state directory that cannot be written does not make every speaker look new.
-        if await !stateStore.knownSpeakers.contains(where: { $0.address == target.address }) {
-            newSpeakers.insert(target.address)
-        }
-        defer { rememberedOnLink = linkUps }
-        do {
-            try await stateStore.recordConnection(to: target.address, name: target.name, at: dependencies.now())
-            stateWritten()
-        } catch {
-            stateWriteFailed(error)
-        }
-    }
-
-    func stateWritten() {
-        if stateProblem != nil { logger.notice("state directory writable again: known speakers are saved") }
-        stateProblem = nil
-        stateRetry?.cancel()
-        stateRetry = nil
-    }
-
-    func stateWriteFailed(_ error: StateStoreError) {
-        let problem = "speakers will not be remembered: \(error)"
-        if problem != stateProblem { logger.error("\(problem)") }
-        stateProblem = problem
-        // A write that fails while shutting down (a link change handled during the shutdown's
-        // awaits) arms no retry: it would sleep on behind the stopped daemon.
-        guard stateRetry == nil, !isWindingDown else { return }
-        let clock = dependencies.clock
-        stateRetry = Task { [weak self] in
-            var delay = Duration.seconds(5)
-            while !Task.isCancelled {
-                do { try await clock.sleep(for: delay) } catch { return }
-                guard let self else { return }
-                if await self.retryStateWrite() { return }
-                delay = min(delay * 2, .seconds(60))
-            }
-        }
-    }
-
-    /// One retry of a failed state write; true once nothing is left to write.
-    func retryStateWrite() async -> Bool {
-        do {
-            try await stateStore.savePending()
-            stateRetry = nil
-            stateWritten()
-            await publish()
-            return true
-        } catch {
-            stateProblem = "speakers will not be remembered: \(error)"
-            return false
-        }
-    }
+/// A followed speaker as the audio path tells targets apart: by address and name.
+private struct Followed: Equatable {
+    let address: BluetoothAddress
+    let name: String
+    init(_ target: LinkSnapshot.Target) { (address, name) = (target.address, target.name) }
 }
 
 extension LinkSnapshot.Why {

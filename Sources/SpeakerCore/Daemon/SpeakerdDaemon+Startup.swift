@@ -83,7 +83,7 @@ extension SpeakerdDaemon {
         self.connection = connection
         self.apiObject = object
         watchBus(connection)
-        makeSleepInhibitor(on: connection)
+        await features.sleep.attach(connection)
         await switchToLaunchedByRequestIfCalled(object, on: connection)
         await update { $0.bus = true }
     }
@@ -114,12 +114,11 @@ extension SpeakerdDaemon {
 
     /// Subscribes to logind's sleep signals once start-up's graph has run: those are bus round
     /// trips that neither READY=1 nor the way to the speaker's `Connect` needs. The inhibitor
-    /// itself exists from the bus step on (`makeSleepInhibitor`), so connects and scans during
+    /// itself exists from the bus step on (`SleepFeature.attach`), so connects and scans during
     /// start-up still take the lock; suspend and resume are followed from here on.
     func followLogind() async {
         guard let connection, lifecycle != .stopping, lifecycle != .stopped else { return }
-        await watchSleep(on: connection)
-        await startSleepInhibitor(on: connection)
+        await features.sleep.followLogind(on: connection)
     }
 
     /// READY=1 once the API answers: requests can be made from then on (they wait in the gate).
@@ -131,7 +130,9 @@ extension SpeakerdDaemon {
 
     func reachBlueZ(_ context: StartupContext) async throws {
         if bluez == nil {
-            bluez = try await dependencies.makeBlueZ(connection)
+            let made = try await dependencies.makeBlueZ(connection)
+            bluez = made
+            await features.speakerCare.use(made)
             startEventLoop()
         }
         do {
@@ -270,7 +271,7 @@ extension SpeakerdDaemon {
     /// an output that cannot work fails the step with the reason.
     func checkAudioBackend() async throws {
         guard playback != nil else { throw DaemonOperationError.noPlaybackEngine }
-        if audioPathTarget?.address != inputs.link.target?.address || audioPathFollower == nil {
+        if await features.audioPath?.isFollowing(inputs.link.target) != true {
             await followAudioPath(to: inputs.link.target, waitForFirst: true)
         }
         if let reason = inputs.audioPathReason, !reason.waitingCanSucceed {

@@ -32,12 +32,19 @@ extension SpeakerdDaemon {
         let reason = await reasonAsOfNow()
         let waitingFor = reason.map { StatusReport.WaitingFor(code: $0.code.rawValue, message: $0.message) }
         let audioPath: String? = if case .ready(let route) = inputs.audioPath { route.description } else { nil }
+        // What the features show beside the verdict: the state file's problem, the speaker care's
+        // note and volume, the path's warnings and `auto` choice.
+        let stateProblem = await features.stateFile.problem
+        let profileNote = await features.speakerCare.profileNote
+        let notes = await features.audioPath?.notes
+        let volume = await statusVolume()
         var message = phase.statusLine
         if case .notReady(let shown) = phase, shown.code == .speakerUnreachable, let reason { message = reason.sentence }
         return StatusReport(readiness: verdict.level.description, message: message, speaker: speaker,
-                            playback: playback, waitingFor: waitingFor, warnings: [stateProblem, profileNote].compactMap { $0 } + audioPathNotes.warnings,
-                            audioPath: audioPath, outputChoice: audioPathNotes.automaticChoice?.description,
-                            volume: statusVolume)
+                            playback: playback, waitingFor: waitingFor,
+                            warnings: [stateProblem, profileNote].compactMap { $0 } + (notes?.warnings ?? []),
+                            audioPath: audioPath, outputChoice: notes?.automaticChoice?.description,
+                            volume: volume)
     }
 
     /// The verdict's reason as of now: while the speaker is out of reach, the time to the next

@@ -39,7 +39,6 @@ public actor SpeakerdDaemon {
     let logger: Logger
     let notifier: SystemdNotifier?
     public nonisolated let gate: ReadinessGate<DaemonReadiness>
-    let stateStore: StateStore
     let clock: ErasedClock
     /// Every speaker operation (connect, disconnect, discovery…) runs here: one at a time per
     /// kind, timed out, and holding the sleep delay lock while any runs.
@@ -49,9 +48,9 @@ public actor SpeakerdDaemon {
     var connection: DBusConnection?
     /// Plays songs; nil when this daemon has no playback engine.
     let playback: (any DaemonPlayback)?
-    /// The way audio reaches the speaker (`audio_output`): followed here, its routes handed to
-    /// the player, its volume asked for the speaker's.
-    let audio: any AudioBackend
+    /// The features (state file, sleep, audio path, the speaker's care), each owning its state
+    /// and reporting here through one inbox (`receive`).
+    let features: DaemonFeatures
     var apiObject: DBusObject?
     var bluez: (any BlueZClient)?
     var adapter: Adapter?
@@ -59,35 +58,14 @@ public actor SpeakerdDaemon {
     /// What readiness is computed from, and the verdict last computed.
     var inputs: ReadinessInputs
     var verdict: ReadinessInputs.Verdict
-    /// The audio path being followed: for which target, and a generation so a follower that
-    /// was replaced cannot report late.
-    var audioPathTarget: LinkSnapshot.Target?
-    var audioPathGeneration = 0
-    var audioPathFollower: Task<Void, Never>?
-    /// What the path's last report says beside its state, for `status`: the `auto` choice and
-    /// the warnings (a headset card switched). The state itself is `inputs.audioPath`.
-    var audioPathNotes: (automaticChoice: AutomaticOutput?, warnings: [String]) = (nil, [])
-    /// The speaker's links so far (counted as each comes up), the one whose missing audio device
-    /// led to one `ConnectProfile` already, the timer before asking, and what was asked (status).
+    /// The audio path's follow whose reports count: numbered here, so a late report of a follow
+    /// since replaced is told apart (`+Link`).
+    var audioPathFollowed = 0
+    /// The speaker's links so far (counted as each comes up), and the target the link last came
+    /// up for with `userChoices` then: the same target up again with no new choice between is
+    /// speakerd's own reconnect, not "as you asked" once more.
     var linkUps = 0
-    /// The target the link last came up for, and `userChoices` then: the same target up again
-    /// with no new choice between is speakerd's own reconnect, not "as you asked" once more.
     var lastLinkUp: (target: LinkSnapshot.Target, choices: Int)?
-    var profileAskedOnLink: Int?
-    var profileNudge: Task<Void, Never>?
-    var profileNote: String?
-    /// The connected speaker's volume as last set, restored or read (status); the speakers first
-    /// connected by this daemon (they get `first_volume`); the link whose connection is recorded
-    /// in the state file, the link whose volume was restored already, and the restore under way
-    /// (see `+Volume`).
-    var volumeNow: (address: BluetoothAddress, percent: Int)?
-    var newSpeakers: Set<BluetoothAddress> = []
-    var rememberedOnLink: Int?
-    var volumeRestoredOnLink: Int?
-    var volumeRestore: Task<Void, Never>?
-    /// Why speakers may not be remembered (the state directory cannot be written), if so.
-    var stateProblem: String?
-    var stateRetry: Task<Void, Never>?
     /// What the player last said it is doing (its change stream, or the answer to a request).
     var playbackSnapshot = PlaybackSnapshot.idle
 
@@ -107,18 +85,13 @@ public actor SpeakerdDaemon {
     /// When the discovery under way stops; a scan that joins it asking for longer moves this later.
     var discoveryEnds: ErasedClock.Instant?
     var eventTask: Task<Void, Never>?
-    var sleepTask: Task<Void, Never>?
     var playbackWatcher: Task<Void, Never>?
-    var operationsWatcher: Task<Void, Never>?
     /// Start-up run again after the compatibility gate reopened (see `reopenGate`).
     var rerun: Task<Void, Never>?
     /// Follows our own bus connection (see `+Bus`).
     var busWatcher: Task<Void, Never>?
     /// Resolved with the bus when our connection to it is lost (not when we close it).
     nonisolated let lostBus = OneShotSignal<BusSelection, Never>()
-    /// logind's sleep delay lock while speaker operations run (see `+Inhibitor`).
-    var sleepInhibitor: SleepInhibitor?
-    var inhibitorTask: Task<Void, Never>?
     var readySent = false
     /// Counts the user's connects, disconnects and forgets: a `connect` that waited (for
     /// start-up to reach the adapter) gives way to a later choice, and so do start-up's own
@@ -136,20 +109,31 @@ public actor SpeakerdDaemon {
         self.logger = logger
         self.clock = ErasedClock(dependencies.clock)
         self.gate = ReadinessGate(initial: .started, clock: dependencies.clock, logger: logger)
-        self.stateStore = StateStore(directory: configuration.stateDirectory, logger: logger)
         let operations = AsyncOperationQueue(name: "speaker", maxConcurrentOperations: 2, defaultTimeout: .seconds(10),
                                               clock: dependencies.clock, logger: logger)
         self.operations = operations
         self.link = SpeakerLink(clock: dependencies.clock, reconnectCap: configuration.reconnectMax,
                                 operations: operations, logger: logger)
-        self.audio = dependencies.audio
-        if let playback = dependencies.playback {
-            self.playback = playback
+        let playback: (any DaemonPlayback)?
+        if let given = dependencies.playback {
+            playback = given
         } else if let makePlayback = dependencies.makePlayback {
-            self.playback = makePlayback(PlaybackWiring(gate: gate, clock: dependencies.clock, audio: dependencies.audio))
+            playback = makePlayback(PlaybackWiring(gate: gate, clock: dependencies.clock, audio: dependencies.audio))
         } else {
-            self.playback = nil
+            playback = nil
         }
+        self.playback = playback
+        let clock = dependencies.clock, audio = dependencies.audio
+        features = DaemonFeatures(
+            stateFile: { StateFileFeature(directory: configuration.stateDirectory, inbox: $0, clock: clock, logger: logger) },
+            sleep: { SleepFeature(operations: operations, inbox: $0, logger: logger) },
+            audioPath: { inbox in playback.map { AudioPathFeature(backend: audio, playback: $0, inbox: inbox) } },
+            speakerCare: {
+                SpeakerCareFeature(backend: audio, hasPlayback: playback != nil, stateFile: $1, operations: operations,
+                                   grace: configuration.audioDeviceGrace, firstVolume: configuration.firstVolume,
+                                   clock: clock, inbox: $0, logger: logger)
+            },
+            logger: logger)
         inputs = ReadinessInputs(soundfont: playback == nil ? .noEngine : .notLoaded(path: configuration.soundfont))
         verdict = inputs.verdict
     }
@@ -160,8 +144,10 @@ public actor SpeakerdDaemon {
         lifecycle = .starting
         let outcome = await stateStore.load(now: dependencies.now())
         logger.info("state: \(outcome)")
+        features.inbox.connect { [weak self] report in await self?.receive(report) }
+        await features.sleep.begin()
+        features.start()
         await link.follow { [weak self] snapshot in await self?.linkChanged(snapshot) }
-        followOperations()
         await playback?.readinessChanged(verdict.waitingFor.map(PlaybackWait.init))
         await watchPlayback()
         // Started by bus activation: a request is already waiting for us (see `BusActivation`).
@@ -172,9 +158,12 @@ public actor SpeakerdDaemon {
     }
 
     /// A daemon let go of without `shutdown()` (a test's world left to its deinit) still stops
-    /// its state-write retry: the retry holds the daemon only weakly but sleeps on the injected
-    /// clock, and on a test clock nobody moves again it never ended (LeakSanitizer, in CI).
-    deinit { stateRetry?.cancel() }
+    /// its features: a state-write retry, say, holds the daemon only weakly but sleeps on the
+    /// injected clock, and on a test clock nobody moves again it never ended (LeakSanitizer, in CI).
+    deinit { features.cancel() }
+
+    /// The known speakers' store (the state file feature owns it).
+    nonisolated var stateStore: StateStore { features.stateFile.store }
 
     /// Shutting down or shut down: nothing new (a timer, a retry, a follower) may start then, since
     /// `shutdown()` has already cancelled what it found and would never see it.
@@ -187,21 +176,19 @@ public actor SpeakerdDaemon {
         notify([.stopping, .status(phase.statusLine)])
         // Every follower task is cancelled and dropped, so nothing started for this daemon
         // outlives it (each holds the daemon only weakly, but its stream and buffers are ours).
-        for task in [eventTask, sleepTask, playbackWatcher, busWatcher, audioPathFollower, stateRetry, operationsWatcher, rerun,
-                     profileNudge] {
+        for task in [eventTask, playbackWatcher, busWatcher, rerun] {
             task?.cancel()
         }
-        profileNudge = nil
-        volumeRestore?.cancel()
-        volumeRestore = nil
-        (eventTask, sleepTask, playbackWatcher, busWatcher, audioPathFollower, stateRetry, operationsWatcher, rerun) =
-            (nil, nil, nil, nil, nil, nil, nil, nil)
+        (eventTask, playbackWatcher, busWatcher, rerun) = (nil, nil, nil, nil)
+        // The features wind down in the reverse of their order (see `DaemonFeatures`): the
+        // speaker's care and the audio path stop their timers and followers, the sleep lock is
+        // released, the state file's retry stops.
+        await features.shutDown()
         // A polite block (the soundfont preload) captures the daemon; dropped, so a gate
         // pausing between blocks does not keep it.
         gate.cancelPoliteBlocks()
         await link.shutdown()
         await operations.shutDown()
-        await stopSleepInhibitor()
         await playback?.stop()
         if let bluez, let adapter, adapter.discovering, let address = adapter.address {
             try? await bluez.stopDiscovery(on: address)
@@ -235,6 +222,11 @@ public actor SpeakerdDaemon {
     /// The reconnect policy's state for the current speaker (for tests and diagnostics).
     public var reconnectState: ReconnectPolicy<ErasedClock>.State? {
         get async { await link.reconnectState }
+    }
+
+    /// The speaker care's profile timer, if armed (for tests and diagnostics).
+    var profileNudge: Task<Void, Never>? {
+        get async { await features.speakerCare.profileNudge }
     }
 
     /// The verdict readiness is at now (level and reason), for tests and diagnostics.

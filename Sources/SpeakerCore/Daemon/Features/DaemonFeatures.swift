@@ -1,0 +1,56 @@
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// The daemon's features, each a `Service` that owns its state and reports into the reducer
+/// through one ``FeatureInbox``, run as one `ServiceGroup` in dependency order.
+///
+/// The group's order is the start and stop order: the state file first (the others write to
+/// it), then sleep and the lock, the audio path, and the speaker's care (which reads the state
+/// file and the path's routes). Winding down runs it in reverse, each feature stopping its own
+/// timers and followers, so no hand-written list of tasks to cancel exists anywhere.
+final class DaemonFeatures: Sendable {
+    let inbox = FeatureInbox()
+    let stateFile: StateFileFeature
+    let sleep: SleepFeature
+    /// Nil when the daemon has no playback: there is no path to follow then.
+    let audioPath: AudioPathFeature?
+    let speakerCare: SpeakerCareFeature
+    private let group: ServiceGroup
+    private let running = Mutex<Task<Void, Never>?>(nil)
+
+    init(stateFile: (FeatureInbox) -> StateFileFeature,
+         sleep: (FeatureInbox) -> SleepFeature,
+         audioPath: (FeatureInbox) -> AudioPathFeature?,
+         speakerCare: (FeatureInbox, StateFileFeature) -> SpeakerCareFeature,
+         logger: Logger) {
+        self.stateFile = stateFile(inbox)
+        self.sleep = sleep(inbox)
+        self.audioPath = audioPath(inbox)
+        self.speakerCare = speakerCare(inbox, self.stateFile)
+        let services: [any Service] = [self.stateFile, self.sleep] + [self.audioPath].compactMap { $0 } + [self.speakerCare]
+        group = ServiceGroup(configuration: .init(services: services, logger: logger))
+    }
+
+    /// Starts the group (once); the features run until `shutDown` or `cancel`.
+    func start() {
+        running.withLock { task in
+            guard task == nil else { return }
+            let group = group
+            // Detached: the group's graceful shutdown is the daemon's own, not the caller's.
+            task = Task.detached { try? await group.run() }
+        }
+    }
+
+    /// Winds the features down in reverse order and waits until the last has stopped.
+    func shutDown() async {
+        await group.triggerGracefulShutdown()
+        let task = running.withLock { $0 }
+        await task?.value
+    }
+
+    /// Stops everything at once, without waiting (a daemon let go of without `shutdown()`).
+    func cancel() {
+        running.withLock { $0?.cancel() }
+    }
+}
