@@ -40,14 +40,15 @@ extension SpeakerdDaemon: SpeakerdControl {
     private func scan(duration: Duration?) async throws(SpeakerdError) -> ScanReport {
         // The request that started speakerd (D-Bus activation) waits for start-up's adapter.
         _ = try await bluezOnceReachable()
+        let candidates: [RankedCandidate]
         do {
-            lastScan = try await discover(duration: duration)
+            candidates = try await discover(duration: duration)
         } catch let error as SpeakerdError {
             throw error
         } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.bluetooth, message: "scan failed: \(error)")
         }
-        return CandidateRanking.report(lastScan)
+        return CandidateRanking.report(candidates)
     }
 
     public func speakers() async throws(SpeakerdError) -> SpeakersReport {
@@ -165,7 +166,7 @@ extension SpeakerdDaemon: SpeakerdControl {
             // Forgetting means the speaker must pair again: BlueZ forgets it too. Said, not silent.
             do {
                 if let bluez {
-                    try await runOperation("remove the pairing of \(address)", group: "forget", timeout: .seconds(10)) {
+                    try await operations.perform("remove the pairing of \(address)", group: "forget", timeout: .seconds(10)) {
                         try await bluez.removeDevice(address)
                     }
                 }

@@ -211,7 +211,6 @@ extension SpeakerdDaemon {
             await update { $0.choosing = .user }
             throw error
         }
-        lastScan = candidates
         // The user picked (or a speaker came) meanwhile.
         guard !inputs.link.connected, choices == userChoices else {
             if inputs.link.target == nil { await update { $0.choosing = .user } }

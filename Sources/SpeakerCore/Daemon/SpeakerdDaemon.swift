@@ -76,14 +76,6 @@ public actor SpeakerdDaemon {
     var lastRun = (number: 0, startedAfter: Duration.zero, reason: String?.none)
     /// The start-up run in progress, so the bus step can switch it to "launched by request".
     var startupRun: (sequencer: StartupSequencer, operations: [String: StartupOperation.Body], knownSpeakers: Bool)?
-    var lastScan: [RankedCandidate] = []
-    /// The discovery under way, which every scan asked meanwhile joins.
-    let sharedDiscovery = SharedDiscovery()
-    /// Discoveries under way, and the candidate list last announced during them.
-    var discoveries = 0
-    var lastAnnouncedCandidates: ScanReport?
-    /// When the discovery under way stops; a scan that joins it asking for longer moves this later.
-    var discoveryEnds: ErasedClock.Instant?
     var eventTask: Task<Void, Never>?
     var playbackWatcher: Task<Void, Never>?
     /// Start-up run again after the compatibility gate reopened (see `reopenGate`).
@@ -133,6 +125,7 @@ public actor SpeakerdDaemon {
                                    grace: configuration.audioDeviceGrace, firstVolume: configuration.firstVolume,
                                    clock: clock, inbox: $0, logger: logger)
             },
+            scan: { ScanFeature(scanDuration: configuration.scanDuration, operations: operations, stateFile: $0, clock: ErasedClock(clock)) },
             logger: logger)
         inputs = ReadinessInputs(soundfont: playback == nil ? .noEngine : .notLoaded(path: configuration.soundfont))
         verdict = inputs.verdict
@@ -222,6 +215,12 @@ public actor SpeakerdDaemon {
     /// The reconnect policy's state for the current speaker (for tests and diagnostics).
     public var reconnectState: ReconnectPolicy<ErasedClock>.State? {
         get async { await link.reconnectState }
+    }
+
+    /// The discovery every scan joins, and how many discoveries run (for tests and diagnostics).
+    var sharedDiscovery: SharedDiscovery { features.scan.shared }
+    var discoveries: Int {
+        get async { await features.scan.discoveries }
     }
 
     /// The speaker care's profile timer, if armed (for tests and diagnostics).

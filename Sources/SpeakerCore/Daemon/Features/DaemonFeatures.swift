@@ -6,8 +6,8 @@ import Synchronization
 /// through one ``FeatureInbox``, run as one `ServiceGroup` in dependency order.
 ///
 /// The group's order is the start and stop order: the state file first (the others write to
-/// it), then sleep and the lock, the audio path, and the speaker's care (which reads the state
-/// file and the path's routes). Winding down runs it in reverse, each feature stopping its own
+/// it), then sleep and the lock, the audio path, the speaker's care (which reads the state file
+/// and the path's routes) and scanning (which ranks by the known speakers). Winding down runs it in reverse, each feature stopping its own
 /// timers and followers, so no hand-written list of tasks to cancel exists anywhere.
 final class DaemonFeatures: Sendable {
     let inbox = FeatureInbox()
@@ -16,6 +16,7 @@ final class DaemonFeatures: Sendable {
     /// Nil when the daemon has no playback: there is no path to follow then.
     let audioPath: AudioPathFeature?
     let speakerCare: SpeakerCareFeature
+    let scan: ScanFeature
     private let group: ServiceGroup
     private let running = Mutex<Task<Void, Never>?>(nil)
 
@@ -23,12 +24,15 @@ final class DaemonFeatures: Sendable {
          sleep: (FeatureInbox) -> SleepFeature,
          audioPath: (FeatureInbox) -> AudioPathFeature?,
          speakerCare: (FeatureInbox, StateFileFeature) -> SpeakerCareFeature,
+         scan: (StateFileFeature) -> ScanFeature,
          logger: Logger) {
         self.stateFile = stateFile(inbox)
         self.sleep = sleep(inbox)
         self.audioPath = audioPath(inbox)
         self.speakerCare = speakerCare(inbox, self.stateFile)
-        let services: [any Service] = [self.stateFile, self.sleep] + [self.audioPath].compactMap { $0 } + [self.speakerCare]
+        self.scan = scan(self.stateFile)
+        let services: [any Service] = [self.stateFile, self.sleep] + [self.audioPath].compactMap { $0 }
+            + [self.speakerCare, self.scan]
         group = ServiceGroup(configuration: .init(services: services, logger: logger))
     }
 
