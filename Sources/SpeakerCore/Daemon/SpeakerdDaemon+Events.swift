@@ -4,14 +4,10 @@ import SpeakerdAPI
 /// BlueZ events: the link's are the link owner's to judge; adapters and bluetoothd close and
 /// reopen the compatibility gate.
 extension SpeakerdDaemon {
-    func startEventLoop() {
-        guard let bluez, eventTask == nil else { return }
-        let events = bluez.events()
-        eventTask = Task { [weak self] in
-            for await event in events {
-                await self?.handle(event)
-            }
-        }
+    /// Follows BlueZ's events from now on (the BlueZ watch reports each to `handle`).
+    func startEventLoop() async {
+        guard let bluez else { return }
+        await features.bluezEvents.follow(bluez.events()) { .bluez($0) }
     }
 
     func handle(_ event: BlueZEvent) async {
@@ -33,7 +29,9 @@ extension SpeakerdDaemon {
             break
         }
         await link.observe(event, known: await stateStore.knownSpeakers)
-        if let bluez, let connection { await features.scan.announceCandidates(after: event, from: bluez, on: connection) }
+        if let bluez, let connection = await features.bus.connection {
+            await features.scan.announceCandidates(after: event, from: bluez, on: connection)
+        }
         switch event {
         case .adapterAdded(let added):
             if case .blocked(.noAdapter) = lifecycle { await reopenGate(because: "adapter \(added.name) appeared") }

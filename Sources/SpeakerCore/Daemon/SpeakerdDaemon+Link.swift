@@ -22,6 +22,12 @@ extension SpeakerdDaemon {
             await publish()
         case .systemSleep(let starting):
             await systemSleep(starting: starting)
+        case .busLost:
+            busWasLost()
+        case .bluez(let event):
+            await handle(event)
+        case .playback(let snapshot):
+            await playbackChanged(snapshot)
         }
     }
 
@@ -75,7 +81,8 @@ extension SpeakerdDaemon {
     func followAudioPath(to target: LinkSnapshot.Target?, waitForFirst: Bool) async {
         audioPathFollowed += 1
         guard let audioPath = features.audioPath, !isWindingDown else { return }
-        guard let first = await audioPath.follow(target, over: connection, as: audioPathFollowed) else { return }
+        let subscription = audioPathFollowed
+        guard let first = await audioPath.follow(target, over: await features.bus.connection, as: subscription) else { return }
         // What was seen of the old target's path no longer holds until the new follower says,
         // except a problem with the output or the sound server itself: it is no less true for
         // another speaker, and hiding it (status flickering to "Connecting…") would let a `play`

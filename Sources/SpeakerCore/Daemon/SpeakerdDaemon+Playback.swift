@@ -4,13 +4,8 @@ import SpeakerdAPI
 /// line and the PlaybackChanged signal say so, instead of "Playing X" lingering after the end.
 extension SpeakerdDaemon {
     func watchPlayback() async {
-        guard playbackWatcher == nil, let playback else { return }
-        let changes = await playback.changes()
-        playbackWatcher = Task { [weak self] in
-            for await snapshot in changes {
-                await self?.playbackChanged(snapshot)
-            }
-        }
+        guard let playback, await !features.playbackChanges.isFollowing else { return }
+        await features.playbackChanges.follow(await playback.changes()) { .playback($0) }
     }
 
     func playbackChanged(_ snapshot: PlaybackSnapshot) async {

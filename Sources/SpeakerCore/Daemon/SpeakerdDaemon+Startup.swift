@@ -70,9 +70,18 @@ extension SpeakerdDaemon {
         }
     }
 
+    /// The `bus` step: serves the API; READY=1 follows whatever the outcome (systemd must not
+    /// wait out its start timeout for a daemon that will exit and be restarted).
     func startBus() async throws {
-        defer { sendReadyOnce() }
-        guard connection == nil, let connect = dependencies.connectBus else {
+        do { try await serveAPI() } catch {
+            await sendReadyOnce()
+            throw error
+        }
+        await sendReadyOnce()
+    }
+
+    private func serveAPI() async throws {
+        guard await features.bus.connection == nil, let connect = dependencies.connectBus else {
             await update { $0.bus = true }
             return
         }
@@ -80,9 +89,7 @@ extension SpeakerdDaemon {
         let object = try SpeakerdDBusObject.make(serving: self, initial: await currentStatus())
         try connection.export(object, at: SpeakerdBus.path)
         try await connection.requestName(SpeakerdBus.name)
-        self.connection = connection
-        self.apiObject = object
-        watchBus(connection)
+        await features.bus.serve(object, on: connection)
         await features.sleep.attach(connection)
         await switchToLaunchedByRequestIfCalled(object, on: connection)
         await update { $0.bus = true }
@@ -117,23 +124,21 @@ extension SpeakerdDaemon {
     /// itself exists from the bus step on (`SleepFeature.attach`), so connects and scans during
     /// start-up still take the lock; suspend and resume are followed from here on.
     func followLogind() async {
-        guard let connection, lifecycle != .stopping, lifecycle != .stopped else { return }
+        guard let connection = await features.bus.connection, lifecycle != .stopping, lifecycle != .stopped else { return }
         await features.sleep.followLogind(on: connection)
     }
 
     /// READY=1 once the API answers: requests can be made from then on (they wait in the gate).
-    func sendReadyOnce() {
-        guard !readySent else { return }
-        readySent = true
-        notify([.ready, .status(phase.statusLine)])
+    func sendReadyOnce() async {
+        await features.bus.sendReadyOnce(status: phase.statusLine)
     }
 
     func reachBlueZ(_ context: StartupContext) async throws {
         if bluez == nil {
-            let made = try await dependencies.makeBlueZ(connection)
+            let made = try await dependencies.makeBlueZ(await features.bus.connection)
             bluez = made
             await features.speakerCare.use(made)
-            startEventLoop()
+            await startEventLoop()
         }
         do {
             _ = try await bluez!.adapters()

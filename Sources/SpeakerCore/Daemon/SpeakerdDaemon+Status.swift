@@ -60,36 +60,7 @@ extension SpeakerdDaemon {
     @discardableResult
     func publish() async -> StatusReport {
         let status = await currentStatus()
-        let previous = lastPublished
-        lastPublished = status
-        if previous?.message != status.message { notify([.status(status.message)]) }
-        guard let apiObject, let connection else { return status }
-        let records = SpeakerdDBusRecords.self
-        let interface = SpeakerdBus.interface
-        try? apiObject.setProperty("Status", of: interface, to: .string(status.message))
-        if previous?.readiness != status.readiness {
-            try? apiObject.setProperty("Readiness", of: interface, to: .string(status.readiness))
-            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "ReadinessChanged",
-                                       arguments: [.string(status.readiness)])
-        }
-        if previous?.speaker != status.speaker {
-            let value = status.speaker.map(records.encode) ?? .properties([:])
-            try? apiObject.setProperty("Speaker", of: interface, to: value)
-            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "SpeakerChanged", arguments: [value])
-        }
-        if previous?.volume != status.volume {
-            try? apiObject.setProperty("Volume", of: interface, to: records.volumeProperty(status.volume))
-        }
-        if previous?.playback != status.playback {
-            let value = records.encode(status.playback)
-            try? apiObject.setProperty("Playback", of: interface, to: value)
-            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "PlaybackChanged", arguments: [value])
-        }
+        await features.bus.publish(status)
         return status
-    }
-
-    func notify(_ messages: [NotifyMessage]) {
-        guard let notifier else { return }
-        do { try notifier.send(messages) } catch { logger.warning("\(error.description)") }
     }
 }

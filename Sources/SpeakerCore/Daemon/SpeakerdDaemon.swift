@@ -37,7 +37,6 @@ public actor SpeakerdDaemon {
     public nonisolated let configuration: DaemonConfiguration
     let dependencies: DaemonDependencies
     let logger: Logger
-    let notifier: SystemdNotifier?
     public nonisolated let gate: ReadinessGate<DaemonReadiness>
     let clock: ErasedClock
     /// Every speaker operation (connect, disconnect, discovery…) runs here: one at a time per
@@ -45,13 +44,11 @@ public actor SpeakerdDaemon {
     nonisolated let operations: AsyncOperationQueue
     public nonisolated let link: SpeakerLink
 
-    var connection: DBusConnection?
     /// Plays songs; nil when this daemon has no playback engine.
     let playback: (any DaemonPlayback)?
     /// The features (state file, sleep, audio path, the speaker's care), each owning its state
     /// and reporting here through one inbox (`receive`).
     let features: DaemonFeatures
-    var apiObject: DBusObject?
     var bluez: (any BlueZClient)?
     var adapter: Adapter?
 
@@ -76,20 +73,12 @@ public actor SpeakerdDaemon {
     var lastRun = (number: 0, startedAfter: Duration.zero, reason: String?.none)
     /// The start-up run in progress, so the bus step can switch it to "launched by request".
     var startupRun: (sequencer: StartupSequencer, operations: [String: StartupOperation.Body], knownSpeakers: Bool)?
-    var eventTask: Task<Void, Never>?
-    var playbackWatcher: Task<Void, Never>?
     /// Start-up run again after the compatibility gate reopened (see `reopenGate`).
     var rerun: Task<Void, Never>?
-    /// Follows our own bus connection (see `+Bus`).
-    var busWatcher: Task<Void, Never>?
-    /// Resolved with the bus when our connection to it is lost (not when we close it).
-    nonisolated let lostBus = OneShotSignal<BusSelection, Never>()
-    var readySent = false
     /// Counts the user's connects, disconnects and forgets: a `connect` that waited (for
     /// start-up to reach the adapter) gives way to a later choice, and so do start-up's own
     /// choices (the known speakers, auto-pick): once the user has spoken, start-up stops choosing.
     var userChoices = 0
-    var lastPublished: StatusReport?
     /// The last "not ready to play" reason logged (a repeated condition is logged once).
     var readinessLog = ReadinessLogMemory()
 
@@ -97,7 +86,6 @@ public actor SpeakerdDaemon {
                 notifier: SystemdNotifier?, logger: Logger) {
         self.configuration = configuration
         self.dependencies = dependencies
-        self.notifier = notifier
         self.logger = logger
         self.clock = ErasedClock(dependencies.clock)
         self.gate = ReadinessGate(initial: .started, clock: dependencies.clock, logger: logger)
@@ -117,6 +105,7 @@ public actor SpeakerdDaemon {
         self.playback = playback
         let clock = dependencies.clock, audio = dependencies.audio
         features = DaemonFeatures(
+            bus: { BusFeature(notifier: notifier, inbox: $0, logger: logger) },
             stateFile: { StateFileFeature(directory: configuration.stateDirectory, inbox: $0, clock: clock, logger: logger) },
             sleep: { SleepFeature(operations: operations, inbox: $0, logger: logger) },
             audioPath: { inbox in playback.map { AudioPathFeature(backend: audio, playback: $0, inbox: inbox) } },
@@ -166,13 +155,11 @@ public actor SpeakerdDaemon {
     public func shutdown() async {
         guard lifecycle != .stopped else { return }
         lifecycle = .stopping
-        notify([.stopping, .status(phase.statusLine)])
+        features.bus.notify([.stopping, .status(phase.statusLine)])
         // Every follower task is cancelled and dropped, so nothing started for this daemon
         // outlives it (each holds the daemon only weakly, but its stream and buffers are ours).
-        for task in [eventTask, playbackWatcher, busWatcher, rerun] {
-            task?.cancel()
-        }
-        (eventTask, playbackWatcher, busWatcher, rerun) = (nil, nil, nil, nil)
+        rerun?.cancel()
+        rerun = nil
         // The features wind down in the reverse of their order (see `DaemonFeatures`): the
         // speaker's care and the audio path stop their timers and followers, the sleep lock is
         // released, the state file's retry stops.
@@ -189,19 +176,19 @@ public actor SpeakerdDaemon {
         // The daemon made the BlueZ client, so it ends it: its signal pump and RSSI coalescer
         // would otherwise wait on their streams (and keep the client) for ever.
         await bluez?.shutDown()
-        if let connection {
-            connection.unexport(at: SpeakerdBus.path)
-            _ = try? await connection.releaseName(SpeakerdBus.name)
-            connection.close()
-        }
-        apiObject = nil
+        // The bus last: the API answers (and says "stopping") until everything else has stopped.
+        await features.bus.close()
         lifecycle = .stopped
     }
 
     /// Why the daemon cannot serve at all (its bus could not be reached), if so: then it should
     /// exit and let systemd restart it, rather than run without an API.
     public var fatalProblem: String? {
-        guard dependencies.connectBus != nil, connection == nil,
+        get async { await fatalProblemNow() }
+    }
+
+    private func fatalProblemNow() async -> String? {
+        guard dependencies.connectBus != nil, await features.bus.connection == nil,
               let entry = lastTimeline?.entry(StartupScenarios.Step.bus), entry.outcome != .ok else { return nil }
         return "cannot serve the API: \(entry.outcome)"
     }

@@ -5,12 +5,18 @@ import Synchronization
 /// The daemon's features, each a `Service` that owns its state and reports into the reducer
 /// through one ``FeatureInbox``, run as one `ServiceGroup` in dependency order.
 ///
-/// The group's order is the start and stop order: the state file first (the others write to
-/// it), then sleep and the lock, the audio path, the speaker's care (which reads the state file
-/// and the path's routes) and scanning (which ranks by the known speakers). Winding down runs it in reverse, each feature stopping its own
-/// timers and followers, so no hand-written list of tasks to cancel exists anywhere.
+/// The group's order is the start and stop order: the bus first (everything is published
+/// there; its connection is closed only after the group, by the daemon's last step), the state
+/// file (the others write to it), the BlueZ watch and the player's changes, sleep and the lock,
+/// the audio path, the speaker's care (which reads the state file and the path's routes) and
+/// scanning (which ranks by the known speakers). Winding down runs it in reverse, each feature
+/// stopping its own timers and followers, so no hand-written list of tasks to cancel exists.
 final class DaemonFeatures: Sendable {
     let inbox = FeatureInbox()
+    let bus: BusFeature
+    /// BlueZ's events, and the player's changes.
+    let bluezEvents: EventFollower
+    let playbackChanges: EventFollower
     let stateFile: StateFileFeature
     let sleep: SleepFeature
     /// Nil when the daemon has no playback: there is no path to follow then.
@@ -20,18 +26,22 @@ final class DaemonFeatures: Sendable {
     private let group: ServiceGroup
     private let running = Mutex<Task<Void, Never>?>(nil)
 
-    init(stateFile: (FeatureInbox) -> StateFileFeature,
+    init(bus: (FeatureInbox) -> BusFeature,
+         stateFile: (FeatureInbox) -> StateFileFeature,
          sleep: (FeatureInbox) -> SleepFeature,
          audioPath: (FeatureInbox) -> AudioPathFeature?,
          speakerCare: (FeatureInbox, StateFileFeature) -> SpeakerCareFeature,
          scan: (StateFileFeature) -> ScanFeature,
          logger: Logger) {
+        self.bus = bus(inbox)
+        bluezEvents = EventFollower(inbox: inbox)
+        playbackChanges = EventFollower(inbox: inbox)
         self.stateFile = stateFile(inbox)
         self.sleep = sleep(inbox)
         self.audioPath = audioPath(inbox)
         self.speakerCare = speakerCare(inbox, self.stateFile)
         self.scan = scan(self.stateFile)
-        let services: [any Service] = [self.stateFile, self.sleep] + [self.audioPath].compactMap { $0 }
+        let services: [any Service] = [self.bus, self.stateFile, bluezEvents, playbackChanges, self.sleep] + [self.audioPath].compactMap { $0 }
             + [self.speakerCare, self.scan]
         group = ServiceGroup(configuration: .init(services: services, logger: logger))
     }

@@ -1,4 +1,6 @@
 import AudioPath
+import BlueZ
+import PlaybackService
 import Synchronization
 
 /// What a feature tells the daemon's reducer. Each case is an observation; the reducer decides
@@ -12,6 +14,12 @@ enum FeatureReport: Sendable {
     case statusChanged
     /// logind's `PrepareForSleep`: the machine is going to sleep (true) or woke up.
     case systemSleep(starting: Bool)
+    /// Our bus connection dropped without us closing it.
+    case busLost
+    /// An event from BlueZ (the BlueZ watch).
+    case bluez(BlueZEvent)
+    /// What the player says it is doing now (a song ended by itself, the queue started the next).
+    case playback(PlaybackSnapshot)
 }
 
 /// The one channel every feature reports through.

@@ -1,0 +1,113 @@
+import AsyncSignals
+import Configuration
+import DBus
+import Logging
+import ServiceLifecycle
+import SpeakerdAPI
+import Systemd
+
+/// The bus speakerd serves its API on, and what it publishes: the API object's properties and
+/// signals on the bus, `STATUS=`, `READY=1` and `STOPPING=1` to systemd.
+///
+/// Publishing sends only what changed since the last status published. Our own connection
+/// going away is the one fault speakerd does not ride out in-process: when the bus daemon exits
+/// or restarts, the connection is gone for good (libdbus does not reconnect, and our name,
+/// match rules and exported API went with it). The loss is reported; the reducer decides
+/// whether it still matters (not while winding down) and resolves `lost`, and
+/// `SpeakerdService` then winds the daemon down and exits non-zero so systemd's
+/// `Restart=on-failure` brings speakerd back on the new bus. bluetoothd leaving is different:
+/// our connection is fine, so the daemon waits for it in place.
+actor BusFeature: Service {
+    /// The connection, once start-up's bus step has made it.
+    private(set) var connection: DBusConnection?
+    private var apiObject: DBusObject?
+    private var watch: Task<Void, Never>?
+    private var lastPublished: StatusReport?
+    private var readySent = false
+    /// Resolved with the bus when our connection to it is lost (not when we close it).
+    nonisolated let lost = OneShotSignal<BusSelection, Never>()
+    private nonisolated let notifier: SystemdNotifier?
+    private let inbox: FeatureInbox
+    private let logger: Logger
+
+    init(notifier: SystemdNotifier?, inbox: FeatureInbox, logger: Logger) {
+        self.notifier = notifier
+        self.inbox = inbox
+        self.logger = logger
+    }
+
+    /// Stops watching at the end; the connection itself is closed last of all (`close`), once
+    /// everything that talks over it has stopped.
+    func run() async throws {
+        try? await gracefulShutdown()
+        watch?.cancel()
+        watch = nil
+    }
+
+    /// Serves `object` on `connection` from now on, and follows the connection until it ends.
+    func serve(_ object: DBusObject, on connection: DBusConnection) {
+        self.connection = connection
+        apiObject = object
+        watch?.cancel()
+        let inbox = inbox
+        watch = Task {
+            // Waiting holds the connection; `close` closes it (or the end cancels this task) first.
+            guard await connection.waitUntilEnded() == .lost else { return }
+            await inbox.send(.busLost)
+        }
+    }
+
+    /// Unexports the API, gives up our name and closes the connection (the daemon's last step).
+    func close() async {
+        watch?.cancel()
+        watch = nil
+        if let connection {
+            connection.unexport(at: SpeakerdBus.path)
+            _ = try? await connection.releaseName(SpeakerdBus.name)
+            connection.close()
+        }
+        apiObject = nil
+    }
+
+    /// READY=1 once the API answers: requests can be made from then on (they wait in the gate).
+    func sendReadyOnce(status: String) {
+        guard !readySent else { return }
+        readySent = true
+        notify([.ready, .status(status)])
+    }
+
+    /// Tells systemd and the bus what changed since the last status published.
+    func publish(_ status: StatusReport) {
+        let previous = lastPublished
+        lastPublished = status
+        if previous?.message != status.message { notify([.status(status.message)]) }
+        guard let apiObject, let connection else { return }
+        let records = SpeakerdDBusRecords.self
+        let interface = SpeakerdBus.interface
+        try? apiObject.setProperty("Status", of: interface, to: .string(status.message))
+        if previous?.readiness != status.readiness {
+            try? apiObject.setProperty("Readiness", of: interface, to: .string(status.readiness))
+            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "ReadinessChanged",
+                                       arguments: [.string(status.readiness)])
+        }
+        if previous?.speaker != status.speaker {
+            let value = status.speaker.map(records.encode) ?? .properties([:])
+            try? apiObject.setProperty("Speaker", of: interface, to: value)
+            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "SpeakerChanged", arguments: [value])
+        }
+        if previous?.volume != status.volume {
+            try? apiObject.setProperty("Volume", of: interface, to: records.volumeProperty(status.volume))
+        }
+        if previous?.playback != status.playback {
+            let value = records.encode(status.playback)
+            try? apiObject.setProperty("Playback", of: interface, to: value)
+            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "PlaybackChanged", arguments: [value])
+        }
+    }
+
+    /// Sends `messages` to systemd (when started by it); a failure is a warning, never fatal.
+    nonisolated func notify(_ messages: [NotifyMessage]) {
+        guard let notifier else { return }
+        do { try notifier.send(messages) } catch { logger.warning("\(error.description)") }
+    }
+}
