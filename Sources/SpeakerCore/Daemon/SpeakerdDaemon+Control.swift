@@ -14,15 +14,10 @@ extension SpeakerdDaemon: SpeakerdControl {
     public func status() async throws(SpeakerdError) -> StatusReport { await currentStatus() }
 
     public func startup() async throws(SpeakerdError) -> StartupReport {
-        guard let lastTimeline else {
+        let outputChoice = await features.audioPath?.notes.automaticChoice?.description
+        guard let report = startupRecord.report(outputChoice: outputChoice) else {
             throw .rejected(name: SpeakerdBus.ErrorName.notReady, message: "start-up is still running; ask again in a moment")
         }
-        var report = StartupReport(lastTimeline)
-        report.outputChoice = await features.audioPath?.notes.automaticChoice?.description
-        report.run = lastRun.number
-        report.startedAfterMs = lastRun.startedAfter.milliseconds
-        report.reason = lastRun.reason
-        if lastRun.number > 1, let bootTimeline { report.bootRun = StartupReport(bootTimeline) }
         return report
     }
 

@@ -10,27 +10,6 @@ import PlaybackService
 
 /// Following the speaker link and the audio path to it, and remembering connected speakers.
 extension SpeakerdDaemon {
-    /// The reducer's one entry for the features' reports (see ``FeatureInbox``).
-    func receive(_ report: FeatureReport) async {
-        switch report {
-        case .audioPath(let state, let subscription):
-            // A late report of a follow since replaced says nothing of the path followed now.
-            guard subscription == audioPathFollowed else { return }
-            await update { $0.audioPath = state }
-            await observeSpeaker()
-        case .statusChanged:
-            await publish()
-        case .systemSleep(let starting):
-            await systemSleep(starting: starting)
-        case .busLost:
-            busWasLost()
-        case .bluez(let event):
-            await handle(event)
-        case .playback(let snapshot):
-            await playbackChanged(snapshot)
-        }
-    }
-
     /// The link's owner reports a change: readiness follows it, whoever asked for what.
     func linkChanged(_ snapshot: LinkSnapshot) async {
         let previous = inputs.link
@@ -49,10 +28,7 @@ extension SpeakerdDaemon {
         // The input and the link count change before anything here suspends, so a newer report
         // handled meanwhile is never overwritten by this one, and what runs meanwhile (the
         // audio path's report arming the profile timer) already counts this link.
-        if cameUp {
-            linkUps += 1
-            await features.speakerCare.linkCameUp(linkUps)
-        }
+        if cameUp { linkUps += 1 }
         await update { $0.link = snapshot }
         if let audioPath = features.audioPath, await audioPath.target.map(Followed.init) != target.map(Followed.init) {
             await followAudioPath(to: target, waitForFirst: false)
@@ -66,14 +42,6 @@ extension SpeakerdDaemon {
             await features.speakerCare.remembered(target.address, isNew: isNew, onLink: link)
             await publish()
         }
-    }
-
-    /// Tells the speaker's care what is observed now (its profile timer and volume restore
-    /// follow from it).
-    func observeSpeaker() async {
-        guard !isWindingDown else { return }
-        await features.speakerCare.observe(.init(target: inputs.link.target, connected: inputs.link.connected,
-                                                 audioPath: inputs.audioPath, link: linkUps))
     }
 
     /// Starts following the audio path to `target` (replacing any earlier follow). With

@@ -38,9 +38,7 @@ extension SpeakerdDaemon {
             logger.critical("start-up graph \(scenario.name) is invalid: \(error)")
             return
         }
-        if bootTimeline == nil { bootTimeline = timeline }
-        lastTimeline = timeline
-        lastRun = (lastRun.number + 1, started, reason)
+        startupRecord.ended(timeline, startedAfter: started, reason: reason)
         await followLogind()
         logger.info("start-up (\(timeline.scenario)) took \(Int(timeline.totalMs)) ms; critical path: \(timeline.criticalPath.joined(separator: " → "))")
         if case .blocked = lifecycle { return }  // the compatibility gate closed; events reopen it

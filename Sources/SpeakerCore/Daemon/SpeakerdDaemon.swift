@@ -11,16 +11,21 @@ import SpeakerdAPI
 import Systemd
 import Configuration
 
-/// speakerd's facade: runs start-up, serves `SpeakerdControl`, and keeps readiness derived.
+/// speakerd's reducer: runs start-up, serves `SpeakerdControl`, and keeps readiness derived.
 ///
-/// The parts each own one piece of the world and report changes here:
-/// - ``SpeakerLink``: the target speaker and its link (`+Link`);
-/// - the audio path (the configured ``AudioBackend``; the player gets each ready route) and the soundfont;
-/// - BlueZ's adapter and bluetoothd (`+Events`), the bus (`+Bus`).
+/// It owns its lifecycle, what it observes (``ReadinessInputs``: the bus, bluetoothd and the
+/// adapter, the speaker's link, its audio path, the soundfont), the verdict computed from them
+/// and ``update(_:)``, which moves the readiness gate to the verdict's level (up or down),
+/// tells the player and publishes the status. Nothing else sets a readiness level, so no event
+/// order can leave a level that no later event lifts.
 ///
-/// Each report updates ``ReadinessInputs``; ``update(_:)`` recomputes the verdict, moves the
-/// readiness gate to its level (up or down), and publishes the status (`+Status`). Nothing
-/// else sets a readiness level, so no event order can leave a level that no later event lifts.
+/// Everything else has an owner of its own that reports here:
+/// - ``SpeakerLink``: the target speaker and its link, reconnects (`linkChanged`);
+/// - the features (``DaemonFeatures``, one `ServiceGroup`), through one ``FeatureInbox``
+///   (`receive`): the bus and what is published on it, the state file, the BlueZ watch and the
+///   player's changes, sleep and the lock, the audio path (the player gets each ready route
+///   from it), the speaker's care (profile nudge, volume) and scanning;
+/// - the start-up sequencer, whose steps are this actor's methods (`+Startup`).
 public actor SpeakerdDaemon {
     enum Lifecycle: Equatable {
         case idle
@@ -66,11 +71,8 @@ public actor SpeakerdDaemon {
     /// What the player last said it is doing (its change stream, or the answer to a request).
     var playbackSnapshot = PlaybackSnapshot.idle
 
-    var lastTimeline: StartupTimeline?
-    /// The boot's start-up, kept once a later run replaces `lastTimeline` (bluetoothd came back),
-    /// so `startup` shows both; and the later run's number, start and reason.
-    var bootTimeline: StartupTimeline?
-    var lastRun = (number: 0, startedAfter: Duration.zero, reason: String?.none)
+    /// What start-up has done so far (the last run, the boot's, their numbers), for `startup`.
+    var startupRecord = StartupRecord()
     /// The start-up run in progress, so the bus step can switch it to "launched by request".
     var startupRun: (sequencer: StartupSequencer, operations: [String: StartupOperation.Body], knownSpeakers: Bool)?
     /// Start-up run again after the compatibility gate reopened (see `reopenGate`).
@@ -189,7 +191,7 @@ public actor SpeakerdDaemon {
 
     private func fatalProblemNow() async -> String? {
         guard dependencies.connectBus != nil, await features.bus.connection == nil,
-              let entry = lastTimeline?.entry(StartupScenarios.Step.bus), entry.outcome != .ok else { return nil }
+              let entry = startupRecord.last?.entry(StartupScenarios.Step.bus), entry.outcome != .ok else { return nil }
         return "cannot serve the API: \(entry.outcome)"
     }
 
@@ -197,7 +199,7 @@ public actor SpeakerdDaemon {
     public func heartbeat() {}
 
     /// The last start-up's timeline, if one ran.
-    public var startupTimeline: StartupTimeline? { lastTimeline }
+    public var startupTimeline: StartupTimeline? { startupRecord.last }
 
     /// The reconnect policy's state for the current speaker (for tests and diagnostics).
     public var reconnectState: ReconnectPolicy<ErasedClock>.State? {

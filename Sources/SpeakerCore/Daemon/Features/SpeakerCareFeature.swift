@@ -41,7 +41,7 @@ actor SpeakerCareFeature: Service {
     /// was asked (a status note).
     private var profileAskedOnLink: Int?
     private(set) var profileNudge: Task<Void, Never>?
-    private(set) var profileNote: String?
+    private var profileNote: (link: Int, text: String)?
     /// The connected speaker's volume as last set, restored or read; the speakers first connected
     /// by this daemon (they get `first_volume`); the link whose connection is recorded in the
     /// state file, the link whose volume was restored already, and the restore under way.
@@ -92,10 +92,11 @@ actor SpeakerCareFeature: Service {
     /// The BlueZ client to ask for profiles with, once the daemon has one.
     func use(_ bluez: any BlueZClient) { self.bluez = bluez }
 
-    /// A new link came up (`link` counts it): what was said of the last one no longer holds.
-    func linkCameUp(_ link: Int) {
-        observed.link = link
-        profileNote = nil
+    /// What was asked for the speaker's profile on link `link`, for status: what was said of an
+    /// earlier link no longer holds.
+    func profileNote(onLink link: Int) -> String? {
+        guard let profileNote, profileNote.link == link else { return nil }
+        return profileNote.text
     }
 
     /// What the reducer observes now: arms or disarms the profile timer, and restores the volume
@@ -161,7 +162,7 @@ actor SpeakerCareFeature: Service {
         case .cancelled: "asked; cancelled"
         }
         guard link == observed.link else { return }
-        profileNote = "\(target.name) had no audio device \(seconds) s after connecting: \(result) for its A2DP audio profile once"
+        profileNote = (link, "\(target.name) had no audio device \(seconds) s after connecting: \(result) for its A2DP audio profile once")
         await inbox.send(.statusChanged)
     }
 

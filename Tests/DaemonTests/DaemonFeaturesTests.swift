@@ -1,0 +1,123 @@
+import AudioPath
+@testable import BlueZ
+import Clocks
+import Foundation
+import Logging
+@testable import Daemon
+import Synchronization
+import TestSupport
+import Testing
+
+/// The daemon's features own their timers and followers and report through one inbox; the
+/// daemon winding down winds them down, so nothing they started outlives it.
+@Suite("The daemon's features: one inbox in, wound down with the daemon")
+struct DaemonFeaturesTests {
+    /// Every report the inbox hands on, in order.
+    final class Reports: Sendable {
+        let seen = Mutex<[String]>([])
+        func record(_ report: FeatureReport) {
+            let name = switch report {
+            case .audioPath: "audioPath"
+            case .statusChanged: "statusChanged"
+            case .systemSleep: "systemSleep"
+            case .busLost: "busLost"
+            case .bluez: "bluez"
+            case .playback: "playback"
+            }
+            seen.withLock { $0.append(name) }
+        }
+        var statusChanges: Int { seen.withLock { $0.filter { $0 == "statusChanged" }.count } }
+    }
+
+    @Test("a state directory that cannot be written: the problem is reported once, the write retried until it works, and reported again once it does")
+    func stateWriteRetried() async throws {
+        let root = TemporaryDirectory()
+        // A file where the state directory should be: no write can succeed, even as root.
+        root.write("not a directory", to: "state")
+        let clock = TestClock<Duration>()
+        let reports = Reports()
+        let inbox = FeatureInbox()
+        inbox.connect { reports.record($0) }
+        let feature = StateFileFeature(directory: root.path + "/state", inbox: inbox, clock: clock, logger: Logger(label: "test.state"))
+        _ = await feature.store.load(now: Date())
+        let speaker = try BluetoothAddress("11:22:33:AA:BB:CC")
+
+        let isNew = await feature.recordConnection(to: speaker, name: "JBL Flip 5", at: Date())
+        #expect(isNew)
+        let problem = try #require(await feature.problem)
+        #expect(problem.hasPrefix("speakers will not be remembered: "))
+        #expect(reports.statusChanges == 1)
+
+        // Retries while it is still a file change nothing that status shows, and say nothing more.
+        for _ in 0..<30 {
+            await clock.advance(by: .seconds(1))
+            for _ in 0..<10 { await Task.yield() }
+        }
+        #expect(await feature.problem != nil)
+        #expect(reports.statusChanges == 1)
+
+        // The directory is made: a retry writes the speaker, and the problem is gone from status.
+        try FileManager.default.removeItem(atPath: root.path + "/state")
+        try FileManager.default.createDirectory(atPath: root.path + "/state", withIntermediateDirectories: false)
+        _ = try await clock.advance(by: .seconds(1), atMost: .seconds(70), until: "a retry writes the state file") {
+            await feature.problem == nil
+        }
+        #expect(FileManager.default.fileExists(atPath: root.path + "/state/state.json"))
+        #expect(reports.statusChanges == 2)
+        #expect(await feature.knownSpeakers.map(\.address) == [speaker])
+    }
+
+    @Test("a stopped state file retries nothing: a write that failed while winding down is not tried again")
+    func stoppedStateFileRetriesNothing() async throws {
+        let root = TemporaryDirectory()
+        root.write("not a directory", to: "state")
+        let clock = TestClock<Duration>()
+        let feature = StateFileFeature(directory: root.path + "/state", inbox: FeatureInbox(), clock: clock,
+                                       logger: Logger(label: "test.state"))
+        _ = await feature.store.load(now: Date())
+        _ = await feature.recordConnection(to: try BluetoothAddress("11:22:33:AA:BB:CC"), name: "JBL Flip 5", at: Date())
+        await feature.stop()
+        try FileManager.default.removeItem(atPath: root.path + "/state")
+        try FileManager.default.createDirectory(atPath: root.path + "/state", withIntermediateDirectories: false)
+        await clock.advance(by: .seconds(120))
+        for _ in 0..<50 { await Task.yield() }
+        #expect(!FileManager.default.fileExists(atPath: root.path + "/state/state.json"), "a stopped feature wrote")
+    }
+
+    @Test("reports sent before the daemon connects the inbox go nowhere; once connected, send returns after the reducer took the report in")
+    func inboxHandsOnInOrder() async {
+        let inbox = FeatureInbox()
+        let reports = Reports()
+        await inbox.send(.statusChanged)
+        inbox.connect { report in
+            await Task.yield()
+            reports.record(report)
+        }
+        await inbox.send(.busLost)
+        #expect(reports.seen.withLock { $0 } == ["busLost"], "send returned before the reducer took the report in")
+        await inbox.send(.statusChanged)
+        #expect(reports.seen.withLock { $0 } == ["busLost", "statusChanged"])
+    }
+
+    @Test("winding down stops the speaker's care: a profile timer armed before shutdown never asks BlueZ after it")
+    func shutdownStopsTheProfileTimer() async throws {
+        let clock = TestClock<Duration>()
+        let playback = ProfileNudgeTests.SteerablePlayback()
+        let state = TemporaryDirectory()
+        let (daemon, bluez, speaker) = try ProfileNudgeTests.daemon(knowing: DaemonWorld.flip, playback: playback,
+                                                                    clock: clock, state: state)
+        let startup = Task { await daemon.start() }
+        _ = try await clock.advance(atMost: .seconds(30), until: "connected, waiting for its audio device") {
+            await daemon.link.snapshot.connected
+        }
+        try await eventually("the grace timer is armed") { await daemon.profileNudge != nil }
+
+        await daemon.shutdown()
+        #expect(await daemon.profileNudge == nil, "the timer outlived the daemon")
+        await clock.advance(by: .seconds(60))
+        for _ in 0..<50 { await Task.yield() }
+        #expect(await !bluez.calls.contains(.connectProfile(speaker, BlueZUUID.a2dpSink)), "asked BlueZ after shutdown")
+        #expect(daemon.lostBus.result == nil, "winding down is not a lost bus")
+        startup.cancel()
+    }
+}
