@@ -13,7 +13,7 @@ import ServiceLifecycle
 /// each follow is a new subscription, so the reducer can tell a late report of a replaced
 /// follower from the current one. Beside the state, the feature keeps what `status` shows
 /// with it: the `auto` choice and the warnings of the last report.
-actor AudioPathFeature: Service {
+actor AudioPathFeature: DaemonFeature {
     /// The speaker whose path is followed, and whether a follower runs.
     private(set) var target: LinkSnapshot.Target?
     private var follower: Task<Void, Never>?
@@ -30,11 +30,6 @@ actor AudioPathFeature: Service {
         self.backend = backend
         self.playback = playback
         self.inbox = inbox
-    }
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        stop()
     }
 
     func stop() {

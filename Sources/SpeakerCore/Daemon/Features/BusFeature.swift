@@ -17,7 +17,7 @@ import Systemd
 /// `SpeakerdService` then winds the daemon down and exits non-zero so systemd's
 /// `Restart=on-failure` brings speakerd back on the new bus. bluetoothd leaving is different:
 /// our connection is fine, so the daemon waits for it in place.
-actor BusFeature: Service {
+actor BusFeature: DaemonFeature {
     /// The connection, once start-up's bus step has made it.
     private(set) var connection: DBusConnection?
     private var apiObject: DBusObject?
@@ -38,8 +38,7 @@ actor BusFeature: Service {
 
     /// Stops watching at the end; the connection itself is closed last of all (`close`), once
     /// everything that talks over it has stopped.
-    func run() async throws {
-        try? await gracefulShutdown()
+    func stop() {
         watch?.cancel()
         watch = nil
     }

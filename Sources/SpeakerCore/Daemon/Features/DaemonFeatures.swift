@@ -2,6 +2,19 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
+/// A feature of the daemon: an actor that runs as a `Service` until the daemon winds down, then
+/// stops its own timers and followers (`stop`), so nothing it started outlives the daemon.
+protocol DaemonFeature: Service, Actor {
+    func stop() async
+}
+
+extension DaemonFeature {
+    func run() async throws {
+        try? await gracefulShutdown()
+        await stop()
+    }
+}
+
 /// The daemon's features, each a `Service` that owns its state and reports into the reducer
 /// through one ``FeatureInbox``, run as one `ServiceGroup` in dependency order.
 ///

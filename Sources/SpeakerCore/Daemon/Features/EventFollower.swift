@@ -3,7 +3,7 @@ import ServiceLifecycle
 /// A feature that follows one stream of events and reports each into the reducer: BlueZ's
 /// events (the BlueZ watch), the player's changes. One stream at a time, followed from the
 /// first `follow` until the daemon winds down.
-actor EventFollower: Service {
+actor EventFollower: DaemonFeature {
     private var follower: Task<Void, Never>?
     private var stopped = false
     private let inbox: FeatureInbox
@@ -12,8 +12,7 @@ actor EventFollower: Service {
         self.inbox = inbox
     }
 
-    func run() async throws {
-        try? await gracefulShutdown()
+    func stop() {
         stopped = true
         follower?.cancel()
         follower = nil

@@ -14,7 +14,7 @@ import SpeakerdAPI
 /// Every scan answers at its own end at the latest, with what BlueZ has heard by then, so
 /// start-up's scan-and-pick is not held by a user's five-minute scan. (A scan asked in the
 /// moment between a discovery's end and its answer joins that answer.)
-actor ScanFeature: Service {
+actor ScanFeature: DaemonFeature {
     /// Where a discovery runs: BlueZ and the adapter's address.
     typealias Place = (bluez: any BlueZClient, adapter: BluetoothAddress)
 
@@ -38,9 +38,7 @@ actor ScanFeature: Service {
     }
 
     /// Scans end with their callers (a request, start-up's step); nothing of its own to stop.
-    func run() async throws {
-        try? await gracefulShutdown()
-    }
+    func stop() {}
 
     /// The candidates of a discovery of `duration` (`scan_seconds` when nil): the one running
     /// now, joined, or a new one at `place` (asked only when one starts).

@@ -14,7 +14,7 @@ import ServiceLifecycle
 /// round trips neither READY=1 nor the way to the speaker's `Connect` needs. Where there is no
 /// logind (containers, the test bus) the inhibitor says `unavailable` and nothing is delivered.
 /// Winding down releases any lock and stops following.
-actor SleepFeature: Service {
+actor SleepFeature: DaemonFeature {
     static let logindName = "org.freedesktop.login1"
 
     private(set) var inhibitor: SleepInhibitor?

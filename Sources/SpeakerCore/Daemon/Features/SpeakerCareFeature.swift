@@ -25,7 +25,7 @@ import SpeakerdAPI
 ///
 /// The reducer tells it what is observed (`observe`), after every change that matters here;
 /// both timers are judged again from the latest observation when they fire.
-actor SpeakerCareFeature: Service {
+actor SpeakerCareFeature: DaemonFeature {
     /// What this feature acts on, as the reducer observes it.
     struct Observation: Sendable {
         var target: LinkSnapshot.Target?
@@ -74,11 +74,6 @@ actor SpeakerCareFeature: Service {
         self.clock = clock
         self.inbox = inbox
         self.logger = logger
-    }
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        stop()
     }
 
     func stop() {

@@ -16,7 +16,7 @@ import ServiceLifecycle
 /// each change of it is reported (`statusChanged`). As a `Service` it runs until the daemon
 /// winds down, when a retry under way stops (a retry sleeping on a test clock nobody moves would
 /// otherwise outlive the daemon).
-actor StateFileFeature: Service {
+actor StateFileFeature: DaemonFeature {
     nonisolated let store: StateStore
     /// Why speakers may not be remembered (the state directory cannot be written), if so.
     private(set) var problem: String?
@@ -31,11 +31,6 @@ actor StateFileFeature: Service {
         self.inbox = inbox
         self.clock = clock
         self.logger = logger
-    }
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        stop()
     }
 
     /// Stops the retry and arms no new one (the daemon winds down, or was let go of).
