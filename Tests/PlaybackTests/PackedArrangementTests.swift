@@ -191,6 +191,34 @@ struct PackedArrangementTests {
         #expect(Self.difference(ArrangedSong(song: arranged), ArrangedSong(song: before)) == nil)
     }
 
+    @Test("whatever an arrangement skips, the n-th event it plays is found, and the stretches it plays are told apart")
+    func tableOfEventsPlayed() {
+        var random = SplitMix64(seed: 25)
+        for round in 0..<200 {
+            let count = Int.random(in: 1...700, using: &random)
+            // Sparse, dense, and everything between: a muted part, a dropped note-off, nothing.
+            let keepOneIn = [1, 2, 3, 10, 64, 1000][round % 6]
+            let played = (0..<count).filter { $0 == 0 || Int.random(in: 0..<keepOneIn, using: &random) != 0 }
+            var bits = [UInt64](repeating: 0, count: (count + 63) / 64)
+            for index in played { bits[index / 64] |= 1 << UInt64(index % 64) }
+            let table = KeptEvents(bits: bits, count: count)
+            for (rank, index) in played.enumerated() where table.index(ofRank: rank) != index {
+                Issue.record("round \(round): event \(rank) played is \(index), the table says \(table.index(ofRank: rank))")
+                break
+            }
+            var stretches: [Range<Int>] = []
+            for index in played {
+                if let last = stretches.last, last.upperBound == index {
+                    stretches[stretches.count - 1] = last.lowerBound..<index + 1
+                } else {
+                    stretches.append(index..<index + 1)
+                }
+            }
+            #expect(KeptEvents.stretches(of: bits, count: count, limit: count) == stretches, "round \(round)")
+            #expect(KeptEvents.stretches(of: bits, count: count, limit: 0).count == min(1, stretches.count), "round \(round)")
+        }
+    }
+
     @Test("a song built from seconds is arranged with a Double an event, the same events as before")
     func songWithoutTicksFallsBack() throws {
         // Events at times no tick gives, out of step with one another.

@@ -171,19 +171,32 @@ extension MIDIEventList {
             return true
         }
 
-        /// Ends the open run of written events, its table of events played shared with an
-        /// earlier run of the same pattern (a loop's passes).
+        /// Ends the open run of written events. Where it skipped some, it becomes one run for
+        /// each unbroken stretch when that takes fewer bytes than a table of the events played (a
+        /// few note-offs dropped at a seam; reading a run costs less than reading a table), or
+        /// one run and its table (a muted part), shared with an earlier run of the same pattern
+        /// (a loop's passes).
         private mutating func closeRun() {
             guard var (run, last, plays) = open.map({ ($0.run, $0.last, $0.plays) }) else { return }
             open = nil
-            if let plays {
-                let table = KeptEvents(bits: plays, count: last - run.first + 1)
-                if let known = kept.firstIndex(of: table) {
-                    run.kept = known
-                } else {
-                    run.kept = kept.count
-                    kept.append(table)
+            guard let plays else { return runs.append(run) }
+            let count = last - run.first + 1
+            let table = KeptEvents(bits: plays, count: count)
+            let limit = table.memoryFootprint / MemoryLayout<ArrangedView.Run>.stride
+            let stretches = KeptEvents.stretches(of: plays, count: count, limit: limit)
+            if stretches.count <= limit {
+                var start = run.start
+                for stretch in stretches {
+                    runs.append(ArrangedView.Run(start: start, first: run.first + stretch.lowerBound, kept: -1, time: run.time))
+                    start += stretch.count
                 }
+                return
+            }
+            if let known = kept.firstIndex(of: table) {
+                run.kept = known
+            } else {
+                run.kept = kept.count
+                kept.append(table)
             }
             runs.append(run)
         }
@@ -275,9 +288,40 @@ struct KeptEvents: Sendable, Equatable {
             let middle = (low + high + 1) / 2
             if Int(ranks[middle]) <= rank { low = middle } else { high = middle - 1 }
         }
+        // Then a byte at a time, then a bit at a time within the byte.
         var word = words[low]
-        for _ in 0..<(rank - Int(ranks[low])) { word &= word - 1 }
-        return low * 64 + word.trailingZeroBitCount
+        var left = rank - Int(ranks[low])
+        var bit = 0
+        while case let inByte = (word & 0xFF).nonzeroBitCount, left >= inByte {
+            left -= inByte
+            word >>= 8
+            bit += 8
+        }
+        for _ in 0..<left { word &= word - 1 }
+        return low * 64 + bit + word.trailingZeroBitCount
+    }
+
+    /// The unbroken stretches of set bits among the first `count` of `bits`, in order; past
+    /// `limit` of them it stops (at `limit + 1`): the caller keeps the table then.
+    static func stretches(of bits: [UInt64], count: Int, limit: Int) -> [Range<Int>] {
+        func isSet(_ index: Int) -> Bool { index / 64 < bits.count && bits[index / 64] & (1 << UInt64(index % 64)) != 0 }
+        var stretches: [Range<Int>] = []
+        var index = 0
+        while index < count, stretches.count <= limit {
+            // Skip whole words of one value, then bit by bit.
+            let wanted = isSet(index)
+            var end = index
+            while end < count, isSet(end) == wanted {
+                if end % 64 == 0, end / 64 < bits.count, bits[end / 64] == (wanted ? .max : 0), end + 64 <= count {
+                    end += 64
+                } else {
+                    end += 1
+                }
+            }
+            if wanted { stretches.append(index..<end) }
+            index = end
+        }
+        return stretches
     }
 
     var memoryFootprint: Int { 64 + words.capacity * MemoryLayout<UInt64>.stride + ranks.capacity * MemoryLayout<UInt32>.stride }
