@@ -345,7 +345,7 @@ let package = Package(
 
         // Benchmarks: run in release builds (`scripts/bench`), figures in docs/BENCHMARKS.md.
         .executableTarget(name: "bench-dbus", dependencies: ["DBus", "CDBus"], path: "Benchmarks/bench-dbus"),
-        .executableTarget(name: "bench-song-memory", dependencies: ["MIDI"], path: "Benchmarks/bench-song-memory"),
+        .executableTarget(name: "bench-song-memory", dependencies: ["MIDI", "Playback"], path: "Benchmarks/bench-song-memory"),
         .executableTarget(name: "bench-readiness", dependencies: ["AsyncSignals", "Readiness", "SpeakerdAPI"], path: "Benchmarks/bench-readiness"),
         .executableTarget(name: "bench-playback", dependencies: ["AsyncSignals", "MIDI", "Playback", "Daemon"], path: "Benchmarks/bench-playback"),
         .executableTarget(name: "bench-startup", dependencies: ["DBus", "Daemon", "Configuration"], path: "Benchmarks/bench-startup",

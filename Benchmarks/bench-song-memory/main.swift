@@ -1,13 +1,17 @@
 import Foundation
 import Glibc
 import MIDI
+import Playback
 
 // bench-song-memory: what a parsed song costs in memory, packed (as speakerd keeps it) beside the
 // unpacked forms it replaced, measured on the heap in one run (docs/BENCHMARKS.md, issue 25).
 //   swift build -c release --product bench-song-memory && .build/release/bench-song-memory [EVENTS] [RUNS]
 //
 // The song is the reliability suite's queue-flood song in small: a format-0 file of note events of
-// 4 bytes each (delta 1, status, key, velocity), with a tempo change halfway.
+// 4 bytes each (delta 1, status, key, velocity), with a tempo change halfway. The arranged rows
+// play it with `--tempo 90% --loop` (its middle half) `--loop-count 3 --count-in 2 --transpose 2`,
+// as a queued song holds it: the written song, which the live controls arrange again from, and
+// the arranged one.
 
 let arguments = CommandLine.arguments
 let eventCount = arguments.count > 1 ? Int(arguments[1]) ?? 1_000_000 : 1_000_000
@@ -20,7 +24,10 @@ var body = tempo(500_000)
 body.reserveCapacity(eventCount * 4 + 64)
 for index in 0..<eventCount {
     let on = index % 2 == 0
-    body += [0x01, on ? 0x90 : 0x80, UInt8(48 + index % 24), on ? 0x64 : 0x00]
+    // Each note released on the key it struck, as the reliability suite's song does (the file's size
+    // and the packed song's are the same either way; an arrangement drops a note-off whose note
+    // was never struck, and releases every note still held at a loop's seam).
+    body += [0x01, on ? 0x90 : 0x80, UInt8(48 + index / 2 % 24), on ? 0x64 : 0x00]
     if index == eventCount / 2 { body += tempo(400_000) }
 }
 body += [0x00, 0xFF, 0x2F, 0x00]
@@ -76,6 +83,9 @@ func clockSeconds() -> Double {
 
 var packedBytes: [Double] = [], unpackedBytes: [Double] = [], schedulerCopyBytes: [Double] = []
 var packedWalk: [Double] = [], unpackedWalk: [Double] = [], parseTimes: [Double] = []
+var arrangedBytes: [Double] = [], arrangedBeforeBytes: [Double] = [], arrangeTimes: [Double] = []
+var arrangedWalk: [Double] = [], arrangedBeforeWalk: [Double] = []
+var arrangedCount = 0
 var checksum = 0.0
 for _ in 0..<runs {
     // The song as the reader returns it now: packed, ticks under the tempo map.
@@ -111,7 +121,38 @@ for _ in 0..<runs {
         if case .noteOn = event.message { checksum += 1 }
     }
     unpackedWalk.append(clockSeconds() - started)
-    withExtendedLifetime((song, unpacked, copy)) {}
+    withExtendedLifetime((unpacked, copy)) {}
+
+    // The arranged song beside the written one: a view of its events (now).
+    let duration = song.durationSeconds
+    let arrangement = SongArrangement(loop: LoopSection(start: .seconds(duration / 4), end: .seconds(duration * 3 / 4)),
+                                      loopPasses: 3, tempo: .percent(90), transpose: 2, countInBars: 2)
+    let arrangeLimits = MIDIReadLimits(maxEvents: 2 * eventCount + 1000, maxDurationSeconds: 1e7)
+    before = heapInUse()
+    started = clockSeconds()
+    let arranged = try arrangement.arrange(song, limits: arrangeLimits)
+    arrangeTimes.append(clockSeconds() - started)
+    arrangedBytes.append(Double(heapInUse() - before))
+    arrangedCount = arranged.events.count
+
+    // The same arranged events with a Double each, as the arrangement laid them before.
+    before = heapInUse()
+    let arrangedBefore = MIDIEventList(arranged.events)
+    arrangedBeforeBytes.append(Double(heapInUse() - before))
+
+    started = clockSeconds()
+    for index in arranged.events.indices {
+        checksum += arranged.events.seconds(at: index)
+        if case .noteOn = arranged.events.message(at: index) { checksum += 1 }
+    }
+    arrangedWalk.append(clockSeconds() - started)
+    started = clockSeconds()
+    for index in arrangedBefore.indices {
+        checksum += arrangedBefore.seconds(at: index)
+        if case .noteOn = arrangedBefore.message(at: index) { checksum += 1 }
+    }
+    arrangedBeforeWalk.append(clockSeconds() - started)
+    withExtendedLifetime((song, arranged, arrangedBefore)) {}
 }
 
 let fileBytes = Double(file.count)
@@ -128,3 +169,19 @@ print("| per-event work | packed | unpacked | ratio |")
 print("| --- | --- | --- | --- |")
 print("| read seconds + message of every event | \(String(format: "%.1f", median(packedWalk) / Double(eventCount) * 1e9)) ns | \(String(format: "%.1f", median(unpackedWalk) / Double(eventCount) * 1e9)) ns | \(String(format: "%.2f", median(packedWalk) / median(unpackedWalk))) |")
 print("| parse the file (packed) | \(String(format: "%.0f", median(parseTimes) * 1000)) ms | | |")
+print("")
+let written = median(packedBytes)
+func mib(_ bytes: Double) -> String { String(format: "%.1f MiB", bytes / 1_048_576) }
+let arrangedEvents = Double(arrangedCount)
+func perArranged(_ bytes: Double) -> String { String(format: "%.2f", bytes / arrangedEvents) }
+print("arranged: --tempo 90% --loop (middle half) --loop-count 3 --count-in 2 --transpose 2: \(arrangedCount) events")
+print("| arranged song | its own bytes per event | its own bytes | with the written song | of its file |")
+print("| --- | --- | --- | --- | --- |")
+print("| none: the song played as written (a parsed song, above) | | | \(mib(written)) | \(ratio(written)) |")
+print("| a view of the written song's events (now) | \(perArranged(median(arrangedBytes))) | \(String(format: "%.0f", median(arrangedBytes))) B | \(mib(written + median(arrangedBytes))) | \(ratio(written + median(arrangedBytes))) |")
+print("| 6 bytes and a Double an event (before) | \(perArranged(median(arrangedBeforeBytes))) | \(mib(median(arrangedBeforeBytes))) | \(mib(written + median(arrangedBeforeBytes))) | \(ratio(written + median(arrangedBeforeBytes))) |")
+print("")
+print("| per arranged event | view | a Double an event | ratio |")
+print("| --- | --- | --- | --- |")
+print("| read seconds + message of every event | \(String(format: "%.1f", median(arrangedWalk) / Double(arrangedCount) * 1e9)) ns | \(String(format: "%.1f", median(arrangedBeforeWalk) / Double(arrangedCount) * 1e9)) ns | \(String(format: "%.2f", median(arrangedWalk) / median(arrangedBeforeWalk))) |")
+print("| arrange the song (lay out the view) | \(String(format: "%.0f", median(arrangeTimes) * 1000)) ms | | |")

@@ -33,6 +33,26 @@ public enum ClientSongs {
         smf(program: 74, notes: [(69, 0, seconds - 0.05)], end: seconds)
     }
 
+    /// The densest a song of 4-byte events gets: a format-0 file of `count` note events, each a
+    /// tick after the last (delta 1, status, key, velocity; a note released on the key it
+    /// struck), with a tempo change halfway, as `bench-song-memory` writes it. What issue 25's
+    /// bound of twice the file is held to.
+    public static func denseNotes(_ count: Int) -> [UInt8] {
+        func tempo(_ microseconds: Int) -> [UInt8] {
+            [0x00, 0xFF, 0x51, 0x03, UInt8(microseconds >> 16), UInt8(microseconds >> 8 & 0xFF), UInt8(microseconds & 0xFF)]
+        }
+        var body = tempo(500_000)
+        body.reserveCapacity(count * 4 + 64)
+        for index in 0..<count {
+            let on = index % 2 == 0
+            body += [0x01, on ? 0x90 : 0x80, UInt8(48 + index / 2 % 24), on ? 0x64 : 0x00]
+            if index == count / 2 { body += tempo(400_000) }
+        }
+        body += [0x00, 0xFF, 0x2F, 0x00]
+        let header: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0]
+        return header + Array("MTrk".utf8) + SMFBytes.bigEndian32(body.count) + body
+    }
+
     /// Writes `bytes` to a new file in `directory` and opens it read-only, as a client would.
     public static func request(_ bytes: [UInt8], named name: String, in directory: URL, queue: Bool = false) throws -> (PlayRequest, OpenedFile) {
         let path = directory.appendingPathComponent("\(UUID().uuidString)-\(name)").path

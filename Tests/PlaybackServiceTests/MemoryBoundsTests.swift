@@ -162,6 +162,31 @@ struct MemoryBoundsTests {
         await harness.player.stop()
     }
 
+    @Test("a song queued with controls (--tempo, a loop played 3 times, a count-in, --transpose) takes at most twice its file, the written song counted once")
+    func arrangedSongWithinTwiceItsFile() async throws {
+        let song = ClientSongs.denseNotes(20_000)
+        // Room for one such song at twice its file, not for two.
+        let settings = PlaybackServiceSettings(queueLimits: PlayQueueLimits(songs: 64, bytes: 2 * song.count + 1))
+        let harness = try await PlayerHarness(initial: .playbackReady, settings: settings)
+        defer { harness.cleanUp() }
+        try await harness.startPlaying(ClientSongs.sustainedA4(seconds: 10), named: "long.mid")
+        let controls = ArrangementText(loop: "5s-12s", loopCount: 3, tempo: "90%", transpose: 2, countIn: 2)
+
+        var (arranged, _) = try harness.request(song, named: "arranged.mid", queue: true)
+        arranged.arrangement = controls
+        #expect(try await harness.player.play(arranged).queued.map(\.file) == ["arranged.mid"])
+
+        var (second, _) = try harness.request(song, named: "again.mid", queue: true)
+        second.arrangement = controls
+        let error = await #expect(throws: PlaybackServiceError.self) { try await harness.player.play(second) }
+        guard case .busy(let file, _)? = error else {
+            Issue.record("expected busy, got \(String(describing: error))")
+            return
+        }
+        #expect(file == "again.mid")
+        await harness.player.stop()
+    }
+
     @Test("the queue holds at most its memory: a song whose parsed form would pass it is busy, naming the limit in MiB")
     func queueMemoryLimit() async throws {
         let song = ClientSongs.sustainedA4(seconds: 2)

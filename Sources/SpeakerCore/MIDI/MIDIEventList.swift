@@ -8,12 +8,17 @@
 /// tempo map, because the reader's seconds are a function of the tick
 /// (`MIDITempoMap.seconds(atTick:)`), computed again here the same way, to the same bits.
 ///
-/// Two clocks:
+/// Three clocks:
 /// - **ticks** (what the reader makes for formats 0 and 1, PPQ or SMPTE, with every tick under
 ///   2^27): each event keeps its tick in 27 bits and the list keeps the song's tempo map;
-/// - **seconds** (a song built from `MIDITimedEvent`s: an arrangement, a test, a format 2 file,
-///   whose tracks have tempo maps of their own, or a file past those bounds): each event's
-///   seconds in a side array (14 bytes an event), so any `Double` comes back exactly as given.
+/// - **arranged** (a song the composer's controls made of a song on the ticks clock: `--from`,
+///   `--loop`, `--tempo`, `--transpose`, `--mute`…): a view of the written song's own events,
+///   sharing their storage, with a few runs saying which of them play when, and the events the
+///   arrangement adds (count-in, chases, releases) beside them (`MIDIEventList+Arranged.swift`);
+/// - **seconds** (a song built from `MIDITimedEvent`s: a test, a format 2 file, whose tracks have
+///   tempo maps of their own, a file past those bounds, or an arrangement of such a song): each
+///   event's seconds in a side array (14 bytes an event), so any `Double` comes back exactly as
+///   given.
 ///
 /// System-exclusive messages live in a side table; the packed event holds their index.
 /// Reading an element never allocates (the scheduler does it on the real-time thread).
@@ -27,11 +32,14 @@ public struct MIDIEventList: RandomAccessCollection, Sendable, ExpressibleByArra
         case ticks(MIDITempoMap)
         /// Seconds are `seconds[index]`.
         case seconds([Double])
+        /// `storage` and `sysEx` are the written song's (ticks layout); the view says which of
+        /// its events play when.
+        case arranged(ArrangedView)
     }
 
     /// Three 16-bit words per event, a 48-bit value low word first (see `Layout`).
-    private var storage: ContiguousArray<UInt16>
-    private var sysEx: [[UInt8]]
+    private(set) var storage: ContiguousArray<UInt16>
+    private(set) var sysEx: [[UInt8]]
     private(set) var clock: Clock
 
     private enum Kind: UInt64 {
@@ -45,7 +53,7 @@ public struct MIDIEventList: RandomAccessCollection, Sendable, ExpressibleByArra
     /// its table index in the 18 bits after the kind.
     /// Seconds clock (any value a hand-built message holds): kind 3, channel 8, two 8-bit data
     /// bytes (a pitch bend's 16 bits, low byte first); a system-exclusive index in 45 bits.
-    private struct Layout {
+    struct Layout {
         var tickBits: Int
         var channelBits: Int
         var dataBits: Int
@@ -102,7 +110,7 @@ public struct MIDIEventList: RandomAccessCollection, Sendable, ExpressibleByArra
     }
 
     private var layout: Layout {
-        if case .ticks = clock { .ticks } else { .seconds }
+        if case .seconds = clock { .seconds } else { .ticks }
     }
 
     public init() {
@@ -169,25 +177,32 @@ public struct MIDIEventList: RandomAccessCollection, Sendable, ExpressibleByArra
         }
     }
 
-    private init(storage: ContiguousArray<UInt16>, sysEx: [[UInt8]], clock: Clock) {
+    init(storage: ContiguousArray<UInt16>, sysEx: [[UInt8]], clock: Clock) {
         self.storage = storage
         self.sysEx = sysEx
         self.clock = clock
     }
 
-    private static func append(_ value: UInt64, to storage: inout ContiguousArray<UInt16>) {
+    static func append(_ value: UInt64, to storage: inout ContiguousArray<UInt16>) {
         storage.append(UInt16(truncatingIfNeeded: value))
         storage.append(UInt16(truncatingIfNeeded: value >> 16))
         storage.append(UInt16(truncatingIfNeeded: value >> 32))
     }
 
     private func value(at index: Int) -> UInt64 {
+        Self.value(at: index, in: storage)
+    }
+
+    static func value(at index: Int, in storage: ContiguousArray<UInt16>) -> UInt64 {
         let base = index * 3
         return UInt64(storage[base]) | UInt64(storage[base + 1]) << 16 | UInt64(storage[base + 2]) << 32
     }
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { storage.count / 3 }
+    public var endIndex: Int {
+        if case .arranged(let view) = clock { return view.count }
+        return storage.count / 3
+    }
 
     public subscript(position: Int) -> MIDITimedEvent {
         MIDITimedEvent(seconds: seconds(at: position), message: message(at: position))
@@ -198,12 +213,14 @@ public struct MIDIEventList: RandomAccessCollection, Sendable, ExpressibleByArra
         switch clock {
         case .ticks(let map): map.seconds(atTick: Layout.ticks.tick(of: value(at: index)))
         case .seconds(let seconds): seconds[index]
+        case .arranged(let view): view.seconds(at: index, written: storage)
         }
     }
 
     /// The message of event `index`, without computing its time.
     public func message(at index: Int) -> MIDIMessage {
-        layout.message(of: value(at: index), sysEx: sysEx)
+        if case .arranged(let view) = clock { return view.message(at: index, written: storage, sysEx: sysEx) }
+        return layout.message(of: value(at: index), sysEx: sysEx)
     }
 
     /// The bytes this list holds on the heap, give or take malloc's rounding (what
@@ -216,8 +233,23 @@ public struct MIDIEventList: RandomAccessCollection, Sendable, ExpressibleByArra
         switch clock {
         case .ticks(let map): bytes += map.memoryFootprint
         case .seconds(let seconds): bytes += arrayHeader + seconds.capacity * MemoryLayout<Double>.stride
+        case .arranged(let view): bytes += view.map.memoryFootprint + view.memoryFootprint
         }
         return bytes
+    }
+
+    /// The bytes this list holds beyond what `other` holds already: all of them, but for an
+    /// arranged view of `other`, which shares its events (and counts only what it adds).
+    func memoryFootprint(besides other: MIDIEventList) -> Int {
+        guard case .arranged(let view) = clock, case .ticks = other.clock, shares(other) else { return memoryFootprint }
+        return view.memoryFootprint
+    }
+
+    /// Whether this list's events are `other`'s own storage, not a copy of it.
+    private func shares(_ other: MIDIEventList) -> Bool {
+        storage.withUnsafeBufferPointer { mine in
+            other.storage.withUnsafeBufferPointer { theirs in mine.baseAddress == theirs.baseAddress && mine.count == theirs.count }
+        }
     }
 }
 

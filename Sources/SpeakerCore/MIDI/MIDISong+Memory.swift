@@ -21,3 +21,13 @@ extension MIDISong {
         return bytes
     }
 }
+
+extension MIDISong {
+    /// The bytes this song holds beyond what `other` holds already: for an arrangement of
+    /// `other` laid out as a view of its events, only what the arrangement adds (the events are
+    /// `other`'s); for any other song, all of `memoryFootprint`. What a queued arranged song
+    /// costs on top of the written song kept beside it.
+    public func memoryFootprint(besides other: MIDISong) -> Int {
+        memoryFootprint - events.memoryFootprint + events.memoryFootprint(besides: other.events)
+    }
+}

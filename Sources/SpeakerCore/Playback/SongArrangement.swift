@@ -149,11 +149,49 @@ public struct SongArrangement: Sendable, Equatable {
         return max(1, loopPasses - finished)
     }
 
+    /// The song laid out: on the written song's ticks when it has them (a view of its events,
+    /// `MIDIEventList.ArrangedBuilder`: a few hundred bytes beside the written song, and a bit
+    /// an event where a part is muted or a note-off dropped), else, or
+    /// when an added event does not fit that packing, with a `Double` of seconds an event. Both
+    /// are laid by `laidOut` in one order with one formula for every time, so they hold the same
+    /// events at the same seconds, to the bit.
     private func lay(_ song: MIDISong, limits: MIDIReadLimits, loopingLive: Bool) throws(SongArrangementError) -> ArrangedSong {
         let layout = try layout(of: song)
-        let (start, stop, section, factor) = (layout.start, layout.stop, layout.section, layout.factor)
         let silenced = try silencedChannels(in: song)
+        if var view = MIDIEventList.ArrangedBuilder(written: song.events, factor: layout.factor, keyShift: keyShift),
+           let laid = try laidOut(song, layout, silenced: silenced, limits: limits, loopingLive: loopingLive, into: &view) {
+            return arranged(song, events: view.list(), laid)
+        }
+        var timed = TimedArrangedEvents(written: song.events, factor: layout.factor)
+        // The seconds clock takes any event: it never refuses one.
+        let laid = try laidOut(song, layout, silenced: silenced, limits: limits, loopingLive: loopingLive, into: &timed)
+        return arranged(song, events: MIDIEventList(timed.events), laid ?? Laid(duration: 0, loopStart: nil))
+    }
 
+    /// What laying out a song gives beside its events.
+    struct Laid {
+        var duration: Double
+        var loopStart: ArrangedSong.LoopStart?
+    }
+
+    private func arranged(_ song: MIDISong, events: MIDIEventList, _ laid: Laid) -> ArrangedSong {
+        let arranged = MIDISong(events: events, durationSeconds: laid.duration, title: song.title,
+                                trackNames: song.trackNames, warnings: song.warnings, bars: nil, trackChannels: song.trackChannels)
+        return ArrangedSong(song: arranged, loopStart: laid.loopStart)
+    }
+
+    /// Lays the arranged song's events into `sink`, in order: the count-in's clicks merged by time
+    /// under the way in (the clicks first on a tie), then each segment (the way in, then the
+    /// loop's passes): the chase of the state at its start, the written events within it (a
+    /// note-off whose note began before it dropped), and the releases of what still sounds at its
+    /// end; every message shaped by mute, solo and transpose. Nil when the sink refuses an event.
+    ///
+    /// A written event plays at `(written + its seconds - segment start) / factor` and an added one
+    /// at `written / factor`, `written` being the song seconds laid down before it (count-in
+    /// included): the times the arrangement always gave, computed the same way.
+    private func laidOut(_ song: MIDISong, _ layout: Layout, silenced: Set<UInt8>, limits: MIDIReadLimits, loopingLive: Bool,
+                         into sink: inout some ArrangedEventSink) throws(SongArrangementError) -> Laid? {
+        let (start, stop, section, factor) = (layout.start, layout.stop, layout.section, layout.factor)
         let countIn = layout.countIn
         var written = countIn.seconds  // song seconds laid down so far (before the tempo change)
         var segments = [(start, stop)]
@@ -162,47 +200,68 @@ public struct SongArrangement: Sendable, Equatable {
         } else if let section, loopPasses > 1 {
             segments += Array(repeating: section, count: loopPasses - 1)
         }
-        // Each segment's events apart, so that the live loop's pass is known by where it begins.
-        var laid: [[MIDITimedEvent]] = []
+        let clicks = countIn.events.map { MIDITimedEvent(seconds: $0.seconds / factor, message: $0.message) }
+        var nextClick = 0
+        /// The clicks due by `seconds` (all that are left for nil), before an event of the way in there.
+        func addClicks(upTo seconds: Double?) -> Bool {
+            while nextClick < clicks.count, seconds.map({ !($0 < clicks[nextClick].seconds) }) ?? true {
+                guard sink.appendAdded(clicks[nextClick].message, seconds: clicks[nextClick].seconds) else { return false }
+                nextClick += 1
+            }
+            return true
+        }
+        // Events laid so far, counted before mute or transpose drop any: what `maxEvents` bounds.
         var count = countIn.events.count
         var passStart = 0.0
+        var wayIn = 0
         for (index, segment) in segments.enumerated() {
-            var output: [MIDITimedEvent] = []
+            var laidHere = 0
             if index == 1 { passStart = written }
-            for message in Self.chase(song, before: segment.0, resetFirst: index > 0) { output.append(MIDITimedEvent(seconds: written, message: message)) }
+            /// An event the arrangement adds at `written` (as it is now).
+            func add(_ message: MIDIMessage) -> Bool {
+                laidHere += 1
+                guard let message = shaped(message, silenced: silenced) else { return true }
+                let seconds = written / factor
+                return (index > 0 || addClicks(upTo: seconds)) && sink.appendAdded(message, seconds: seconds)
+            }
+            for message in Self.chase(song, before: segment.0, resetFirst: index > 0) {
+                guard add(message) else { return nil }
+            }
             var held = HeldNotes()
             if index == 0, restrikesHeldNotes {
                 for note in Self.notesSounding(in: song, at: segment.0) {
                     guard let message = held.admit(note) else { continue }
-                    output.append(MIDITimedEvent(seconds: written, message: message))
+                    guard add(message) else { return nil }
                 }
             }
-            for event in song.events where event.seconds >= segment.0 && event.seconds < segment.1 {
-                guard let message = held.admit(event.message) else { continue }
-                output.append(MIDITimedEvent(seconds: written + event.seconds - segment.0, message: message))
-                guard count + output.count <= limits.maxEvents else { throw .tooManyEvents(limit: limits.maxEvents) }
+            for event in song.events.indices {
+                let seconds = song.events.seconds(at: event)
+                guard seconds >= segment.0 && seconds < segment.1,
+                      let message = held.admit(song.events.message(at: event)) else { continue }
+                laidHere += 1
+                guard count + laidHere <= limits.maxEvents else { throw .tooManyEvents(limit: limits.maxEvents) }
+                guard let message = shaped(message, silenced: silenced) else { continue }
+                if index == 0, nextClick < clicks.count, !addClicks(upTo: (written + seconds - segment.0) / factor) { return nil }
+                sink.appendWritten(event, message: message, offset: written, origin: segment.0)
             }
             written += segment.1 - segment.0
             // Whatever still sounds at the seam ends there.
-            for message in held.releases() { output.append(MIDITimedEvent(seconds: written, message: message)) }
-            count += output.count
-            laid.append(output.compactMap { event -> MIDITimedEvent? in
-                guard let message = self.shaped(event.message, silenced: silenced) else { return nil }
-                return MIDITimedEvent(seconds: event.seconds / factor, message: message)
-            })
+            for message in held.releases() {
+                guard add(message) else { return nil }
+            }
+            count += laidHere
+            if index == 0 {
+                guard addClicks(upTo: nil) else { return nil }
+                wayIn = sink.count
+            }
         }
-        let clicks = countIn.events.map { MIDITimedEvent(seconds: $0.seconds / factor, message: $0.message) }
         let duration = written / factor
         guard duration <= limits.maxDurationSeconds else {
             throw .tooLong(seconds: duration, limit: limits.maxDurationSeconds)
         }
-        let wayIn = MIDITimelineMerge.merge([clicks, laid[0]])
-        let events = laid.count > 1 ? wayIn + laid.dropFirst().joined() : wayIn
-        let arranged = MIDISong(events: events, durationSeconds: duration, title: song.title,
-                                trackNames: song.trackNames, warnings: song.warnings, bars: nil, trackChannels: song.trackChannels)
         let loopStart = loopingLive && section != nil
-            ? ArrangedSong.LoopStart(eventIndex: wayIn.count, seconds: passStart / factor) : nil
-        return ArrangedSong(song: arranged, loopStart: loopStart)
+            ? ArrangedSong.LoopStart(eventIndex: wayIn, seconds: passStart / factor) : nil
+        return Laid(duration: duration, loopStart: loopStart)
     }
 
     // MARK: - The controls
@@ -279,10 +338,11 @@ public struct SongArrangement: Sendable, Equatable {
 
     /// A key moved by `transpose`; percussion stays; a key pushed off the keyboard is dropped.
     func transposed(_ key: UInt8, on channel: UInt8) -> UInt8? {
-        guard channel != Self.percussionChannel, transpose != 0 else { return key }
-        let moved = Int(key) + transpose
-        return (0...127).contains(moved) ? UInt8(moved) : nil
+        keyShift.key(key, on: channel)
     }
+
+    /// `transpose` as the MIDI layer applies it (a packed arranged song moves its notes on read).
+    var keyShift: MIDIKeyShift { MIDIKeyShift(semitones: transpose, sparedChannel: Self.percussionChannel) }
 
     /// The count-in's clicks (in song seconds from 0) and its length: `countInBars` bars of the
     /// meter at `start`, a beat the length of the song's beat there. The first beat of each bar is

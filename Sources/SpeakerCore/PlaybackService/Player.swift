@@ -34,8 +34,9 @@ public actor Player: DaemonPlayback {
         /// The song as it plays: arranged by the composer's controls at `play`, if any.
         let song: MIDISong
         let file: String
-        /// What the parsed song takes in memory (`MIDISong.memoryFootprint`, both forms when it
-        /// is arranged), for the queue's limit.
+        /// What the parsed song takes in memory (`MIDISong.memoryFootprint`; when it is arranged,
+        /// the written song and what the arrangement adds to it: an arrangement of a song read
+        /// from a file shares its events), for the queue's limit.
         let memory: Int
         /// The song as written, which the live controls arrange again from where it is.
         let written: MIDISong
@@ -253,7 +254,8 @@ public actor Player: DaemonPlayback {
                      loopStart: ArrangedSong.LoopStart? = nil) async throws(PlaybackServiceError) -> PlaybackSnapshot {
         if case .shutDown = state { throw .shuttingDown }
         watchSpeakerIfNeeded()
-        let memory = song.memoryFootprint + (arrangement.isIdentity ? 0 : (written?.memoryFootprint ?? 0))
+        let memory = arrangement.isIdentity ? song.memoryFootprint
+            : (written.map { $0.memoryFootprint + song.memoryFootprint(besides: $0) } ?? song.memoryFootprint)
         if wantsQueue, currentTicket != nil, let reason = queueRefusal(for: file, memory: memory) {
             throw .busy(file: file, reason: reason)
         }
