@@ -69,6 +69,23 @@ struct StateStoreTests {
         #expect(await StateStore(directory: directory.path).load() == .loaded(speakerCount: 1))
     }
 
+    @Test("a state directory that is a file: the outcome says the state is unusable and was not moved aside, never that it was")
+    func stateDirectoryIsAFile() async throws {
+        let root = TemporaryDirectory()
+        root.write("not a directory", to: "state")
+        let store = StateStore(directory: root.path + "/state")
+        let outcome = await store.load(now: monday)
+        guard case .unusable(let reason, let notMoved) = outcome else {
+            Issue.record("expected unusable and not moved, got \(outcome)")
+            return
+        }
+        #expect(reason.contains("Not a directory") || reason.contains("not a directory"), "\(reason)")
+        #expect(notMoved == "Not a directory")
+        #expect(!outcome.description.contains("moved to"), "\(outcome)")
+        #expect(root.entries() == ["state"], "nothing may be made beside it")
+        #expect(await store.knownSpeakers.isEmpty)
+    }
+
     @Test("a bad address inside valid JSON is corruption too, and two set-asides do not collide")
     func badAddressAndTwoSetAsides() async {
         let directory = TemporaryDirectory()

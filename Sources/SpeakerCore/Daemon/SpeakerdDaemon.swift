@@ -51,8 +51,9 @@ public actor SpeakerdDaemon {
 
     /// Plays songs; nil when this daemon has no playback engine.
     let playback: (any DaemonPlayback)?
-    /// The features (state file, sleep, audio path, the speaker's care), each owning its state
-    /// and reporting here through one inbox (`receive`).
+    /// The features (the bus and publishing, the state file, the BlueZ watch, the player's
+    /// changes, sleep, the audio path, the speaker's care, scanning), each owning its state and
+    /// reporting here through one inbox (`receive`, in `+Features`).
     let features: DaemonFeatures
     var bluez: (any BlueZClient)?
     var adapter: Adapter?
@@ -61,7 +62,7 @@ public actor SpeakerdDaemon {
     var inputs: ReadinessInputs
     var verdict: ReadinessInputs.Verdict
     /// The audio path's follow whose reports count: numbered here, so a late report of a follow
-    /// since replaced is told apart (`+Link`).
+    /// since replaced is told apart (`followAudioPath` in `+Link`, `receive`).
     var audioPathFollowed = 0
     /// The speaker's links so far (counted as each comes up), and the target the link last came
     /// up for with `userChoices` then: the same target up again with no new choice between is

@@ -23,6 +23,9 @@ public actor StateStore {
         case loaded(speakerCount: Int)
         /// The file could not be used; it was moved to `movedTo` and the store starts empty.
         case setAside(reason: String, movedTo: String)
+        /// The file could not be used, nor moved aside (`notMoved` says why: its directory is not
+        /// one, say); the store starts empty and the next save replaces the file if it can.
+        case unusable(reason: String, notMoved: String)
 
         /// For the start-up log line ("state: 1 known speaker"). Written out rather than left to
         /// the default, which prints an enum's payload through reflection: that pulls the Mirror
@@ -32,6 +35,8 @@ public actor StateStore {
             case .firstRun: "no state file yet (first run)"
             case .loaded(let count): count == 1 ? "1 known speaker" : "\(count) known speakers"
             case let .setAside(reason, movedTo): "unusable (\(reason)); moved to \(movedTo), starting as on a first run"
+            case let .unusable(reason, notMoved):
+                "unusable (\(reason)) and not moved aside (\(notMoved)); starting as on a first run"
             }
         }
     }
@@ -75,11 +80,18 @@ public actor StateStore {
             file = decoded
             outcome = .loaded(speakerCount: file.speakers.count)
         } catch {
-            let aside = setAside(now: now)
             let reason = String(describing: error)
-            logger.error("state file \(path) set aside as \(aside): \(reason); starting as on a first run")
             state = .loaded(.empty)
-            return .setAside(reason: reason, movedTo: aside)
+            switch setAside(now: now) {
+            case .success(let aside):
+                logger.error("state file \(path) set aside as \(aside): \(reason); starting as on a first run")
+                return .setAside(reason: reason, movedTo: aside)
+            case .failure(let notMoved):
+                // Said as it is: a log claiming the file was moved sent people looking for a copy
+                // that was never made.
+                logger.error("state file \(path) is unusable (\(reason)) and could not be moved aside (\(notMoved.why)); starting as on a first run")
+                return .unusable(reason: reason, notMoved: notMoved.why)
+            }
         }
         state = .loaded(file)
         return outcome
@@ -158,7 +170,10 @@ public actor StateStore {
     /// Whether the known speakers in memory are not yet on disk (a write failed).
     public var hasUnsavedChanges: Bool { unsaved }
 
-    private func setAside(now: Date) -> String {
+    /// Why a file could not be moved aside.
+    private struct NotMoved: Error { let why: String }
+
+    private func setAside(now: Date) -> Result<String, NotMoved> {
         let stamp = Self.timestamp(now)
         var target = "\(path).corrupt-\(stamp)"
         var suffix = 1
@@ -166,10 +181,8 @@ public actor StateStore {
             suffix += 1
             target = "\(path).corrupt-\(stamp)-\(suffix)"
         }
-        if rename(path, target) != 0 {
-            logger.error("cannot move \(path) aside: \(String(cString: strerror(errno)))")
-        }
-        return target
+        guard rename(path, target) == 0 else { return .failure(NotMoved(why: String(cString: strerror(errno)))) }
+        return .success(target)
     }
 
     /// `20261121T145303Z`: ISO 8601 in UTC without separators, so it sorts and fits a file name.
