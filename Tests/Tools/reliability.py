@@ -761,6 +761,11 @@ def fuzz(seconds):
     started = time.monotonic()
     run = subprocess.run([os.path.join(ROOT, "scripts", "fuzz-midi", "run"), str(seconds)], capture_output=True, text=True)
     runs = [line for line in run.stderr.splitlines() if line.startswith("Done ")]
+    if run.returncode == 3:
+        # The target did not build (scripts/fuzz-midi/run says why): not a crash, and not a pass.
+        failure = next((line for line in run.stderr.splitlines() if line.startswith("fuzz-midi:")), "the fuzz target did not build")
+        report("libFuzzer over the MIDI reader", failure, False, f"scripts/fuzz-midi/run {seconds}")
+        return
     report("libFuzzer over the MIDI reader", f"{seconds} s: {'no crash' if run.returncode == 0 else 'CRASH (see .build/fuzz-midi)'}"
            f"{'; ' + runs[-1] if runs else ''} ({time.monotonic() - started:.0f} s with the build)", run.returncode == 0,
            f"scripts/fuzz-midi/run {seconds}")
