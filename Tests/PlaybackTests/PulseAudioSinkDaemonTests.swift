@@ -33,7 +33,9 @@ struct PulseAudioSinkDaemonTests {
             #expect(waiting.audioPath == nil)
             builtIn = try await server.record(to: directory.appendingPathComponent("default.raw").path)
 
-            let request = try PulseAudioDaemonTests.request(ClientSongs.sustainedA4(seconds: 3), named: "a4.mid", in: directory)
+            // Six seconds: the latency must be seen while the song plays, and under AddressSanitizer
+            // on a busy machine a 3 s song once ended before the status had shown it (CI).
+            let request = try PulseAudioDaemonTests.request(ClientSongs.sustainedA4(seconds: 6), named: "a4.mid", in: directory)
             let play = Task { try await client.play(request) }
             defer { play.cancel() }
             try await PulseAudioDaemonTests.eventually("the play request waits") {
