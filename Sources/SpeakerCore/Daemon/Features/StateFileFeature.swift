@@ -67,10 +67,6 @@ actor StateFileFeature: DaemonFeature {
         }
     }
 
-    func forget(_ address: BluetoothAddress) async throws(StateStoreError) -> Bool {
-        try await store.forget(address)
-    }
-
     private func written() async {
         guard problem != nil else { return }
         logger.notice("state directory writable again: known speakers are saved")
