@@ -60,6 +60,13 @@ public struct MockBlueALSA: Sendable {
                                arguments: [.string("org.bluealsa.PCM1"), .string("Volume"), .variant(value)])
     }
 
+    /// Sets any `org.bluealsa.PCM1` property of a PCM, as BlueALSA would change it (`Delay` when
+    /// the speaker reports its delay), in any shape.
+    public func setProperty(_ name: String, of pcm: DBusObjectPath, to value: DBusValue) async throws {
+        _ = try await bus.call(destination: "org.bluealsa", path: pcm, interface: "org.freedesktop.DBus.Properties", method: "Set",
+                               arguments: [.string("org.bluealsa.PCM1"), .string(name), .variant(value)])
+    }
+
     /// Ends the mock process (BlueALSA exiting) and waits until it has.
     public func terminateMock() async {
         // SIGKILL: gone at once, whatever the mock would do on SIGTERM (it was first chosen

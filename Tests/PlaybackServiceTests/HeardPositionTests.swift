@@ -1,4 +1,4 @@
-import AudioPath
+@testable import AudioPath
 import BlueZ
 import Clocks
 import Foundation
@@ -74,6 +74,69 @@ struct HeardPositionTests {
         let expected = rendered + 64 / Double(rate) - 0.25
         #expect(abs((await player.snapshot().positionSeconds ?? 0) - expected) < 0.001)
         await player.stop()
+    }
+
+    @Test("""
+        on BlueALSA the latency is the ALSA driver's buffer and the PCM's Delay behind it (the codec and the link), \
+        read again while the song plays, and the heard position is behind by both
+        """)
+    func blueALSADelayCounts() async throws {
+        let clock = TestClock(), pathClock = TestClock()
+        let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
+        let rate = try await Fixtures.soundFont().sampleRate
+        let mock = try await MockBlueALSA.start()
+        let pcm = try await mock.addSpeakerPCM("11:22:33:AA:BB:CC")  // Delay 150: 15 ms
+        // FluidSynth's ALSA driver reports its buffer: 16 periods of 64 frames.
+        let device = HandDrivenDevice(pullsOnOpen: 1, latencyFrames: 1024)
+        let audioPath = BlueALSAAudioPath(source: BlueALSADBusPCMSource(connection: mock.bus), clock: pathClock)
+        let speaker = try BluetoothAddress("11:22:33:AA:BB:CC")
+        let soundFont = try await Fixtures.soundFont()
+        let player = Player(gate: gate, components: .sessions(
+            output: { _ in BlueALSAOutput(address: speaker, audioPath: audioPath) { _ in device.output(clock: clock) } },
+            clock: clock, soundFont: { soundFont }))
+        await player.routeChanged(to: TargetSpeaker(address: speaker, name: "JBL Flip 5"), route: nil)
+        _ = try await player.play(song, named: "tune.mid")
+        try await pull(device, seconds: 1.5)
+
+        let buffer = 1024 / Double(rate)
+        // Each look moves the song's clock to its next progress report; the device keeps pulling
+        // meanwhile, as a real one does, so its watchdog never sees a stall however long the bus takes.
+        func latency() async -> Double? {
+            device.pull(times: 1)
+            await clock.advance(by: PlaybackSession.defaultProgressInterval)
+            return await player.snapshot().latencySeconds
+        }
+        try await TestSupport.eventually("the latency is the buffer (\(buffer) s) and BlueALSA's 15 ms") {
+            await latency().map { abs($0 - (buffer + 0.015)) < 0.0001 } ?? false
+        }
+        let status = await player.snapshot()
+        let position = try #require(status.positionSeconds)
+        let rendered = try #require(device.source).positionSeconds
+        #expect(abs(position - (rendered - buffer - 0.015)) < 0.001, "heard \(position) s, rendered \(rendered) s")
+
+        // The speaker's delay report raises BlueALSA's Delay: the next read takes it up.
+        try await mock.setProperty("Delay", of: pcm, to: .uint16(2000))
+        try await TestSupport.eventually("the latency is the buffer and the 200 ms BlueALSA says now") {
+            await pathClock.advance(by: BlueALSAOutput.delayInterval)
+            return await latency().map { abs($0 - (buffer + 0.2)) < 0.0001 } ?? false
+        }
+        await player.stop()
+        await mock.stop()
+    }
+
+    @Test("BlueALSA's Delay is read in its tenths of a millisecond; a PCM that is gone, or a Delay of another type, reads as unknown")
+    func blueALSADelayIsRead() async throws {
+        let mock = try await MockBlueALSA.start()
+        let pcm = try await mock.addSpeakerPCM("11:22:33:AA:BB:CC")
+        let source = BlueALSADBusPCMSource(connection: mock.bus)
+        #expect(await source.delay(ofPCM: pcm.rawValue) == .milliseconds(15))
+        try await mock.setProperty("Delay", of: pcm, to: .uint16(1234))
+        #expect(await source.delay(ofPCM: pcm.rawValue) == .microseconds(123_400))
+        try await mock.setProperty("Delay", of: pcm, to: .string("soon"))
+        #expect(await source.delay(ofPCM: pcm.rawValue) == nil)
+        #expect(await source.delay(ofPCM: "/org/bluealsa/hci0/dev_00_00_00_00_00_01/a2dpsrc/sink") == nil)
+        #expect(await source.delay(ofPCM: "not a path") == nil)
+        await mock.stop()
     }
 
     @Test("""

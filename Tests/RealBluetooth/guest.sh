@@ -73,6 +73,32 @@ status_says() {
   return 1
 }
 
+# latency_told: while a song plays, `status --json`'s latency is the output's whole delay. On
+# BlueALSA: FluidSynth's ALSA buffer (1024 frames, 21-24 ms) and the PCM's Delay as BlueALSA
+# reports it on D-Bus, so the heard position is behind by both. On PipeWire: the stream's latency.
+latency_told() {
+  local end=$((SECONDS + 15)) json latency pcm delay=0
+  while ((SECONDS < end)); do
+    json=$(cli status --json 2>/dev/null)
+    if [[ $json =~ \"latencyMs\"\ ?:\ ?([0-9]+) ]]; then
+      latency=${BASH_REMATCH[1]}
+      [[ $BACKEND == bluealsa ]] || { echo "latency ${latency} ms"; ((latency > 0)) && return 0; }
+      if [[ $BACKEND == bluealsa && $json =~ (/org/bluealsa/[A-Za-z0-9_/]+) ]]; then
+        pcm=${BASH_REMATCH[1]}
+        delay=$(dbus-send --system --print-reply=literal --dest=org.bluealsa "$pcm" org.freedesktop.DBus.Properties.Get \
+          string:org.bluealsa.PCM1 string:Delay 2>&1 | $BB awk '{print $NF}')
+        [[ $delay =~ ^[0-9]+$ ]] || { echo "BlueALSA's Delay of $pcm: $delay"; return 1; }
+        echo "latency ${latency} ms; BlueALSA's Delay of $pcm: $delay (tenths of a ms)" >>"$LOGS/latency.txt"
+        local buffer=$((latency - delay / 10))
+        ((buffer >= 20 && buffer <= 25)) && return 0
+      fi
+    fi
+    $BB usleep 500000
+  done
+  echo "status's latency (${latency:-none} ms) is not the ALSA buffer and BlueALSA's Delay (${delay} tenths of a ms):"; cli status
+  return 1
+}
+
 remembered() { $BB grep -rqi "$SPEAKER_ADDRESS" /var/lib/speakerd || { echo "no $SPEAKER_ADDRESS in speakerd's state"; return 1; }; }
 scan_finds() { cli scan --json >"$LOGS/scan.json" && $BB grep -qi "$SPEAKER_ADDRESS" "$LOGS/scan.json" || { echo "scan did not list $SPEAKER_ADDRESS:"; cat "$LOGS/scan.json"; return 1; }; }
 pairable() { bluetoothctl pairable on >/dev/null; }
@@ -123,6 +149,7 @@ scenario_off_on_mid_song() {
   local from; from=$(size "$LOGS/speaker.log")
   play_in_background long.mid
   step "the song starts" heard_seconds 2 "$from"
+  step "status tells the output's whole latency" latency_told
   from=$(size "$LOGS/speaker.log")
   step "switch the speaker off" speaker off off
   step "the song pauses" status_says state '"paused"'

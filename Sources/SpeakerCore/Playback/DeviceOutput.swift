@@ -132,9 +132,10 @@ public struct DeviceOutput: AudioOutput {
             settings.set("audio.periods", periods)
             if let server { settings.set("audio.pulseaudio.server", server) }
         }
-        // What the driver keeps queued is what the listener is behind by, as far as speakerd can
-        // tell through FluidSynth (ALSA's own delay, BlueALSA's codec and link included, is not
-        // exposed by its driver): the heard position subtracts it.
+        // What the driver keeps queued is what the listener is behind by, as far as FluidSynth
+        // tells (ALSA's own delay is not exposed by its driver; BlueALSA's output adds its PCM's
+        // `Delay`, the codec and the link, through `reportLinkDelay`): the heard position
+        // subtracts it.
         if let period = settings.int("audio.period-size"), let periods = settings.int("audio.periods") {
             source.reportDeviceLatency(frames: period * periods)
         }

@@ -48,6 +48,13 @@ public final class PlaybackSource: Sendable {
         /// The device's latest word on how long until what it was last given is heard, in
         /// frames; nil until it says (a file or null output never does: nothing waits there).
         var deviceLatency: Int?
+        /// What the link beyond the device adds, in frames (BlueALSA's PCM `Delay`: the codec
+        /// and the Bluetooth transport), which the device's own word does not include; 0 until
+        /// someone reports it.
+        var linkDelay = 0
+        /// How far behind the rendering the listener is: the device's latency and the link's
+        /// delay; nil until the device has said (a file or null output never does).
+        var latency: Int? { deviceLatency.map { $0 + linkDelay } }
         /// Song frames rendered that the device has not played yet: the device's latency while
         /// the song plays, draining as a paused song's device plays the pause's frames. A device
         /// that died keeps it: those frames were never heard.
@@ -216,7 +223,7 @@ public final class PlaybackSource: Sendable {
                 }
                 return peak
             }
-            if let latency = state.deviceLatency { state.unheard = min(latency, state.timeline) }
+            if let latency = state.latency { state.unheard = min(latency, state.timeline) }
             return (produced, produced, state.ended, firstCall)
         }
         if filled < frames {
@@ -265,10 +272,11 @@ public final class PlaybackSource: Sendable {
     /// its device died, what that device never played (a resumed song goes back by it).
     public var unheardSeconds: Double { Double(state.withLock { $0.unheard }) / Double(sampleRate) }
 
-    /// The device's latency as it last reported it; nil for an output with none (a file, null)
-    /// or before the device said.
+    /// The output's latency: the device's as it last reported it, and the link's delay beyond
+    /// it (``reportLinkDelay(_:)``); nil for an output with none (a file, null) or before the
+    /// device said.
     public var outputLatencySeconds: Double? {
-        state.withLock { $0.deviceLatency }.map { Double($0) / Double(sampleRate) }
+        state.withLock { $0.latency }.map { Double($0) / Double(sampleRate) }
     }
 
     /// The device's word on how long until the audio it was last given is heard: its buffer and
@@ -276,7 +284,19 @@ public final class PlaybackSource: Sendable {
     func reportDeviceLatency(frames: Int) {
         state.withLock { state in
             state.deviceLatency = max(0, frames)
-            if !state.paused { state.unheard = min(max(0, frames), state.timeline) }
+            if !state.paused, let latency = state.latency { state.unheard = min(latency, state.timeline) }
+        }
+    }
+
+    /// What the link beyond the device adds before the listener hears a sample: BlueALSA's PCM
+    /// `Delay` (the codec and the Bluetooth transport), which FluidSynth's ALSA driver cannot
+    /// ask for. Counted in the heard position and the latency once the device has reported its
+    /// own; nil when it is no longer known (counted as none). A new output starts with none.
+    package func reportLinkDelay(_ delay: Duration?) {
+        let frames = delay.map { max(0, Int((($0 / .seconds(1)) * Double(sampleRate)).rounded())) } ?? 0
+        state.withLock { state in
+            state.linkDelay = frames
+            if !state.paused, let latency = state.latency { state.unheard = min(latency, state.timeline) }
         }
     }
 
@@ -338,6 +358,7 @@ public final class PlaybackSource: Sendable {
             state.leadIn = preRoll
             // The old device's buffer went with it; the new one reports its own latency.
             state.deviceLatency = nil
+            state.linkDelay = 0
             state.unheard = 0
         }
     }

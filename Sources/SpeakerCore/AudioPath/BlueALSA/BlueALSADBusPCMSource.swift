@@ -63,6 +63,17 @@ public struct BlueALSADBusPCMSource: BlueALSAPCMSource {
         (try? DBusObjectPath(path)).map { BlueALSAPCMVolume(connection: connection, service: service, pcm: $0, callTimeout: callTimeout) }
     }
 
+    /// `Delay` is a `q` in tenths of a millisecond (bluez-alsa's org.bluealsa.PCM1 API, 4.0 on).
+    public func delay(ofPCM path: String) async -> Duration? {
+        guard let pcm = try? DBusObjectPath(path),
+              let reply = try? await connection.call(
+                  destination: service, path: pcm, interface: "org.freedesktop.DBus.Properties", method: "Get",
+                  arguments: [.string(BlueALSAPCM.interface), .string(BlueALSAPCM.Property.delay)], timeout: callTimeout),
+              case let .uint16(tenths)? = reply.first?.unwrappingVariants
+        else { return nil }
+        return .microseconds(Int(tenths) * 100)
+    }
+
     /// Keeps `yield` told of the full PCM set until cancelled or the bus fails.
     private func follow(_ yield: @escaping @Sendable ([BlueALSAPCM]?) -> Void) async throws {
         let rule = { (member: String) in

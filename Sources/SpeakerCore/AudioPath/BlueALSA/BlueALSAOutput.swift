@@ -12,11 +12,23 @@ public struct BlueALSAOutput: AudioOutput {
     public let audioPath: BlueALSAAudioPath
     /// How long `waitUntilReady` waits for the PCM (the gate in front normally makes it instant).
     public let readyTimeout: Duration
+    /// How often the PCM's `Delay` is read again while a song plays: BlueALSA changes it when the
+    /// transport or codec does, and one property read every few seconds costs nothing.
+    static let delayInterval: Duration = .seconds(3)
+    /// The ALSA device the song plays into: FluidSynth's ALSA driver in production, a test's
+    /// hand-driven output otherwise.
+    private let device: @Sendable (String) -> any AudioOutput
 
     public init(address: BluetoothAddress, audioPath: BlueALSAAudioPath, readyTimeout: Duration = .seconds(10)) {
+        self.init(address: address, audioPath: audioPath, readyTimeout: readyTimeout) { DeviceOutput(.alsa(device: $0)) }
+    }
+
+    init(address: BluetoothAddress, audioPath: BlueALSAAudioPath, readyTimeout: Duration = .seconds(10),
+         device: @escaping @Sendable (String) -> any AudioOutput) {
         self.address = address
         self.audioPath = audioPath
         self.readyTimeout = readyTimeout
+        self.device = device
     }
 
     /// `alsa:bluealsa:DEV=…,PROFILE=a2dp`, the device this output opens.
@@ -26,7 +38,19 @@ public struct BlueALSAOutput: AudioOutput {
         _ = try await audioPath.waitUntilReady(for: address, timeout: readyTimeout)
     }
 
+    /// Plays into BlueALSA's ALSA PCM while following the PCM's `Delay` into the song's latency:
+    /// FluidSynth's ALSA driver reports only its own buffer, and the codec and the Bluetooth
+    /// transport behind it are what BlueALSA adds (tens of milliseconds, more with a speaker's
+    /// delay report), so without it the heard position would run ahead of the speaker.
     public func play(_ source: PlaybackSource) async throws {
-        try await DeviceOutput(.alsa(device: audioPath.alsaDevice(for: address))).play(source)
+        let delays = Task { [audioPath, address, readyTimeout, clock = audioPath.clock] in
+            guard let pcm = try? await audioPath.waitUntilReady(for: address, timeout: readyTimeout) else { return }
+            while !Task.isCancelled {
+                source.reportLinkDelay(await audioPath.source.delay(ofPCM: pcm.path))
+                try? await clock.sleep(for: Self.delayInterval)
+            }
+        }
+        defer { delays.cancel() }
+        try await device(audioPath.alsaDevice(for: address)).play(source)
     }
 }

@@ -13,6 +13,8 @@ public struct BlueALSAPCM: Sendable, Equatable, CustomStringConvertible {
         public static let transport = "Transport"
         public static let mode = "Mode"
         public static let running = "Running"
+        /// The PCM's delay in tenths of a millisecond (read while a song plays, not listed).
+        public static let delay = "Delay"
     }
 
     public static let interface = "org.bluealsa.PCM1"

@@ -12,10 +12,15 @@ public protocol BlueALSAPCMSource: Sendable {
     /// The volume of the PCM at `path` (its `Volume` property); nil when this source cannot reach
     /// BlueALSA's properties (a source that only lists PCMs).
     func volume(ofPCM path: String) -> (any SpeakerVolume)?
+    /// The PCM's `Delay` (what the codec and the Bluetooth transport add before the speaker
+    /// plays a sample, as BlueALSA estimates it); nil when it cannot be read: this source cannot
+    /// reach BlueALSA's properties, the PCM is gone, or the reply is not the documented `q`.
+    func delay(ofPCM path: String) async -> Duration?
 }
 
 extension BlueALSAPCMSource {
     public func volume(ofPCM path: String) -> (any SpeakerVolume)? { nil }
+    public func delay(ofPCM path: String) async -> Duration? { nil }
 
     /// A source that cannot tell BlueALSA's absence reports every set as from a running BlueALSA.
     public func serviceStates() -> AsyncThrowingStream<[BlueALSAPCM]?, any Error> {

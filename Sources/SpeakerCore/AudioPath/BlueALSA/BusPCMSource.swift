@@ -34,5 +34,9 @@ public final class BusPCMSource: BlueALSAPCMSource {
         current?.volume(ofPCM: path)
     }
 
+    public func delay(ofPCM path: String) async -> Duration? {
+        await current?.delay(ofPCM: path)
+    }
+
     private static let noBus = BlueALSAError.unavailable(reason: "speakerd has no D-Bus connection yet")
 }
