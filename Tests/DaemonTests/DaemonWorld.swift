@@ -131,12 +131,12 @@ struct DaemonWorld: Sendable {
     /// (start-up deadlines, reconnect backoff, scans, playback pacing); the BlueZ client keeps
     /// real time for its own call timeouts. With `playback`, songs go to a null output.
     func makeDaemon(clock: any Clock<Duration> = ContinuousClock(), notifier: SystemdNotifier? = nil,
-                    playback: Bool = false, _ configure: (inout DaemonConfiguration) -> Void = { _ in }) -> SpeakerdDaemon {
+                    playback: Bool = false, logger: Logger = Logger(label: "test.speakerd"),
+                    _ configure: (inout DaemonConfiguration) -> Void = { _ in }) -> SpeakerdDaemon {
         var configuration = DaemonConfiguration(audioOutput: .null, soundfont: "/usr/share/sounds/sf2/TimGM6mb.sf2",
                                                 scanDuration: .seconds(1), stateDirectory: state.path,
                                                 bus: .address(world.address))
         configure(&configuration)
-        let logger = Logger(label: "test.speakerd")
         let bus = world.bus
         let settings = configuration
         var dependencies = DaemonDependencies(

@@ -1,5 +1,8 @@
 import Clocks
 import Foundation
+import Logging
+import Synchronization
+import Systemd
 import Testing
 import TestSupport
 @testable import Daemon
@@ -45,6 +48,39 @@ struct FirstRunTests {
         let timeline = try #require(await daemon.startupTimeline)
         #expect(timeline.scenario == "first run")
         #expect(timeline.entry(StartupScenarios.Step.scanAndPick)?.outcome == .ok)
+        await daemon.shutdown()
+    }
+
+    @Test("""
+        a first run's auto_pick overtaken by the user's own connect is no error: the user's speaker is connected, \
+        start-up's scan-and-pick step ends without failing, and nothing is logged as an error or a warning
+        """)
+    func userConnectOvertakesAutoPick() async throws {
+        let fake = try await DaemonWorld.start(.speakerd)
+        try await nearbyDevices(fake)
+        // The best candidate is paged and does not answer (switched off since it advertised).
+        try await fake.setConnectBehavior(Self.boom, "hang")
+        let clock = TestClock<Duration>()
+        let lines = Mutex<[String]>([])
+        let logger = Logger(label: "speakerd") { JournalLogHandler(label: $0) { line in lines.withLock { $0.append(line) } } }
+        let daemon = fake.makeDaemon(clock: clock, logger: logger) { $0.autoPick = true }
+        let started = daemon.startInBackground()
+        _ = try await clock.advance(atMost: .seconds(2), until: "auto_pick's Connect to the best candidate is out") {
+            try await fake.calls("Connect", on: Self.boom) == 1
+        }
+
+        // Meanwhile the user picks the other speaker themselves.
+        let picked = try await ExecutableRun.run("composer-cli", ["connect", Self.charge.address, "--bus", fake.world.address])
+        #expect(picked.status == 0, "composer-cli connect failed: \(picked.standardError)")
+        _ = try await clock.advance(atMost: .seconds(30), until: "start-up has ended") { started.isSet }
+
+        let status = try await daemon.status()
+        #expect(status.speaker == .init(address: Self.charge.address, name: "JBL Charge 4", connected: true))
+        let step = await daemon.startupTimeline?.entry(StartupScenarios.Step.scanAndPick)
+        #expect(step?.outcome == .ok, "start-up's scan-and-pick: \(String(describing: step?.outcome))")
+        let complaints = lines.withLock { $0 }.filter { $0.hasPrefix("<3>") || $0.hasPrefix("<4>") }
+        #expect(complaints.isEmpty, "logged as errors or warnings: \(complaints)")
+        #expect(try fake.rememberedAddresses() == [Self.charge.address], "only the user's speaker is remembered")
         await daemon.shutdown()
     }
 

@@ -225,6 +225,9 @@ extension SpeakerdDaemon {
             logger.info("picked \(best.name) (\(best.address)) from the scan, \(found) (auto_pick)")
             await link.choose(best.address, name: best.name, why: .autoPick)
             guard await link.connectUnlessHeld() == .connected else {
+                // The user's own `connect` (or disconnect, or forget) ended the pick's attempt:
+                // their choice stands, and start-up did what it was for.
+                guard choices == userChoices else { return }
                 throw DaemonOperationError.connectFailed(name: best.name)
             }
             return
