@@ -39,6 +39,8 @@ public actor FakeBlueZClient: BlueZClient {
     private var adapterList: [Adapter] = []
     private var deviceList: [Device] = []
     private var behaviours: [BluetoothAddress: Behaviour] = [:]
+    /// Speakers that refuse to pair (see `refusePairing`).
+    private var refusingPairing: Set<BluetoothAddress> = []
     private var blocked: Set<String> = []
     public private(set) var calls: [Call] = []
     private let broadcaster = Broadcaster<BlueZEvent>(bufferingNewest: 1024)
@@ -98,6 +100,13 @@ public actor FakeBlueZClient: BlueZClient {
 
     public func setBehaviour(_ behaviour: Behaviour, for address: BluetoothAddress) {
         behaviours[address] = behaviour
+    }
+
+    /// From now on the speaker refuses to pair, as real bluetoothd shows it: `Pair` brings up the
+    /// link to pair over (`Connected` true, while `Paired` stays false), the speaker refuses the
+    /// keys, `Pair` fails with AuthenticationFailed and the link goes down again.
+    public func refusePairing(_ address: BluetoothAddress, _ refusing: Bool = true) {
+        if refusing { refusingPairing.insert(address) } else { refusingPairing.remove(address) }
     }
 
     /// The speaker ends the link (or goes out of range), with BlueZ's reason.
@@ -196,6 +205,12 @@ public actor FakeBlueZClient: BlueZClient {
         let current = try knownDevice(device)
         if current.paired {
             throw BlueZClientError.bluez(BlueZError(kind: .alreadyExists, message: "Already Paired"), operation: "Pair")
+        }
+        if refusingPairing.contains(device) {
+            updateDevice(device) { $0.connected = true }
+            await Task.yield()
+            dropConnection(device, reason: .authentication)
+            throw BlueZClientError.bluez(BlueZError(kind: .authenticationFailed, message: "Authentication Failed"), operation: "Pair")
         }
         updateDevice(device) { $0.paired = true; $0.bonded = true }
     }

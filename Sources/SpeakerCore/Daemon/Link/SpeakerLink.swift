@@ -258,6 +258,7 @@ public actor SpeakerLink {
         let target = snapshot.target?.address
         switch event {
         case .connected(let address) where address == target:
+            guard await !isPairingLink(address) else { return }
             await linkUp()
         case .connected(let address):
             // Said once, by the daemon: "connected to NAME (ADDRESS), it connected by itself".
@@ -285,6 +286,7 @@ public actor SpeakerLink {
             }
         case .deviceChanged(let device) where device.address == target:
             if device.connected {
+                guard !(device.paired == false && attemptLinkUp?.address == device.address) else { return }
                 await linkUp()
                 await servicesResolved(device)
             } else {
@@ -303,6 +305,15 @@ public actor SpeakerLink {
     }
 
     // MARK: - Internals
+
+    /// Whether a link BlueZ reports up for `address` is only the one our attempt pairs over: to
+    /// pair, bluetoothd brings up a link first (`Connected` true while `Paired` is still false),
+    /// and drops it again if the speaker refuses. The speaker is connected, and remembered, only
+    /// once paired: the attempt says so when its `Pair` and `Connect` succeed.
+    private func isPairingLink(_ address: BluetoothAddress) async -> Bool {
+        guard attemptLinkUp?.address == address, let bluez else { return false }
+        return (try? await bluez.device(address))?.paired == false
+    }
 
     /// The target's link is up. Reported by several paths at once (our `Connect` returning,
     /// BlueZ's signal): whichever comes second waits until the first is delivered, so its
