@@ -33,6 +33,31 @@ struct ServicesResolvedTests {
         #expect(inputs.verdict.level == .playbackReady)
     }
 
+    @Test("""
+        connected with services unresolved, but the speaker's own audio device is there (its BlueALSA PCM): ready, \
+        as real bluetoothd can leave ServicesResolved false on a link that came back at once; another speaker's \
+        device does not count
+        """)
+    func speakersOwnDeviceCounts() throws {
+        var inputs = ReadinessInputs(soundfont: .loaded)
+        inputs.bus = true
+        inputs.bluetooth = .ready
+        inputs.link = LinkSnapshot(target: .init(address: Self.speaker, name: "JBL Flip 5", why: .userPick),
+                                   connected: true, servicesResolved: false)
+        let pcm = "/org/bluealsa/hci0/dev_11_22_33_AA_BB_CC/a2dpsrc/sink"
+        inputs.audioPath = .ready(AudioRoute(by: BlueALSABackend.self, device: pcm, speaker: Self.speaker, description: "BlueALSA PCM \(pcm)"))
+        #expect(inputs.verdict.level == .playbackReady)
+        let other = try BluetoothAddress("11:22:33:AA:BB:DD")
+        inputs.audioPath = .ready(AudioRoute(by: BlueALSABackend.self, device: pcm, speaker: other, description: "BlueALSA PCM \(pcm)"))
+        #expect(inputs.verdict.level == .adapter)
+        #expect(inputs.verdict.waitingFor?.message == "connecting to JBL Flip 5… (its services are being resolved)")
+        inputs.audioPath = .notReady(.noAudioDevice("JBL Flip 5", "BlueALSA has no A2DP playback PCM for it yet"))
+        #expect(inputs.verdict.level == .adapter)
+        inputs.link.connected = false
+        inputs.audioPath = .ready(AudioRoute(by: BlueALSABackend.self, device: pcm, speaker: Self.speaker, description: "BlueALSA PCM \(pcm)"))
+        #expect(inputs.verdict.level == .adapter, "a device left over from a link that is gone proves nothing")
+    }
+
     @Test("after a reconnect, readiness waits until BlueZ has resolved the speaker's services again")
     func reconnectWaitsForServices() async throws {
         let bluez = FakeBlueZClient(

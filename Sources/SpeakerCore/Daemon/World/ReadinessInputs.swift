@@ -70,7 +70,7 @@ public struct ReadinessInputs: Equatable, Sendable {
             level = .started
         } else if bluetooth != .ready {
             level = .bus
-        } else if !link.ready {
+        } else if !linkCarriesAudio {
             level = .adapter
         } else if soundfont == .loaded, case .ready = audioPath {
             level = .playbackReady
@@ -94,8 +94,21 @@ public struct ReadinessInputs: Equatable, Sendable {
         }
     }
 
+    /// The link can carry the speaker's audio: connected, with its services resolved where BlueZ
+    /// says (``LinkSnapshot/ready``), or with the speaker's own audio device already there (its
+    /// BlueALSA PCM, its sink): that exists only once the A2DP transport is up. Real bluetoothd
+    /// 5.66 can leave `ServicesResolved` false for good on a link that dropped and came back at
+    /// once (it resolved the services on the first and does not browse again), while the A2DP
+    /// transport and the speaker's PCM are up: waiting for the property then waited forever.
+    /// A device that is not the speaker's (null, a file, ALSA) proves nothing about the link.
+    var linkCarriesAudio: Bool {
+        if link.ready { return true }
+        guard link.connected, let target = link.target?.address, case .ready(let route) = audioPath else { return false }
+        return route.speaker == target
+    }
+
     private var linkReason: NotReadyReason? {
-        guard !link.ready else { return nil }
+        guard !linkCarriesAudio else { return nil }
         if link.connected, let target = link.target {
             return NotReadyReason(.connecting, "connecting to \(target.name)… (its services are being resolved)",
                                   waitingCanSucceed: true)
