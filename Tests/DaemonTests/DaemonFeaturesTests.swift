@@ -67,6 +67,30 @@ struct DaemonFeaturesTests {
         #expect(await feature.knownSpeakers.map(\.address) == [speaker])
     }
 
+    @Test("a volume remembered while the directory still cannot be written does not clear the problem: nothing was written")
+    func unchangedVolumeIsNoWrite() async throws {
+        let root = TemporaryDirectory()
+        root.write("not a directory", to: "state")
+        let reports = Reports()
+        let inbox = FeatureInbox()
+        inbox.connect { reports.record($0) }
+        let feature = StateFileFeature(directory: root.path + "/state", inbox: inbox, clock: TestClock<Duration>(),
+                                       logger: Logger(label: "test.state"))
+        _ = await feature.store.load(now: Date())
+        let speaker = try BluetoothAddress("11:22:33:AA:BB:CC")
+        _ = await feature.recordConnection(to: speaker, name: "JBL Flip 5", at: Date())
+        #expect(await feature.problem != nil)
+
+        // No volume known yet, then the same volume again: neither writes anything.
+        await feature.rememberVolume(40, of: try BluetoothAddress("11:22:33:AA:BB:DD"))
+        #expect(await feature.problem != nil, "a speaker not known is no write")
+        await feature.rememberVolume(40, of: speaker)
+        await feature.rememberVolume(40, of: speaker)
+        #expect(await feature.problem != nil, "an unchanged volume is no write")
+        #expect(reports.statusChanges == 1)
+        await feature.stop()
+    }
+
     @Test("a stopped state file retries nothing: a write that failed while winding down is not tried again")
     func stoppedStateFileRetriesNothing() async throws {
         let root = TemporaryDirectory()

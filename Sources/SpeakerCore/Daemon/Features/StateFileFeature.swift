@@ -50,7 +50,7 @@ actor StateFileFeature: DaemonFeature {
         let isNew = await !store.knownSpeakers.contains { $0.address == address }
         do {
             try await store.recordConnection(to: address, name: name, at: date)
-            await written()
+            await writtenIfSaved()
         } catch {
             await writeFailed(error)
         }
@@ -61,10 +61,19 @@ actor StateFileFeature: DaemonFeature {
     func rememberVolume(_ percent: Int, of address: BluetoothAddress) async {
         do {
             _ = try await store.rememberVolume(percent, of: address)
-            await written()
+            await writtenIfSaved()
         } catch {
             await writeFailed(error)
         }
+    }
+
+    /// After a call that did not fail: the problem is over only if everything is on disk now. A
+    /// volume that did not change, or a speaker not known yet, writes nothing, and said nothing
+    /// of a directory that still cannot be written ("writable again" was logged, and the
+    /// warning left status, while the speaker connected earlier was still not saved).
+    private func writtenIfSaved() async {
+        guard await !store.hasUnsavedChanges else { return }
+        await written()
     }
 
     private func written() async {
@@ -78,7 +87,9 @@ actor StateFileFeature: DaemonFeature {
 
     private func writeFailed(_ error: StateStoreError) async {
         let problem = "speakers will not be remembered: \(error)"
-        let changed = problem != self.problem
+        // Said when it begins: each failed write names a temporary file of its own, so the words
+        // differ every time while the problem is the same one (status shows the latest).
+        let changed = self.problem == nil
         if changed { logger.error("\(problem)") }
         self.problem = problem
         armRetry()
