@@ -2,6 +2,7 @@ import BlueZ
 import Clocks
 @testable import Daemon
 import Logging
+import Systemd
 import TestSupport
 @testable import Configuration
 
@@ -17,6 +18,18 @@ struct InProcessDaemon {
     let state: TemporaryDirectory
 
     private struct ReadyPlayback: StandInPlayback {}
+
+    /// A daemon on `bluez` that has not started: a null output, a playback side that is always
+    /// ready, nothing remembered but what `state` holds, and its log lines kept in `journal` as
+    /// journald gets them ("<4>…" for a warning): for the scenarios that watch start-up itself.
+    static func unstarted(on bluez: FakeBlueZClient, state: TemporaryDirectory, clock: TestClock<Duration>,
+                          journal: Journal) -> SpeakerdDaemon {
+        let logger = Logger(label: "speakerd") { JournalLogHandler(label: $0) { journal.record($0) } }
+        return SpeakerdDaemon(
+            configuration: DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path),
+            dependencies: DaemonDependencies(clock: clock, connectBus: nil, makeBlueZ: { _ in bluez }, playback: ReadyPlayback()),
+            notifier: nil, logger: logger)
+    }
 
     static func start(on bluez: FakeBlueZClient, remembering known: [DaemonWorld.Speaker] = [DaemonWorld.flip])
         async throws -> InProcessDaemon {

@@ -1,10 +1,7 @@
 import BlueZ
 import Clocks
 @testable import Daemon
-import Logging
 @testable import Readiness
-import Synchronization
-import Systemd
 import TestSupport
 import Testing
 @testable import Configuration
@@ -15,8 +12,6 @@ import Testing
 /// (seen as "connectKnown timed out after 8.0 s" logged after the speaker was back in 1 s).
 @Suite("A speaker that connects by itself while start-up pages it")
 struct InboundDuringStartupConnectTests {
-    private struct ReadyPlayback: StandInPlayback {}
-
     @Test("start-up's connect step ends as soon as the speaker connects by itself, with no timeout and no warning")
     func inboundEndsTheStep() async throws {
         let (speaker, bluez) = try LinkSignalOrderTests.flipPairedOnFakeBlueZ()
@@ -24,12 +19,8 @@ struct InboundDuringStartupConnectTests {
         let state = TemporaryDirectory()
         DaemonWorld.remember([DaemonWorld.flip], in: state)
         let clock = TestClock<Duration>()
-        let lines = Mutex<[String]>([])
-        let logger = Logger(label: "speakerd") { JournalLogHandler(label: $0) { line in lines.withLock { $0.append(line) } } }
-        let daemon = SpeakerdDaemon(
-            configuration: DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path),
-            dependencies: DaemonDependencies(clock: clock, connectBus: nil, makeBlueZ: { _ in bluez }, playback: ReadyPlayback()),
-            notifier: nil, logger: logger)
+        let journal = Journal()
+        let daemon = InProcessDaemon.unstarted(on: bluez, state: state, clock: clock, journal: journal)
         let started = daemon.startInBackground()
         try await eventually("start-up's Connect is out") { await bluez.calls.contains(.connect(speaker)) }
 
@@ -40,7 +31,7 @@ struct InboundDuringStartupConnectTests {
         let step = await daemon.startupTimeline?.entry(StartupScenarios.Step.connectKnown)
         #expect(step?.outcome == .ok, "\(String(describing: step?.outcome))")
         #expect(daemon.gate.isReached(.playbackReady))
-        let warnings = lines.withLock { $0 }.filter { $0.hasPrefix("<4>") || $0.hasPrefix("<3>") || $0.contains("timed out") }
+        let warnings = journal.all.filter { $0.hasPrefix("<4>") || $0.hasPrefix("<3>") || $0.contains("timed out") }
         #expect(warnings.isEmpty, "\(warnings)")
         await daemon.shutdown()
     }

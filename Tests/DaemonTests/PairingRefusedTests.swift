@@ -1,11 +1,8 @@
 import BlueZ
 import Clocks
 @testable import Daemon
-import Logging
 @testable import Readiness
 import SpeakerdAPI
-import Synchronization
-import Systemd
 import TestSupport
 import Testing
 @testable import Configuration
@@ -16,8 +13,6 @@ import Testing
 /// said "connected … as you asked" and remembered a speaker it never paired.
 @Suite("A speaker that refuses to pair")
 struct PairingRefusedTests {
-    private struct ReadyPlayback: StandInPlayback {}
-
     @Test("""
         connect to a speaker that refuses pairing fails saying pairing failed; the link bluetoothd paired over is \
         not taken for the speaker connected, and nothing is remembered. Once it accepts, connect pairs it, \
@@ -31,12 +26,8 @@ struct PairingRefusedTests {
         await bluez.refusePairing(speaker)
         let state = TemporaryDirectory()
         let clock = TestClock<Duration>()
-        let lines = Mutex<[String]>([])
-        let logger = Logger(label: "speakerd") { JournalLogHandler(label: $0) { line in lines.withLock { $0.append(line) } } }
-        let daemon = SpeakerdDaemon(
-            configuration: DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path),
-            dependencies: DaemonDependencies(clock: clock, connectBus: nil, makeBlueZ: { _ in bluez }, playback: ReadyPlayback()),
-            notifier: nil, logger: logger)
+        let journal = Journal()
+        let daemon = InProcessDaemon.unstarted(on: bluez, state: state, clock: clock, journal: journal)
         let started = daemon.startInBackground()
         _ = try await clock.advance(atMost: .seconds(5), until: "first run's scan has ended, waiting for the user") { started.isSet }
 
@@ -49,8 +40,7 @@ struct PairingRefusedTests {
         #expect(status.speaker?.connected != true, "\(String(describing: status.speaker))")
         #expect(!daemon.gate.isReached(.speakerConnected))
         #expect(await daemon.stateStore.knownSpeakers.isEmpty, "a speaker that never paired is remembered")
-        let told = lines.withLock { $0 }
-        #expect(!told.contains { $0.contains("connected to JBL Flip 5") }, "\(told)")
+        #expect(journal.containing("connected to JBL Flip 5").isEmpty, "\(journal.all)")
 
         await bluez.refusePairing(speaker, false)
         let report = try await daemon.connect(speaker)

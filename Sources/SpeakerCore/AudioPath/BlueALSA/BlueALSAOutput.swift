@@ -12,8 +12,9 @@ public struct BlueALSAOutput: AudioOutput {
     public let audioPath: BlueALSAAudioPath
     /// How long `waitUntilReady` waits for the PCM (the gate in front normally makes it instant).
     public let readyTimeout: Duration
-    /// How often the PCM's `Delay` is read again while a song plays: BlueALSA changes it when the
-    /// transport or codec does, and one property read every few seconds costs nothing.
+    /// How often the PCM's `Delay` is read again while a song plays: BlueALSA moves it as its own
+    /// buffer fills (17-36 ms over one song against real bluetoothd) and when the transport or
+    /// codec changes, and one property read every few seconds costs nothing.
     static let delayInterval: Duration = .seconds(3)
     /// The ALSA device the song plays into: FluidSynth's ALSA driver in production, a test's
     /// hand-driven output otherwise.
@@ -46,7 +47,10 @@ public struct BlueALSAOutput: AudioOutput {
         let delays = Task { [audioPath, address, readyTimeout, clock = audioPath.clock] in
             guard let pcm = try? await audioPath.waitUntilReady(for: address, timeout: readyTimeout) else { return }
             while !Task.isCancelled {
-                source.reportLinkDelay(await audioPath.source.delay(ofPCM: pcm.path))
+                let delay = await audioPath.source.delay(ofPCM: pcm.path)
+                // A song's next output reports its own: a read that outlived this one says nothing.
+                guard !Task.isCancelled else { return }
+                source.reportLinkDelay(delay)
                 try? await clock.sleep(for: Self.delayInterval)
             }
         }
