@@ -56,8 +56,7 @@ public struct MockBlueALSA: Sendable {
 
     /// Sets a PCM's `Volume` as BlueALSA would when the speaker's buttons move it, in any shape.
     public func setVolume(of pcm: DBusObjectPath, to value: DBusValue) async throws {
-        _ = try await bus.call(destination: "org.bluealsa", path: pcm, interface: "org.freedesktop.DBus.Properties", method: "Set",
-                               arguments: [.string("org.bluealsa.PCM1"), .string("Volume"), .variant(value)])
+        try await setProperty("Volume", of: pcm, to: value)
     }
 
     /// Sets any `org.bluealsa.PCM1` property of a PCM, as BlueALSA would change it (`Delay` when

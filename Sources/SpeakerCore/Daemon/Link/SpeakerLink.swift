@@ -258,7 +258,8 @@ public actor SpeakerLink {
         let target = snapshot.target?.address
         switch event {
         case .connected(let address) where address == target:
-            guard await !isPairingLink(address) else { return }
+            // BlueZ is asked only while our own attempt for it is under way.
+            if attemptLinkUp?.address == address, isPairingLink(address, paired: (try? await bluez?.device(address))??.paired) { return }
             await linkUp()
         case .connected(let address):
             // Said once, by the daemon: "connected to NAME (ADDRESS), it connected by itself".
@@ -286,7 +287,7 @@ public actor SpeakerLink {
             }
         case .deviceChanged(let device) where device.address == target:
             if device.connected {
-                guard !(device.paired == false && attemptLinkUp?.address == device.address) else { return }
+                guard !isPairingLink(device.address, paired: device.paired) else { return }
                 await linkUp()
                 await servicesResolved(device)
             } else {
@@ -310,9 +311,9 @@ public actor SpeakerLink {
     /// pair, bluetoothd brings up a link first (`Connected` true while `Paired` is still false),
     /// and drops it again if the speaker refuses. The speaker is connected, and remembered, only
     /// once paired: the attempt says so when its `Pair` and `Connect` succeed.
-    private func isPairingLink(_ address: BluetoothAddress) async -> Bool {
-        guard attemptLinkUp?.address == address, let bluez else { return false }
-        return (try? await bluez.device(address))?.paired == false
+    /// `paired` is BlueZ's word on the device (nil: it does not know the device).
+    private func isPairingLink(_ address: BluetoothAddress, paired: Bool?) -> Bool {
+        attemptLinkUp?.address == address && paired == false
     }
 
     /// The target's link is up. Reported by several paths at once (our `Connect` returning,
