@@ -1,6 +1,7 @@
 # speakerd: build, install and package.
 #
-#   make                      release build of speakerd and composer-cli
+#   make                      release build of speakerd and composer-cli, linked as installed
+#                             (scripts/link-shared: one private library both programs load)
 #   make install              installs under PREFIX (default /usr/local), honouring DESTDIR, what
 #                             `make` built (`make && sudo make install`: it does not build as root),
 #                             stripped of symbols and debug info (STRIP=true keeps them)
@@ -18,6 +19,9 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?= -c release
 
 bindir = $(PREFIX)/bin
+# libSpeakerCore.so: what both programs use, the Swift runtime included. Private to the package,
+# found by the programs' RUNPATH ($ORIGIN/../lib/speakerd), so it must stay beside bindir.
+pkglibdir = $(PREFIX)/lib/speakerd
 mandir = $(PREFIX)/share/man
 docdir = $(PREFIX)/share/doc/speakerd
 bashcompdir = $(PREFIX)/share/bash-completion/completions
@@ -54,45 +58,51 @@ INSTALL_DATA = $(INSTALL) -m 0644
 
 all: build
 
-# One build for both products: SwiftPM shares the compiled library between them.
+# One build for both products: SwiftPM shares the compiled library between them. SwiftPM links
+# each program with its own static runtime (what the tests run); scripts/link-shared relinks the
+# same objects as installed: one copy of what both use, runtime included (issue 24 item 9).
 build:
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --product speakerd
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --product composer-cli
+	scripts/link-shared "$(BIN)" "$(IMAGE)"
 
 # Where the build put the programs. Without swift at hand (root's PATH under sudo lacks it),
 # SwiftPM's own link for the configuration SWIFT_BUILD_FLAGS names (-c debug or release).
 HAVE_SWIFT = $(shell command -v $(SWIFT) 2>/dev/null)
 CONFIG = $(if $(filter debug,$(SWIFT_BUILD_FLAGS)),debug,release)
 BIN = $(if $(HAVE_SWIFT),$(shell $(SWIFT) build $(SWIFT_BUILD_FLAGS) --show-bin-path),.build/$(CONFIG))
-HAVE_PROGRAMS = $(and $(wildcard $(BIN)/speakerd),$(wildcard $(BIN)/composer-cli))
+# What `make install` copies: the programs as scripts/link-shared linked them.
+IMAGE = $(BIN)/installed-image
+HAVE_PROGRAMS = $(and $(wildcard $(IMAGE)/bin/speakerd),$(wildcard $(IMAGE)/bin/composer-cli),$(wildcard $(IMAGE)/lib/speakerd/libSpeakerCore.so))
 
 # `make && sudo make install`: install copies what `make` built as the normal user and never
 # builds as root (root's PATH lacks swift, and the build would leave root's files in .build).
 # Only when nothing is built yet and swift is on PATH (a packaging run, CI) does it build first.
 built:
 	$(if $(HAVE_PROGRAMS),,$(if $(HAVE_SWIFT),$(MAKE) --no-print-directory build,$(error \
-	    no $(CONFIG) build of speakerd and composer-cli in $(BIN), and no $(SWIFT) on PATH to build one: \
+	    no $(CONFIG) build of speakerd and composer-cli in $(IMAGE), and no $(SWIFT) on PATH to build one: \
 	    run 'make' first as your normal user, then 'sudo make install')))
 
 # Completions come from the built composer-cli itself (swift-argument-parser writes them), so
 # they always match the commands it has. Regenerated at every install: the unit depends on PREFIX.
 generated: built
 	rm -rf $(GEN) && mkdir -p $(GEN)
-	$(BIN)/composer-cli --generate-completion-script bash | sed '1{/^#!/d}' >$(GEN)/composer-cli.bash
-	$(BIN)/composer-cli --generate-completion-script zsh >$(GEN)/_composer-cli
-	$(BIN)/composer-cli --generate-completion-script fish >$(GEN)/composer-cli.fish
+	$(IMAGE)/bin/composer-cli --generate-completion-script bash | sed '1{/^#!/d}' >$(GEN)/composer-cli.bash
+	$(IMAGE)/bin/composer-cli --generate-completion-script zsh >$(GEN)/_composer-cli
+	$(IMAGE)/bin/composer-cli --generate-completion-script fish >$(GEN)/composer-cli.fish
 	sed -e 's|^ExecStart=/usr/bin/speakerd|ExecStart=$(bindir)/speakerd|' \
 	    -e 's|file:///usr/share/doc/speakerd/|file://$(docdir)/|' \
 	    systemd/speakerd.service >$(GEN)/speakerd.service
 	grep -q '^ExecStart=$(bindir)/speakerd$$' $(GEN)/speakerd.service
 
 install: generated
-	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man8 $(DESTDIR)$(docdir) \
+	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(pkglibdir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man8 $(DESTDIR)$(docdir) \
 	    $(DESTDIR)$(bashcompdir) $(DESTDIR)$(zshcompdir) $(DESTDIR)$(fishcompdir) \
 	    $(DESTDIR)$(unitdir) $(DESTDIR)$(sysusersdir) $(DESTDIR)$(tmpfilesdir) \
 	    $(DESTDIR)$(dbuspolicydir) $(DESTDIR)$(dbusservicedir) $(DESTDIR)$(confdir)
-	$(INSTALL_PROGRAM) $(BIN)/speakerd $(BIN)/composer-cli $(DESTDIR)$(bindir)/
-	$(STRIP) $(STRIP_FLAGS) $(DESTDIR)$(bindir)/speakerd $(DESTDIR)$(bindir)/composer-cli
+	$(INSTALL_PROGRAM) $(IMAGE)/bin/speakerd $(IMAGE)/bin/composer-cli $(DESTDIR)$(bindir)/
+	$(INSTALL_DATA) $(IMAGE)/lib/speakerd/libSpeakerCore.so $(DESTDIR)$(pkglibdir)/libSpeakerCore.so
+	$(STRIP) $(STRIP_FLAGS) $(DESTDIR)$(bindir)/speakerd $(DESTDIR)$(bindir)/composer-cli $(DESTDIR)$(pkglibdir)/libSpeakerCore.so
 	$(INSTALL_DATA) docs/man/composer-cli.1 $(DESTDIR)$(mandir)/man1/composer-cli.1
 	$(INSTALL_DATA) docs/man/speakerd.8 $(DESTDIR)$(mandir)/man8/speakerd.8
 	$(INSTALL_DATA) README.md $(DESTDIR)$(docdir)/README.md
@@ -120,7 +130,7 @@ install: generated
 
 # The config is removed only while it is still the one we shipped.
 uninstall:
-	rm -f $(DESTDIR)$(bindir)/speakerd $(DESTDIR)$(bindir)/composer-cli \
+	rm -f $(DESTDIR)$(bindir)/speakerd $(DESTDIR)$(bindir)/composer-cli $(DESTDIR)$(pkglibdir)/libSpeakerCore.so \
 	    $(DESTDIR)$(mandir)/man1/composer-cli.1 $(DESTDIR)$(mandir)/man8/speakerd.8 \
 	    $(DESTDIR)$(docdir)/README.md \
 	    $(DESTDIR)$(bashcompdir)/composer-cli $(DESTDIR)$(zshcompdir)/_composer-cli \
@@ -129,6 +139,7 @@ uninstall:
 	    $(DESTDIR)$(tmpfilesdir)/speakerd.conf $(DESTDIR)$(dbuspolicydir)/io.speakerd.Daemon.conf \
 	    $(DESTDIR)$(dbusservicedir)/io.speakerd.Daemon.service
 	rm -f $(addprefix $(DESTDIR)$(docdir)/examples/,$(EXAMPLES))
+	-rmdir $(DESTDIR)$(pkglibdir) 2>/dev/null
 	-rmdir $(DESTDIR)$(docdir)/examples 2>/dev/null
 	-rmdir $(DESTDIR)$(docdir) 2>/dev/null
 	if cmp -s systemd/speakerd.conf $(DESTDIR)$(confdir)/speakerd.conf; then \

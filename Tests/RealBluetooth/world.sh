@@ -9,7 +9,7 @@
 
 BB=/bb/busybox   # static busybox from the initramfs: far cheaper to exec than host tools under TCG
 HERE=$REALBT_REPO/Tests/RealBluetooth
-BIN=$REALBT_REPO/.build/release
+BIN=$REALBT_REPO/.build/release/installed-image/bin   # as installed: scripts/link-shared
 CACHE=$REALBT_REPO/.build-realbt
 LOGS=/results/logs   # the current scenario's logs (guest.sh points it at each scenario's folder)
 SPEAKER_CONTROL=/tmp/speaker.ctl
