@@ -42,6 +42,32 @@ struct RenderCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/out").isEmpty)
     }
 
+    @Test("a 100 MiB file is refused by its real size and the limit in MiB, before a byte is read; a FIFO past the limit too")
+    func fileOverTheLimitNamesItsSize() async throws {
+        let directory = TemporaryDirectory()
+        // Sparse: 100 MiB long, nothing on disk.
+        let big = directory.path + "/big.mid"
+        let file = open(big, O_CREAT | O_WRONLY, 0o644)
+        #expect(file >= 0)
+        #expect(ftruncate(file, 100 << 20) == 0)
+        close(file)
+        let run = try await ExecutableRun.run("composer-cli", ["render", big, "-o", directory.path + "/big.wav"])
+        #expect(run.status == 1)
+        #expect(run.standardError == "composer-cli: \(big) is not a playable MIDI file: it is 100.0 MiB, over the 16 MiB limit for one song\n")
+        #expect(directory.entries() == ["big.mid"])
+
+        // A FIFO has no size to name: refused once it goes past the limit.
+        let fifo = directory.path + "/endless.mid"
+        #expect(mkfifo(fifo, 0o644) == 0)
+        // The writer is a process of its own: once composer-cli stops reading, it dies of SIGPIPE.
+        let cli = ExecutableRun.productsDirectory.appendingPathComponent("composer-cli").path
+        let streamed = try await ExecutableRun.run(program: "/bin/sh", ["-c", "head -c 20000000 /dev/zero >\"$1\" & exec \"$0\" render \"$1\" -o \"$2\"",
+                                                                         cli, fifo, directory.path + "/endless.wav"])
+        #expect(streamed.status == 1)
+        #expect(streamed.standardError == "composer-cli: \(fifo) is not a playable MIDI file: it is larger than the 16 MiB limit for one song\n")
+        #expect(!directory.entries().contains("endless.wav"))
+    }
+
     @Test("a write error midway (the file-size limit) removes the partial file and says why")
     func writeErrorRemovesPartial() async throws {
         let directory = TemporaryDirectory()

@@ -52,6 +52,9 @@ extension MIDIFileError {
         case badMetaLength(type: UInt8, length: Int, expected: Int)
         case zeroTempo
         case limitExceeded(MIDIReadLimits.Limit, value: Int, limit: Int)
+        /// A file larger than the reader takes (`MIDIReadLimits.maxFileBytes`): `bytes` is its size
+        /// when it is known (a regular file), nil for a stream that went on past the limit.
+        case fileTooLarge(bytes: Int?, limit: Int)
         /// The file could not be read from disk.
         case unreadable(path: String, reason: String)
 
@@ -93,6 +96,10 @@ extension MIDIFileError {
                 return "tempo of 0 microseconds per quarter note"
             case .limitExceeded(let limit, let value, let max):
                 return "\(limit.noun) \(value) exceeds the limit of \(max)"
+            case .fileTooLarge(let bytes?, let limit):
+                return "it is \(Mebibytes.amount(bytes)), over the \(Mebibytes.limit(limit)) limit for one song"
+            case .fileTooLarge(nil, let limit):
+                return "it is larger than the \(Mebibytes.limit(limit)) limit for one song"
             case .unreadable(let path, let reason):
                 return "cannot read \(path): \(reason)"
             }

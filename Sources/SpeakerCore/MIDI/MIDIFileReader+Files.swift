@@ -4,6 +4,10 @@ import SystemPackage
 /// huge or endless input (a FIFO, /dev/zero) never gets buffered whole.
 extension MIDIFileReader {
     /// Reads the file at `path`, refusing to load more than `limits.maxFileBytes`.
+    ///
+    /// A file over the limit is refused before any of it is read, naming its real size (what
+    /// was read when the limit stopped it would be only the limit and a block more); a stream
+    /// (a FIFO), whose size is unknown, is refused once it goes past the limit.
     public static func read(contentsOfFile path: String, limits: MIDIReadLimits = .default) throws(MIDIFileError) -> MIDISong {
         let descriptor: FileDescriptor
         do {
@@ -12,7 +16,25 @@ extension MIDIFileReader {
             throw MIDIFileError(.unreadable(path: path, reason: "\(error)"))
         }
         defer { try? descriptor.close() }
-        return try read(from: descriptor, name: path, limits: limits)
+        // Seekable only when it is a regular file (or a device): a FIFO says ESPIPE.
+        if let size = try? descriptor.seek(offset: 0, from: .end) {
+            guard size <= Int64(limits.maxFileBytes) else {
+                throw MIDIFileError(.fileTooLarge(bytes: Int(size), limit: limits.maxFileBytes))
+            }
+            do {
+                _ = try descriptor.seek(offset: 0, from: .start)
+            } catch {
+                throw MIDIFileError(.unreadable(path: path, reason: "\(error)"))
+            }
+        }
+        do {
+            return try read(from: descriptor, name: path, limits: limits)
+        } catch {
+            if case .limitExceeded(.fileBytes, _, _) = error.kind, error.offset == nil {
+                throw MIDIFileError(.fileTooLarge(bytes: nil, limit: limits.maxFileBytes))
+            }
+            throw error
+        }
     }
 
     /// Reads a song from an open descriptor (the daemon receives client files as descriptors),

@@ -1,3 +1,4 @@
+import MIDI
 /// How much the play queue may hold: songs, and the memory their parsed songs take.
 ///
 /// Without a bound, twenty `play --queue` of one valid 15 MB song took speakerd from 43 MB to

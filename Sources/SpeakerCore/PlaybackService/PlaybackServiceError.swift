@@ -1,3 +1,4 @@
+import MIDI
 import AsyncSignals
 /// Why a playback request to the daemon failed, as the one line `composer-cli` prints.
 ///

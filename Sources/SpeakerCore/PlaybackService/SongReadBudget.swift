@@ -1,3 +1,4 @@
+import MIDI
 import Synchronization
 
 /// The bytes held by requests whose songs are still being read from clients, bounded in all and
