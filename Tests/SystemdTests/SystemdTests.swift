@@ -132,6 +132,20 @@ struct SystemdTests {
         ])
         #expect(JournalLogHandler.priority(of: .critical) == 2)
     }
+
+    @Test("stderr is the journal only when JOURNAL_STREAM names stderr itself: an inherited or malformed one is not")
+    func journalStreamMustNameStandardError() {
+        let stderr = JournalLogHandler.FileIdentity(device: 25, inode: 4_096)
+        #expect(JournalLogHandler.isJournal(["JOURNAL_STREAM": "25:4096"], standardError: stderr))
+        // A shell started under a unit hands the variable on; speakerd's stderr is then its terminal.
+        #expect(!JournalLogHandler.isJournal(["JOURNAL_STREAM": "8:1"], standardError: stderr))
+        #expect(!JournalLogHandler.isJournal(["JOURNAL_STREAM": "25:4097"], standardError: stderr))
+        for malformed in ["", "25", "25:", ":4096", "25:4096:1", "x:y", "-25:4096"] {
+            #expect(!JournalLogHandler.isJournal(["JOURNAL_STREAM": malformed], standardError: stderr), "\(malformed)")
+        }
+        #expect(!JournalLogHandler.isJournal([:], standardError: stderr))
+        #expect(!JournalLogHandler.isJournal(["JOURNAL_STREAM": "25:4096"], standardError: nil), "stderr closed")
+    }
 }
 
 /// Whether something (the pacer, between pings) is asleep on `clock`, waiting a bounded number of

@@ -7,8 +7,8 @@ import Synchronization
 ///
 /// Under systemd, stderr goes to the journal, which reads the sd-daemon(3) prefix as the
 /// syslog priority: errors show red in `journalctl`, debug lines can be filtered with `-p`.
-/// systemd says so with `JOURNAL_STREAM`; without it (speakerd run by hand on a terminal) the
-/// prefix would be noise, so a warning or an error says its level in words instead.
+/// systemd says so with `JOURNAL_STREAM` naming stderr; without it (speakerd run by hand on a
+/// terminal) the prefix would be noise, so a warning or an error says its level in words instead.
 /// No timestamps: the journal adds its own.
 public struct JournalLogHandler: LogHandler {
     public var logLevel: Logger.Level = .info
@@ -19,10 +19,11 @@ public struct JournalLogHandler: LogHandler {
     /// Whether lines carry the `<N>` priority prefix journald reads.
     private let forJournal: Bool
 
-    /// Writes to stderr; with the priority prefix only when `environment` has `JOURNAL_STREAM`
-    /// (systemd connected stderr to the journal).
+    /// Writes to stderr; with the priority prefix only when `environment`'s `JOURNAL_STREAM`
+    /// names stderr itself (systemd connected stderr to the journal).
     public init(label: String, environment: [String: String]) {
-        self.init(label: label, forJournal: Self.isJournal(environment), sink: JournalLogHandler.writeToStandardError)
+        self.init(label: label, forJournal: Self.isJournal(environment, standardError: Self.standardErrorIdentity()),
+                  sink: JournalLogHandler.writeToStandardError)
     }
 
     /// Writes each finished line (newline included) to `sink`, with the priority prefix unless
@@ -33,9 +34,34 @@ public struct JournalLogHandler: LogHandler {
         self.sink = sink
     }
 
-    /// systemd sets `JOURNAL_STREAM` for a service whose stderr (or stdout) is the journal.
-    public static func isJournal(_ environment: [String: String]) -> Bool {
-        !(environment["JOURNAL_STREAM"] ?? "").isEmpty
+    /// Whether stderr is the journal: systemd sets `JOURNAL_STREAM` to the device and inode
+    /// (`DEV:INO`, decimal) of the stream it connected a service's stderr to (systemd.exec(5)).
+    /// The variable alone is not enough: it is inherited, so speakerd started by hand from a
+    /// shell that a unit launched (or `systemd-run --pty`) has it with stderr on the terminal;
+    /// there the prefix would be noise, so it must name stderr itself.
+    public static func isJournal(_ environment: [String: String], standardError: FileIdentity?) -> Bool {
+        guard let value = environment["JOURNAL_STREAM"], let standardError else { return false }
+        let parts = value.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
+        return standardError == FileIdentity(device: device, inode: inode)
+    }
+
+    /// A file's identity as `JOURNAL_STREAM` gives it.
+    public struct FileIdentity: Equatable, Sendable {
+        public var device: UInt64
+        public var inode: UInt64
+
+        public init(device: UInt64, inode: UInt64) {
+            self.device = device
+            self.inode = inode
+        }
+    }
+
+    /// stderr's device and inode; nil when it is closed.
+    public static func standardErrorIdentity() -> FileIdentity? {
+        var info = stat()
+        guard fstat(2, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {

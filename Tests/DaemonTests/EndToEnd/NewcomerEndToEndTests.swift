@@ -15,13 +15,14 @@ struct NewcomerEndToEndTests {
     /// no sound server answers (nothing at PULSE_SERVER, an empty runtime directory); `body` runs
     /// while it does. Returns what speakerd wrote on stderr (its log).
     @discardableResult
-    func withSpeakerd(_ fake: DaemonWorld, output: String, config: String = "",
+    func withSpeakerd(_ fake: DaemonWorld, output: String, config: String = "", environment extra: [String: String] = [:],
                       _ body: @escaping @Sendable (_ address: String, _ client: SpeakerdDBusClient,
                                                    _ environment: [String: String]) async throws -> Void) async throws -> String {
         let state = fake.state
         state.write(config, to: "speakerd.conf")
         try FileManager.default.createDirectory(atPath: state.path + "/runtime", withIntermediateDirectories: true)
         let environment = ["PULSE_SERVER": "unix:\(state.path)/runtime/no-server", "XDG_RUNTIME_DIR": state.path + "/runtime"]
+            .merging(extra) { $1 }
         let address = fake.world.address
         let client = try await fake.client()
         let run = try await ExecutableRun.run(
@@ -62,6 +63,15 @@ struct NewcomerEndToEndTests {
             #expect(ContinuousClock.now - started < .seconds(10), "play waited instead of failing at once")
             #expect(refused.standardError.contains(fix), "\(refused.standardError)")
             #expect(refused.standardError.split(separator: "\n").count == 1, "one line: \(refused.standardError)")
+            // With --json, the daemon's refusal is JSON too: its code, and the same sentence.
+            let refusedJSON = try await ExecutableRun.run("composer-cli", ["play", try GatedPlayEndToEndTests.song(), "--bus", address, "--json"],
+                                                          environment: environment)
+            #expect(refusedJSON.status != 0)
+            #expect(refusedJSON.standardOutput.isEmpty, "\(refusedJSON.standardOutput)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(refusedJSON.standardError.utf8)) as? [String: [String: String]],
+                                      "not JSON: \(refusedJSON.standardError)")
+            #expect(object["error"]?["code"] == "notReady", "\(refusedJSON.standardError)")
+            #expect(object["error"]?["message"]?.contains(fix) == true, "\(refusedJSON.standardError)")
 
             let doctor = try await ExecutableRun.run(
                 "composer-cli", ["doctor", "--bus", address, "--config", fake.state.path + "/speakerd.conf", "--state-dir", fake.state.path],
@@ -84,6 +94,35 @@ struct NewcomerEndToEndTests {
             #expect(played.standardError.contains("ALSA says:"), "ALSA's reason is in the one line: \(played.standardError)")
         }
         #expect(!log.contains("ALSA lib"), "libasound's raw lines reached the log:\n\(log)")
+        // The song that could not start is logged once, with why.
+        #expect(Self.messages(log).filter { $0.contains("test-c-major-scale.mid") && $0.contains("could not be opened") }.count == 1,
+                "\(log)")
+    }
+
+    @Test("speakerd running but not answering (stopped with SIGSTOP): composer-cli says it runs and did not answer, not 'is it running?'",
+          .timeLimit(.minutes(2)))
+    func runningButNotAnswering() async throws {
+        let fake = try await DaemonWorld.start(.speakerd, remembers: [Self.flip])
+        fake.remember([Self.flip])
+        try await withSpeakerd(fake, output: "null") { address, _, environment in
+            // speakerd's process, as the bus knows it (its name's owner).
+            let owner = try await ExecutableRun.run(program: "/usr/bin/dbus-send", [
+                "--bus=\(address)", "--print-reply=literal", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:io.speakerd.Daemon",
+            ])
+            let pid = try #require(owner.standardOutput.split(separator: " ").last.flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) },
+                                   "no pid: \(owner.standardOutput) \(owner.standardError)")
+            #expect(kill(pid, SIGSTOP) == 0)
+            defer { kill(pid, SIGCONT) }
+            let started = ContinuousClock.now
+            let status = try await ExecutableRun.run("composer-cli", ["status", "--bus", address], environment: environment)
+            #expect(status.status != 0)
+            #expect(ContinuousClock.now - started < .seconds(40))
+            #expect(status.standardError.hasPrefix("composer-cli: speakerd is running but did not answer Status within 30 s (busy or stuck)"),
+                    "\(status.standardError)")
+            #expect(!status.standardError.contains("is the service running"), "\(status.standardError)")
+            #expect(status.standardError.split(separator: "\n").count == 1, "one line: \(status.standardError)")
+        }
     }
 
     /// speakerd's log as messages: each line without its `<N>` priority (when there is one) and
