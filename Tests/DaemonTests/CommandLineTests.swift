@@ -115,6 +115,35 @@ struct CommandLineTests {
         }
     }
 
+    /// bash itself, as a person pressing Tab after `composer-cli play ` gets it: the generated
+    /// script sourced into a real bash and its completion function called as readline calls it.
+    /// (zsh and fish are not installed here: their scripts are checked as text above.)
+    @Test("bash, for real: Tab after 'play ' or 'render ' offers the MIDI files and the folders, not the other files; after 'render --soundfont ' the soundfonts")
+    func bashCompletesFiles() async throws {
+        let directory = TemporaryDirectory()
+        for name in ["song.mid", "take2.midi", "notes.txt", "mix.wav", "piano.sf2"] { directory.write("x", to: name) }
+        try FileManager.default.createDirectory(atPath: directory.path + "/drafts", withIntermediateDirectories: false)
+        let script = try await ExecutableRun.run("composer-cli", ["--generate-completion-script", "bash"]).standardOutput
+        directory.write(script, to: "completion.bash")
+        // COMP_* as readline sets them; the function prints what it offers, one a line, sorted.
+        let complete = #"""
+            shopt -s extglob; source ./completion.bash
+            offer() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+                      COMPREPLY=(); _composer-cli composer-cli "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+                      printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' '; echo; }
+            offer composer-cli play ""
+            offer composer-cli render ""
+            offer composer-cli render song.mid --soundfont ""
+            """#
+        let run = try await ExecutableRun.run(program: "/bin/bash", ["-c", "cd \"$0\" && eval \"$1\"", directory.path, complete])
+        #expect(run.status == 0, "\(run.standardError)")
+        let offers = run.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(offers.count >= 3, "\(run.standardOutput)\n\(run.standardError)")
+        #expect(offers.first == "drafts song.mid take2.midi", "after 'play ': \(run.standardOutput)")
+        #expect(offers.dropFirst().first == "drafts song.mid take2.midi", "after 'render ': \(run.standardOutput)")
+        #expect(offers.dropFirst(2).first == "drafts piano.sf2", "after '--soundfont ': \(run.standardOutput)")
+    }
+
     /// With `--json` a script reads errors as JSON too: one line on stderr,
     /// `{"error":{"code":…,"message":…}}`, whatever failed (composer-cli itself, the bus, the daemon).
     @Test("with --json, errors are one line of JSON on stderr with a stable code and the message", arguments: [

@@ -78,6 +78,13 @@ struct FirstRunTests {
         #expect(status.speaker == .init(address: Self.charge.address, name: "JBL Charge 4", connected: true))
         let step = await daemon.startupTimeline?.entry(StartupScenarios.Step.scanAndPick)
         #expect(step?.outcome == .ok, "start-up's scan-and-pick: \(String(describing: step?.outcome))")
+        // As the user reads it: `composer-cli startup` shows the step ok, with no failure in the run.
+        let chart = try await ExecutableRun.run("composer-cli", ["startup", "--json", "--bus", fake.world.address])
+        #expect(chart.status == 0, "\(chart.standardError)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(chart.standardOutput.utf8)) as? [String: Any], "\(chart.standardOutput)")
+        let steps = try #require(report["operations"] as? [[String: Any]], "no operations in \(chart.standardOutput)")
+        let pick = steps.first { ($0["name"] as? String) == "scanAndPick" }
+        #expect(pick?["outcome"] as? String == "ok", "scanAndPick in composer-cli startup --json: \(chart.standardOutput)")
         let complaints = lines.withLock { $0 }.filter { $0.hasPrefix("<3>") || $0.hasPrefix("<4>") }
         #expect(complaints.isEmpty, "logged as errors or warnings: \(complaints)")
         #expect(try fake.rememberedAddresses() == [Self.charge.address], "only the user's speaker is remembered")

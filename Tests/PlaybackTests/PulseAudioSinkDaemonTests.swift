@@ -261,6 +261,40 @@ struct PulseAudioSinkDaemonTests {
         }
     }
 
+    @Test("keep_alive = tone in speakerd's config: the idle speaker's sink hears a steady 30 Hz tone at 1.2 % of full scale",
+          .timeLimit(.minutes(2)))
+    func keepAliveToneReachesTheSink() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await PulseAudioServer.start(in: directory, kind: .pulseAudio)
+        var heard: [Float] = []
+        try await PulseAudioDaemonTests.withDaemon(followingSinkOn: server, in: directory, config: "keep_alive = tone\n") { client, follower in
+            let speaker = try #require(follower.sink)
+            try await PulseAudioDaemonTests.eventually("the keep-alive stream is on the speaker's sink") {
+                try await server.sinkInputSinks() == [speaker.index]
+            }
+            try await Task.sleep(for: .milliseconds(500))  // past the stream's first buffer
+            let recording = try await server.record(to: directory.appendingPathComponent("tone.raw").path, from: speaker.monitor)
+            try await Task.sleep(for: .seconds(4))  // parec takes a moment to start: at least 2 s recorded
+            heard = try await recording.finish()
+            #expect(try await client.status().playback.state == "idle")
+        }
+        let second = 44_100
+        #expect(heard.count >= 2 * second, "\(heard.count) frames recorded")
+        let whole = heard[0..<(heard.count / second * second)]
+        let level = WAVAnalysis.peak(whole)
+        #expect(level > 0.0105 && level < 0.0135, "peak \(level), expected 0.012 (1.2 % of full scale)")
+        for start in stride(from: 0, to: whole.count, by: second) {
+            #expect(WAVAnalysis.peak(whole[start..<(start + second)]) > 0.0105, "a quiet second at \(start / second) s: steady, not bursts")
+        }
+        var crossings = 0
+        for index in whole.indices.dropFirst() where (whole[index - 1] < 0) != (whole[index] < 0) { crossings += 1 }
+        let perSecond = Double(crossings) / (Double(whole.count) / Double(second))
+        #expect(abs(perSecond - 60) < 3, "\(perSecond) zero crossings a second, expected 60 (30 Hz)")
+        let at30 = WAVAnalysis.energy(at: 30, in: whole, sampleRate: second)
+        #expect(at30 > 100 * WAVAnalysis.energy(at: 60, in: whole, sampleRate: second), "not 30 Hz")
+    }
+
     @Test("audio_output = auto on a box with no BlueALSA plays through the sound server to the speaker's sink and says why it chose it",
           .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
     func automaticChoosesTheSoundServer(kind: SoundServerKind) async throws {

@@ -21,9 +21,11 @@ struct TruthfulReadinessEndToEndTests {
     /// speakerd on `fake`'s bus with a config file of its own; `body` runs while it does and gets
     /// the bus address and an API client. speakerd is stopped with SIGTERM afterwards and must
     /// exit cleanly.
+    /// Runs a real speakerd for `body`; returns its log (stderr).
+    @discardableResult
     func withSpeakerd(_ fake: DaemonWorld, config: String = "", soundfont: String = GatedPlayEndToEndTests.soundFont,
                       output: String, stateDirectory: String? = nil,
-                      _ body: @escaping @Sendable (_ address: String, _ client: SpeakerdDBusClient) async throws -> Void) async throws {
+                      _ body: @escaping @Sendable (_ address: String, _ client: SpeakerdDBusClient) async throws -> Void) async throws -> String {
         let state = fake.state
         state.write(config, to: "speakerd.conf")
         let address = fake.world.address
@@ -41,6 +43,7 @@ struct TruthfulReadinessEndToEndTests {
             }
         }
         #expect(run.status == 0, "speakerd did not stop cleanly: \(run.standardError.suffix(2_000))")
+        return run.standardError
     }
 
     /// Plays the C major scale with `composer-cli play`, waits for its end, and checks the WAV.
@@ -167,7 +170,7 @@ struct TruthfulReadinessEndToEndTests {
         let stateDirectory = fake.state.path + "/state"
         fake.state.write("not a directory", to: "state")
         let wav = fake.state.path + "/song.wav"
-        try await withSpeakerd(fake, output: wav, stateDirectory: stateDirectory) { address, client in
+        let log = try await withSpeakerd(fake, output: wav, stateDirectory: stateDirectory) { address, client in
             let connected = try await ExecutableRun.run("composer-cli", ["connect", Self.flip.address, "--bus", address, "--json"])
             #expect(connected.status == 0, "\(connected.standardError)")
             #expect(connected.standardOutput.contains("speakers will not be remembered"), "\(connected.standardOutput)")
@@ -186,6 +189,15 @@ struct TruthfulReadinessEndToEndTests {
             }
             try await eventually("the warning clears") { try await client.status().warnings.isEmpty }
         }
+        // The log tells one story: nothing was moved (there is no file to move; the path is a
+        // file), the speaker could not be remembered, then it was, once the directory was there.
+        let lines = log.split(separator: "\n").map(String.init)
+        #expect(!lines.contains { $0.contains("set aside as") || $0.contains("moved to") }, "the log says something moved:\n\(log)")
+        let aside = lines.filter { $0.contains("moved aside") }
+        #expect(!aside.isEmpty && aside.allSatisfy { $0.contains("not moved aside") || $0.contains("could not be moved aside") },
+                "\(log)")
+        #expect(lines.filter { $0.contains("speakers will not be remembered") }.count == 1, "logged when it begins, once:\n\(log)")
+        #expect(lines.filter { $0.contains("writable again") }.count == 1, "\(log)")
     }
 
     @Test("after a reconnect, playbackReady follows the link at once, not a start-up step's timeout")
