@@ -282,6 +282,56 @@ struct PersonSessionTests {
         }
     }
 
+    @Test("play --wait on a terminal: a pause from another shell turns the line into 'paused' and says how to continue; resume plays the song to its end")
+    func playWaitSaysWhyItPaused() async throws {
+        let song = try GatedPlayEndToEndTests.song()
+        let marks = TemporaryDirectory()
+        try await withSpeakerd(remembering: [DaemonWorld.flip]) { fake, client in
+            let bus = fake.world.address
+            try await eventually("the known speaker is connected and ready") {
+                try await client.status().readiness == "playbackReady"
+            }
+            let playing = marks.path + "/playing", paused = marks.path + "/paused"
+            let frozen = Mutex<[Double]>([])
+            let (screen, exit) = try await onTerminal(["play", "--wait", song, "--bus", bus], steps: """
+                [{"expect": "♪ test-c-major-scale.mid"}, {"touch": "\(playing)"},
+                 {"expect": "⏸ test-c-major-scale.mid: paused"}, {"touch": "\(paused)"},
+                 {"expect": "♪ test-c-major-scale.mid"}]
+                """) {
+                try await eventually("the progress line is on the screen") { FileManager.default.fileExists(atPath: playing) }
+                // The person pauses from another shell.
+                let pausing = try await ExecutableRun.run("composer-cli", ["pause", "--bus", bus])
+                #expect(pausing.status == 0, "\(pausing.standardError)")
+                try await eventually("the line says it is paused") { FileManager.default.fileExists(atPath: paused) }
+                // It stays paused while the line says so: the position does not move.
+                for _ in 0..<2 {
+                    let status = try await client.status()
+                    #expect(status.playback.state == "paused", "\(status.playback)")
+                    if let position = status.playback.positionSeconds { frozen.withLock { $0.append(position) } }
+                    try await Task.sleep(for: .milliseconds(600))
+                }
+                let resuming = try await ExecutableRun.run("composer-cli", ["resume", "--bus", bus])
+                #expect(resuming.status == 0, "\(resuming.standardError)")
+            }
+            #expect(exit == 0, "play --wait after a pause and a resume: \(screen)")
+            let positions = frozen.withLock { $0 }
+            #expect(positions.count == 2 && positions.first == positions.last, "the song moved while paused: \(positions)")
+            // The paused line: why (the user paused it, so no speaker is waited for) and what continues it.
+            let pausedLine = try #require(screen.split(separator: "\n").last { $0.contains("⏸ test-c-major-scale.mid: paused") },
+                                          "\(screen)")
+            let why = "⏸ test-c-major-scale.mid: paused — 'composer-cli resume' continues it  "
+            #expect(pausedLine.contains(why), "the line says it is paused and how to continue:\n\(screen)")
+            #expect(pausedLine.range(of: #"⏸ test-c-major-scale\.mid: paused — 'composer-cli resume' continues it  0:0\d / 0:\d\d"#,
+                                     options: .regularExpression) != nil, "where it stopped, of how long: \(pausedLine)")
+            #expect(!pausedLine.contains("when the speaker is back"), "nothing waits for the speaker: \(pausedLine)")
+            #expect(!screen.contains("(paused)"), "not the bare state in place of the bar:\n\(screen)")
+            // Resumed: the progress line comes back and the song plays to its end.
+            let pausedAt = try #require(screen.range(of: why))
+            #expect(screen[pausedAt.upperBound...].contains("♪ test-c-major-scale.mid"), "the line plays again after resume:\n\(screen)")
+            #expect(screen.hasSuffix("test-c-major-scale.mid finished\n\npty-session: exit 0\n"), "\(screen.suffix(300))")
+        }
+    }
+
     @Test("startup through the real programs: piped a table, --svg a chart with a bar per operation, --json its keys, on a terminal the Gantt chart")
     func startupTimeline() async throws {
         let files = TemporaryDirectory()

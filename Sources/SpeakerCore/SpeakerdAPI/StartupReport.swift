@@ -2,7 +2,8 @@ import AsyncSignals
 /// What `composer-cli startup` shows: the last start-up's timeline.
 ///
 /// JSON keys are a public contract: `operations` [{`name`, `startMs`, `endMs`, `outcome`}],
-/// with times in milliseconds since the daemon started. `scenario` and `criticalPath` say
+/// with times in milliseconds since that run started (the first run starts with the daemon; a
+/// later run's `startedAfterMs` says when it began). `scenario` and `criticalPath` say
 /// which graph ran and which chain of operations decided how long it took.
 public struct StartupReport: Codable, Equatable, Sendable {
     public var scenario: String
@@ -87,7 +88,7 @@ public struct StartupReport: Codable, Equatable, Sendable {
         public var startMs: Double
         /// Nil (JSON null) while the operation is still running.
         public var endMs: Double?
-        /// `succeeded`, `failed`, `cancelled`, `timedOut`, `skipped` or `running`.
+        /// `ok`, `failed`, `cancelled`, `timedOut` or `skipped` (`OperationOutcome.kind`).
         public var outcome: String
         /// Why it failed or was skipped (the key is left out of `--json` otherwise).
         public var reason: String?
