@@ -142,7 +142,7 @@ extension DaemonProcessTests {
             "speakerd", ["--config", state.path + "/speakerd.conf", "--state-dir", state.path,
                          "--bus", world.address, "--audio-output", "null"],
             // Under systemd, stderr is the journal: its lines carry their priority.
-            environment: ["NOTIFY_SOCKET": listener.notifySocket, "JOURNAL_STREAM": "8:1"]
+            environment: ["NOTIFY_SOCKET": listener.notifySocket], journal: true
         ) { pid in
             let client = SpeakerdDBusClient(connection: try await world.connect(), busDescription: "the test bus")
             // Start-up over (playback-ready comes last): bluetoothd leaving mid start-up is another story.

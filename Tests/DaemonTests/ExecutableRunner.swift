@@ -13,10 +13,13 @@ struct ExecutableRun {
     /// crashed the runner inside libdispatch). Output goes to temp files (a pipe's write end can
     /// leak into a process another test spawns meanwhile, and then EOF never comes); the exit is
     /// awaited on a thread of its own, never on the test runner's small cooperative pool.
-    static func run(_ name: String, _ arguments: [String], environment extra: [String: String] = [:],
+    ///
+    /// `journal`: stderr as systemd makes it the journal's stream: `JOURNAL_STREAM` names the
+    /// file stderr goes to (its device and inode), so speakerd writes each line's `<N>` priority.
+    static func run(_ name: String, _ arguments: [String], environment extra: [String: String] = [:], journal: Bool = false,
                     whileRunning: (@Sendable (pid_t) async throws -> Void)? = nil) async throws -> ExecutableRun {
         try await run(program: productsDirectory.appendingPathComponent(name).path, arguments,
-                      environment: extra, whileRunning: whileRunning)
+                      environment: extra, journal: journal, whileRunning: whileRunning)
     }
 
     /// Runs one of ours; `watching` sees its standard output so far while it runs (for output
@@ -33,16 +36,28 @@ struct ExecutableRun {
     /// Runs any program (e.g. `/bin/sh` as a launcher that sets the environment the way
     /// systemd does and then execs one of ours).
     static func run(program executable: String, _ arguments: [String], environment extra: [String: String] = [:],
+                    journal: Bool = false,
                     whileRunning: (@Sendable (pid_t) async throws -> Void)? = nil) async throws -> ExecutableRun {
-        try await run(program: executable, arguments, environment: extra, in: TemporaryDirectory(), whileRunning: whileRunning)
+        try await run(program: executable, arguments, environment: extra, journal: journal, in: TemporaryDirectory(),
+                      whileRunning: whileRunning)
     }
 
     private static func run(program executable: String, _ arguments: [String], environment extra: [String: String] = [:],
-                            in directory: TemporaryDirectory,
+                            journal: Bool = false, in directory: TemporaryDirectory,
                             whileRunning: (@Sendable (pid_t) async throws -> Void)?) async throws -> ExecutableRun {
         var environment = ProcessInfo.processInfo.environment
         environment["COLUMNS"] = "80"
+        // Inherited from whoever runs the tests (a unit, `systemd-run --pty`), it names their stream.
+        environment["JOURNAL_STREAM"] = nil
         environment.merge(extra) { $1 }
+        if journal {
+            // The file is opened with O_TRUNC at the spawn: the same inode.
+            let path = directory.path + "/stderr"
+            FileManager.default.createFile(atPath: path, contents: nil)
+            var info = stat()
+            guard stat(path, &info) == 0 else { throw CocoaError(.fileNoSuchFile) }
+            environment["JOURNAL_STREAM"] = "\(info.st_dev):\(info.st_ino)"
+        }
         let process = try SpawnedProcess.spawn(executable, arguments, environment: environment,
                                                standardOutput: .file(directory.path + "/stdout"),
                                                standardError: .file(directory.path + "/stderr"))

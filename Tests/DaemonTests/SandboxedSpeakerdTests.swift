@@ -41,12 +41,11 @@ extension SeccompSandboxTests {
         }
 
         // As under systemd, stderr is the journal: its lines carry their priority.
-        environment["JOURNAL_STREAM"] = "8:1"
         let daemon = try await ExecutableRun.run(
             program: Self.launcher,
             [Self.unit, speakerd, "--config", state.path + "/speakerd.conf", "--state-dir", state.path,
              "--bus", address, "--audio-output", "file:" + wav, "--soundfont", GatedPlayEndToEndTests.soundFont],
-            environment: environment
+            environment: environment, journal: true
         ) { pid in
             defer { kill(pid, SIGTERM) }
             var notifications: [String] = []

@@ -46,7 +46,7 @@ struct DaemonJournalTests {
         let daemon = try await ExecutableRun.run(
             "speakerd", ["--config", state.path + "/speakerd.conf", "--state-dir", state.path, "--bus", address,
                          "--audio-output", "file:\(state.path)/out.wav", "--soundfont", GatedPlayEndToEndTests.soundFont],
-            environment: ["JOURNAL_STREAM": "8:1"]  // as under systemd: the journal reads each line's priority
+            journal: true  // as under systemd: the journal reads each line's priority
         ) { pid in
             defer { kill(pid, SIGTERM) }
             let client = try await fake.client()
