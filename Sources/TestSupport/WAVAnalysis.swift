@@ -63,6 +63,13 @@ public enum WAVAnalysis {
         samples.firstIndex { abs($0) > threshold }.map { Double($0) / Double(sampleRate) }
     }
 
+    /// Sign changes a second: twice a steady tone's frequency (60 for 30 Hz).
+    public static func zeroCrossingsPerSecond(_ samples: ArraySlice<Float>, sampleRate: Int) -> Double {
+        var crossings = 0
+        for index in samples.indices.dropFirst() where (samples[index - 1] < 0) != (samples[index] < 0) { crossings += 1 }
+        return Double(crossings) / (Double(samples.count) / Double(sampleRate))
+    }
+
     /// The largest magnitude in `samples`.
     public static func peak(_ samples: ArraySlice<Float>) -> Float {
         samples.reduce(0) { max($0, abs($1)) }

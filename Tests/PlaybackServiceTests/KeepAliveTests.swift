@@ -87,9 +87,7 @@ struct KeepAliveTests {
         }
         // Frequency: 30 Hz, i.e. 60 zero crossings a second, and its energy there, not an octave off.
         let whole = samples[0..<(samples.count / second * second)]
-        var crossings = 0
-        for index in whole.indices.dropFirst() where (whole[index - 1] < 0) != (whole[index] < 0) { crossings += 1 }
-        let perSecond = Double(crossings) / (Double(whole.count) / Double(second))
+        let perSecond = WAVAnalysis.zeroCrossingsPerSecond(whole, sampleRate: second)
         #expect(abs(perSecond - 60) < 2, "\(perSecond) zero crossings a second")
         let at30 = WAVAnalysis.energy(at: 30, in: whole, sampleRate: second)
         #expect(at30 > 100 * WAVAnalysis.energy(at: 60, in: whole, sampleRate: second), "not 30 Hz")

@@ -287,9 +287,7 @@ struct PulseAudioSinkDaemonTests {
         for start in stride(from: 0, to: whole.count, by: second) {
             #expect(WAVAnalysis.peak(whole[start..<(start + second)]) > 0.0105, "a quiet second at \(start / second) s: steady, not bursts")
         }
-        var crossings = 0
-        for index in whole.indices.dropFirst() where (whole[index - 1] < 0) != (whole[index] < 0) { crossings += 1 }
-        let perSecond = Double(crossings) / (Double(whole.count) / Double(second))
+        let perSecond = WAVAnalysis.zeroCrossingsPerSecond(whole, sampleRate: second)
         #expect(abs(perSecond - 60) < 3, "\(perSecond) zero crossings a second, expected 60 (30 Hz)")
         let at30 = WAVAnalysis.energy(at: 30, in: whole, sampleRate: second)
         #expect(at30 > 100 * WAVAnalysis.energy(at: 60, in: whole, sampleRate: second), "not 30 Hz")
