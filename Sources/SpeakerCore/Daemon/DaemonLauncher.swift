@@ -51,6 +51,7 @@ public enum DaemonLauncher {
         // The service group says nothing above debug when a signal stops it: one line here.
         let signalLine = Task {
             for await signal in await UnixSignalsSequence(trapping: gracefulShutdownSignals) {
+                await coordinator.stopRequested()
                 logger.info("stopping: \(signal) received")
                 break
             }

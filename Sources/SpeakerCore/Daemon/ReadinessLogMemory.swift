@@ -8,9 +8,12 @@ import SpeakerdAPI
 /// condition (another code, another speaker) or being ready in between makes it news again.
 struct ReadinessLogMemory {
     private var said: (reason: NotReadyReason, speaker: BluetoothAddress?)?
+    /// speakerd is stopping: "stopping: … received" was the last word on readiness.
+    private(set) var isMuted = false
 
     /// Whether `reason` about `speaker` deserves a line; remembers it if so.
     mutating func shouldSay(_ reason: NotReadyReason, about speaker: BluetoothAddress?) -> Bool {
+        if isMuted { return false }
         if let said, said.speaker == speaker {
             if said.reason == reason { return false }
             // Retries of an unreachable speaker: the same condition with a new delay.
@@ -24,4 +27,8 @@ struct ReadinessLogMemory {
 
     /// Playback became ready: the next reason, whatever it is, is news.
     mutating func forget() { said = nil }
+
+    /// Nothing more to say: speakerd has been told to stop (a start-up step finishing meanwhile
+    /// would otherwise log a readiness change after "stopping: SIGTERM received").
+    mutating func mute() { isMuted = true }
 }

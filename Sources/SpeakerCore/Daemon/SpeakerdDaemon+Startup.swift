@@ -39,6 +39,10 @@ extension SpeakerdDaemon {
             return
         }
         startupRecord.ended(timeline, startedAfter: started, reason: reason)
+        // Cut short because speakerd was told to stop (SIGTERM/SIGINT): nothing more to start or
+        // say; "stopping: … received" was the line for it. (A rerun cut short by a newer one, or
+        // by the gate closing, carries on as before: the lifecycle is theirs to set.)
+        if Task.isCancelled, readinessLog.isMuted || isWindingDown { return }
         await followLogind()
         logger.info("start-up (\(timeline.scenario)) took \(Int(timeline.totalMs)) ms; critical path: \(timeline.criticalPath.joined(separator: " → "))")
         if case .blocked = lifecycle { return }  // the compatibility gate closed; events reopen it

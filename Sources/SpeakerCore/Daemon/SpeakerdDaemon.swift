@@ -154,6 +154,13 @@ public actor SpeakerdDaemon {
     /// `shutdown()` has already cancelled what it found and would never see it.
     var isWindingDown: Bool { lifecycle == .stopping || lifecycle == .stopped }
 
+    /// A stop was asked for (SIGTERM, SIGINT): readiness changes from here on are not logged, so
+    /// "stopping: … received" stays the last line about it. The wind-down itself is `shutdown()`,
+    /// which the service group reaches after the services started later have stopped.
+    public func stopRequested() {
+        readinessLog.mute()
+    }
+
     /// Winds down: stops discovery and playback, cancels timers, says STOPPING=1.
     public func shutdown() async {
         guard lifecycle != .stopped else { return }
@@ -246,6 +253,7 @@ public actor SpeakerdDaemon {
 
     private func logVerdictChange(from before: ReadinessInputs.Verdict, to after: ReadinessInputs.Verdict) {
         let target = inputs.link.target
+        if readinessLog.isMuted { return }
         if after.level == .playbackReady, let target {
             readinessLog.forget()
             let path = if case .ready(let route) = inputs.audioPath { " through \(route)" } else { "" }

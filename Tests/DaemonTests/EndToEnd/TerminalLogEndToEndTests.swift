@@ -27,6 +27,34 @@ struct TerminalLogEndToEndTests {
         #expect(lines.filter { $0 == "speakerd: stopping: SIGTERM received" }.count == 1, "\(log)")
     }
 
+    @Test("on a real terminal (a pty) whose shell came from a unit (JOURNAL_STREAM inherited): no <N> on the screen, and Ctrl-C stops speakerd with one line")
+    func logOnAPty() async throws {
+        let fake = try await DaemonWorld.start(.speakerd, remembers: [DaemonWorld.flip])
+        fake.remember([DaemonWorld.flip])
+        let state = fake.state
+        state.write("", to: "speakerd.conf")
+        let speakerd = ExecutableRun.productsDirectory.appendingPathComponent("speakerd").path
+        let run = try await ExecutableRun.run(program: "/usr/bin/python3", [
+            PersonSessionTests.ptySession, "--columns", "200", "--timeout", "60",
+            #"[{"expect": "connected to JBL Flip 5"}, {"send": "\u0003"}, {"expect": "stopping: SIGINT received"}]"#, "--",
+            speakerd, "--config", state.path + "/speakerd.conf", "--state-dir", state.path, "--bus", fake.world.address,
+            "--audio-output", "null", "--soundfont", GatedPlayEndToEndTests.soundFont,
+        ], environment: ["JOURNAL_STREAM": "8:1"])
+        #expect(run.status == 0, "pty-session: \(run.standardError)\n\(run.standardOutput)")
+        let screen = run.standardOutput.replacingOccurrences(of: "\r", with: "")
+        // The terminal echoes Ctrl-C as "^C" before the next line.
+        let lines = screen.replacingOccurrences(of: "^C", with: "").split(separator: "\n").map(String.init)
+            .filter { $0.hasPrefix("speakerd: ") || $0.hasPrefix("<") }
+        #expect(lines.contains { $0.hasPrefix("speakerd: connected to JBL Flip 5") }, "\(screen)")
+        #expect(!lines.contains { $0.wholeMatch(of: /<[0-7]>.*/) != nil }, "priority prefixes on the terminal:\n\(screen)")
+        #expect(lines.filter { $0 == "speakerd: stopping: SIGINT received" }.count == 1, "\(screen)")
+        // Stopped mid start-up (the soundfont still loading): that line is the whole story, with no
+        // "error: start-up aborted", no D-Bus calls "cancelled", no start-up summary after it.
+        let afterStop = lines.drop { $0 != "speakerd: stopping: SIGINT received" }.dropFirst()
+        #expect(afterStop.isEmpty, "said after the stop:\n\(afterStop.joined(separator: "\n"))")
+        #expect(screen.hasSuffix("pty-session: exit 0\n"), "Ctrl-C is a clean stop: \(screen.suffix(300))")
+    }
+
     @Test("under journald (JOURNAL_STREAM names speakerd's stderr): every line carries its <N> priority for the journal")
     func logUnderJournald() async throws {
         let fake = try await DaemonWorld.start(.speakerd, remembers: [DaemonWorld.flip])

@@ -1,3 +1,5 @@
+import Logging
+
 extension StartupSequencer {
     /// Starts one operation's body and, if it has a timeout, its timer.
     func startOperation(_ index: Int) {
@@ -108,10 +110,10 @@ extension StartupSequencer {
     }
 
     /// Cancels whatever runs and marks everything undecided as cancelled; keeps the first reason.
-    func abort(_ reason: String) {
+    func abort(_ reason: String, level: Logger.Level = .error) {
         if abortReason == nil {
             abortReason = reason
-            logger.error("start-up aborted: \(reason)")
+            logger.log(level: level, "start-up aborted: \(reason)")
             eventBroadcaster.publish(.aborted(reason: reason))
         }
         for index in 0..<graph.count where outcomes[index] == nil {

@@ -110,7 +110,8 @@ public actor StartupSequencer {
     /// Runs the sequence (once; later calls return the same timeline).
     ///
     /// Cancelling the calling task aborts the sequence ("start-up was cancelled") and still
-    /// returns its timeline.
+    /// returns its timeline. That is the owner stopping, not a failure of start-up, so it is
+    /// logged at debug level (an abort for a reason, `cancel(reason:)` included, is an error).
     public func run() async -> StartupTimeline {
         switch lifecycle {
         case let .finished(timeline):
@@ -129,7 +130,7 @@ public actor StartupSequencer {
         do {
             return try await completion.result().get()
         } catch {
-            abort("start-up was cancelled")
+            abort("start-up was cancelled", level: .debug)
             return completion.result!.get()
         }
     }
