@@ -107,7 +107,7 @@ extension SpeakerdDaemon: SpeakerdControl {
         if !gate.isReached(.adapter), !compatibilityGateClosed {
             try? await gate.wait(for: .adapter, timeout: Self.requestWaitForAdapter)
         }
-        guard let bluez, gate.isReached(.adapter) else {
+        guard let bluez = features.bluez.client, gate.isReached(.adapter) else {
             throw .rejected(name: SpeakerdBus.ErrorName.notReady, message: phase.statusLine)
         }
         return bluez
@@ -147,7 +147,7 @@ extension SpeakerdDaemon: SpeakerdControl {
 
     public func forget(_ address: BluetoothAddress, keepPairing: Bool) async throws(SpeakerdError) -> SpeakersReport {
         userChoices += 1
-        if await link.forget(address) { try? await bluez?.disconnect(address) }
+        if await link.forget(address) { try? await features.bluez.client?.disconnect(address) }
         let removed: Bool
         do { removed = try await stateStore.forget(address) } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.failed, message: "\(error)")
@@ -160,7 +160,7 @@ extension SpeakerdDaemon: SpeakerdControl {
         } else {
             // Forgetting means the speaker must pair again: BlueZ forgets it too. Said, not silent.
             do {
-                if let bluez {
+                if let bluez = features.bluez.client {
                     try await operations.perform("remove the pairing of \(address)", group: "forget", timeout: .seconds(10)) {
                         try await bluez.removeDevice(address)
                     }
@@ -235,27 +235,27 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func stop() async throws(SpeakerdError) -> StatusReport {
-        if let playback { playbackSnapshot = await playback.stop() }
+        if let playback { features.playbackChanges.heard(await playback.stop()) }
         return await publish()
     }
 
     public func pause() async throws(SpeakerdError) -> StatusReport {
         if let playback {
-            do { playbackSnapshot = try await playback.pause() } catch { throw Self.rejected(error) }
+            do { let said = try await playback.pause(); features.playbackChanges.heard(said) } catch { throw Self.rejected(error) }
         }
         return await publish()
     }
 
     public func resume() async throws(SpeakerdError) -> StatusReport {
         if let playback {
-            do { playbackSnapshot = try await playback.resume() } catch { throw Self.rejected(error) }
+            do { let said = try await playback.resume(); features.playbackChanges.heard(said) } catch { throw Self.rejected(error) }
         }
         return await publish()
     }
 
     public func skip() async throws(SpeakerdError) -> StatusReport {
         if let playback {
-            do { playbackSnapshot = try await playback.skip() } catch { throw Self.rejected(error) }
+            do { let said = try await playback.skip(); features.playbackChanges.heard(said) } catch { throw Self.rejected(error) }
         }
         return await publish()
     }
@@ -267,12 +267,12 @@ extension SpeakerdDaemon: SpeakerdControl {
             throw .rejected(name: SpeakerdBus.ErrorName.invalidControl, message: error.description)
         }
         guard let playback else { throw Self.rejected(.nothingPlaying(operation: control.name)) }
-        do { playbackSnapshot = try await playback.adjust(control) } catch { throw Self.rejected(error) }
+        do { let said = try await playback.adjust(control); features.playbackChanges.heard(said) } catch { throw Self.rejected(error) }
         return await publish()
     }
 
     public func clearQueue() async throws(SpeakerdError) -> StatusReport {
-        if let playback { playbackSnapshot = await playback.clearQueue() }
+        if let playback { features.playbackChanges.heard(await playback.clearQueue()) }
         return await publish()
     }
 }

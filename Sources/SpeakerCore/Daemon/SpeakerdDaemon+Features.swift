@@ -7,7 +7,7 @@ extension SpeakerdDaemon {
         switch report {
         case .audioPath(let state, let subscription):
             // A late report of a follow since replaced says nothing of the path followed now.
-            guard subscription == audioPathFollowed else { return }
+            guard features.audioPath?.isLatest(subscription) == true else { return }
             await update { $0.audioPath = state }
             await observeSpeaker()
         case .statusChanged:

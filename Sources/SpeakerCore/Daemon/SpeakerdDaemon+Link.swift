@@ -47,9 +47,9 @@ extension SpeakerdDaemon {
     /// Starts following the audio path to `target` (replacing any earlier follow). With
     /// `waitForFirst`, returns once its first state has been taken in (the start-up step's check).
     func followAudioPath(to target: LinkSnapshot.Target?, waitForFirst: Bool) async {
-        audioPathFollowed += 1
-        guard let audioPath = features.audioPath, !isWindingDown else { return }
-        let subscription = audioPathFollowed
+        guard let audioPath = features.audioPath else { return }
+        let subscription = audioPath.numberFollow()
+        guard !isWindingDown else { return }
         guard let first = await audioPath.follow(target, over: await features.bus.connection, as: subscription) else { return }
         // What was seen of the old target's path no longer holds until the new follower says,
         // except a problem with the output or the sound server itself: it is no less true for

@@ -132,14 +132,14 @@ extension SpeakerdDaemon {
     }
 
     func reachBlueZ(_ context: StartupContext) async throws {
-        if bluez == nil {
+        if features.bluez.client == nil {
             let made = try await dependencies.makeBlueZ(await features.bus.connection)
-            bluez = made
+            features.bluez.keep(made)
             await features.speakerCare.use(made)
-            await startEventLoop()
+            await features.bluez.followEvents()
         }
         do {
-            _ = try await bluez!.adapters()
+            _ = try await features.bluez.client!.adapters()
         } catch let error as BlueZClientError where error == .bluetoothdNotRunning {
             throw await block(.noBlueZ, context)
         } catch BlueZClientError.unsupportedBlueZ(let found, let needed) {
@@ -149,7 +149,7 @@ extension SpeakerdDaemon {
     }
 
     func prepareAdapter(_ context: StartupContext) async throws {
-        guard let bluez else { throw await block(.noBlueZ, context) }
+        guard let bluez = features.bluez.client else { throw await block(.noBlueZ, context) }
         let all = try await bluez.adapters()
         let chosen = configuration.adapter.map { name in all.first { $0.name == name } } ?? (all.first(where: \.powered) ?? all.first)
         guard var adapter = chosen else { throw await block(.noAdapter(configured: configuration.adapter), context) }
@@ -165,7 +165,7 @@ extension SpeakerdDaemon {
         // bluetoothd or the adapter may have gone while this step waited on them: the event
         // closed the gate, and claiming the adapter ready over it would hide that.
         if case .blocked(let problem) = lifecycle { throw context.abort(problem.description) }
-        self.adapter = adapter
+        features.bluez.use(adapter)
         await update { $0.bluetooth = .ready }
     }
 

@@ -13,6 +13,7 @@ extension SpeakerdDaemon {
         guard verdict.level == .playbackReady, let target = inputs.link.target else {
             return .notReady(verdict.waitingFor ?? .starting)
         }
+        let playbackSnapshot = features.playbackChanges.last
         switch (playbackSnapshot.activity, playbackSnapshot.file) {
         case (.playing, let file?): return .playing(file: file, speakerName: target.name)
         case (.paused, let file?): return .paused(file: file, speakerName: target.name)

@@ -55,22 +55,15 @@ public actor SpeakerdDaemon {
     /// changes, sleep, the audio path, the speaker's care, scanning), each owning its state and
     /// reporting here through one inbox (`receive`, in `+Features`).
     let features: DaemonFeatures
-    var bluez: (any BlueZClient)?
-    var adapter: Adapter?
 
     /// What readiness is computed from, and the verdict last computed.
     var inputs: ReadinessInputs
     var verdict: ReadinessInputs.Verdict
-    /// The audio path's follow whose reports count: numbered here, so a late report of a follow
-    /// since replaced is told apart (`followAudioPath` in `+Link`, `receive`).
-    var audioPathFollowed = 0
     /// The speaker's links so far (counted as each comes up), and the target the link last came
     /// up for with `userChoices` then: the same target up again with no new choice between is
     /// speakerd's own reconnect, not "as you asked" once more.
     var linkUps = 0
     var lastLinkUp: (target: LinkSnapshot.Target, choices: Int)?
-    /// What the player last said it is doing (its change stream, or the answer to a request).
-    var playbackSnapshot = PlaybackSnapshot.idle
 
     /// What start-up has done so far (the last run, the boot's, their numbers), for `startup`.
     var startupRecord = StartupRecord()
@@ -173,12 +166,8 @@ public actor SpeakerdDaemon {
         await link.shutdown()
         await operations.shutDown()
         await playback?.stop()
-        if let bluez, let adapter, adapter.discovering, let address = adapter.address {
-            try? await bluez.stopDiscovery(on: address)
-        }
-        // The daemon made the BlueZ client, so it ends it: its signal pump and RSSI coalescer
-        // would otherwise wait on their streams (and keep the client) for ever.
-        await bluez?.shutDown()
+        // The daemon made the BlueZ client, so it ends it (the BlueZ watch keeps it).
+        await features.bluez.close()
         // The bus last: the API answers (and says "stopping") until everything else has stopped.
         await features.bus.close()
         lifecycle = .stopped
