@@ -15,7 +15,7 @@ extension SpeakerdDaemon: SpeakerdControl {
 
     public func startup() async throws(SpeakerdError) -> StartupReport {
         let outputChoice = await features.audioPath?.notes.automaticChoice?.description
-        guard let report = startupRecord.report(outputChoice: outputChoice) else {
+        guard let report = startup.record.report(outputChoice: outputChoice) else {
             throw .rejected(name: SpeakerdBus.ErrorName.notReady, message: "start-up is still running; ask again in a moment")
         }
         return report
@@ -60,11 +60,11 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func connect(_ address: BluetoothAddress?, force: Bool) async throws(SpeakerdError) -> StatusReport {
-        let asked = userChoices
+        let asked = linkHistory.userChoices
         let bluez = try await bluezOnceReachable()
         // A later choice by the user (disconnect, forget, another connect) wins over a connect
         // still waiting here.
-        guard asked == userChoices else {
+        guard asked == linkHistory.userChoices else {
             throw .rejected(name: SpeakerdBus.ErrorName.failed,
                             message: "a later 'connect', 'disconnect' or 'forget' replaced this connect request")
         }
@@ -88,11 +88,11 @@ extension SpeakerdDaemon: SpeakerdControl {
             throw .rejected(name: SpeakerdBus.ErrorName.notASpeaker,
                             message: "\(name) (\(chosen)) is not a speaker: \(why); 'composer-cli connect --force \(chosen)' connects it anyway")
         }
-        guard asked == userChoices else {
+        guard asked == linkHistory.userChoices else {
             throw .rejected(name: SpeakerdBus.ErrorName.failed,
                             message: "a later 'connect', 'disconnect' or 'forget' replaced this connect request")
         }
-        userChoices += 1
+        linkHistory.userChose()
         await link.choose(chosen, name: name, why: .userPick)
         if case .failed(let reason) = await link.connectNow() {
             throw .rejected(name: SpeakerdBus.ErrorName.bluetooth, message: "\(name) (\(chosen)) did not connect: \(reason)")
@@ -121,7 +121,7 @@ extension SpeakerdDaemon: SpeakerdControl {
     static let requestWaitForAdapter = Duration.seconds(15)
 
     public func disconnect() async throws(SpeakerdError) -> StatusReport {
-        userChoices += 1
+        linkHistory.userChose()
         guard let target = inputs.link.target else {
             throw .rejected(name: SpeakerdBus.ErrorName.noSpeaker, message: "no speaker is connected, so there is nothing to disconnect")
         }
@@ -146,7 +146,7 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func forget(_ address: BluetoothAddress, keepPairing: Bool) async throws(SpeakerdError) -> SpeakersReport {
-        userChoices += 1
+        linkHistory.userChose()
         if await link.forget(address) { try? await features.bluez.client?.disconnect(address) }
         let removed: Bool
         do { removed = try await stateStore.forget(address) } catch {

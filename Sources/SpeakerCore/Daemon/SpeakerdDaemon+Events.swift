@@ -49,8 +49,7 @@ extension SpeakerdDaemon {
         guard case .blocked = lifecycle else { return }
         logger.notice("\(reason); resuming start-up")
         lifecycle = .starting
-        rerun?.cancel()
-        rerun = Task { [weak self] in await self?.runStartup(reason: reason) }
+        startup.runAgain { Task { [weak self] in await self?.runStartup(reason: reason) } }
     }
 
     /// The sleep delay lock, if the daemon has one (see ``SleepFeature``).

@@ -28,6 +28,6 @@ extension SpeakerdDaemon {
     func observeSpeaker() async {
         guard !isWindingDown else { return }
         await features.speakerCare.observe(.init(target: inputs.link.target, connected: inputs.link.connected,
-                                                 audioPath: inputs.audioPath, link: linkUps))
+                                                 audioPath: inputs.audioPath, link: linkHistory.linkUps))
     }
 }

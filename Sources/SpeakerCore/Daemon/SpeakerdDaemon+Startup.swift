@@ -31,14 +31,13 @@ extension SpeakerdDaemon {
                 scenario: scenario, operations: operations, budget: StartupScenarios.budget(for: scenario),
                 clock: dependencies.clock, logger: logger)
             let mayBeActivated = configuration.startedBySystemd && !requestWaiting
-            startupRun = mayBeActivated ? (sequencer, operations, !known.isEmpty) : nil
+            startup.began(mayBeActivated ? (sequencer, operations, !known.isEmpty) : nil)
             timeline = await sequencer.run()
-            startupRun = nil
         } catch {
             logger.critical("start-up graph \(scenario.name) is invalid: \(error)")
             return
         }
-        startupRecord.ended(timeline, startedAfter: started, reason: reason)
+        startup.ended(timeline, startedAfter: started, reason: reason)
         await followLogind()
         logger.info("start-up (\(timeline.scenario)) took \(Int(timeline.totalMs)) ms; critical path: \(timeline.criticalPath.joined(separator: " → "))")
         if case .blocked = lifecycle { return }  // the compatibility gate closed; events reopen it
@@ -101,7 +100,7 @@ extension SpeakerdDaemon {
     /// after the bus are not running yet, so only they change). Only a start by systemd can be
     /// such a start (`startedBySystemd`); others skip the round trip.
     func switchToLaunchedByRequestIfCalled(_ object: DBusObject, on connection: DBusConnection) async {
-        guard let run = startupRun else { return }
+        guard let run = startup.revisable else { return }
         do { _ = try await connection.callBus("GetId", []) } catch {
             logger.warning("could not check for requests waiting at start-up: \(error)")
             return
@@ -188,16 +187,16 @@ extension SpeakerdDaemon {
         // A start-up run again (bluetoothd came back) does not overrule a user's disconnect.
         if await link.isHeldByUser { return }
         let known = await stateStore.knownSpeakers
-        let choices = userChoices
+        let choices = linkHistory.userChoices
         for (index, speaker) in known.enumerated() {
-            guard choices == userChoices else { return }  // the user took over meanwhile
+            guard choices == linkHistory.userChoices else { return }  // the user took over meanwhile
             await link.choose(speaker.address, name: speaker.name, why: index == 0 ? .lastKnown : .otherKnown)
             _ = issued.succeed(())
             // A start-up run again (bluetoothd came back) does not overrule a user's disconnect.
             if await link.connectUnlessHeld() == .connected { return }
             if inputs.link.connected || inputs.link.activity == .heldByUser { return }
         }
-        guard let first = known.first, choices == userChoices else { return }
+        guard let first = known.first, choices == linkHistory.userChoices else { return }
         await link.choose(first.address, name: first.name, why: .lastKnown)
         await link.unreachableAtBoot()
         logger.notice("no known speaker answered; scanning for others")
@@ -207,7 +206,7 @@ extension SpeakerdDaemon {
     /// Scans; with `auto_pick`, connects the best candidate, unless the user made a choice of
     /// their own since `choices` (then theirs stands).
     func scanAndPick(choices: Int? = nil) async throws {
-        let choices = choices ?? userChoices
+        let choices = choices ?? linkHistory.userChoices
         if configuration.autoPick { await update { $0.choosing = .autoPickScanning } }
         let candidates: [RankedCandidate]
         do { candidates = try await discover() } catch {
@@ -215,7 +214,7 @@ extension SpeakerdDaemon {
             throw error
         }
         // The user picked (or a speaker came) meanwhile.
-        guard !inputs.link.connected, choices == userChoices else {
+        guard !inputs.link.connected, choices == linkHistory.userChoices else {
             if inputs.link.target == nil { await update { $0.choosing = .user } }
             return
         }
@@ -227,7 +226,7 @@ extension SpeakerdDaemon {
             guard await link.connectUnlessHeld() == .connected else {
                 // The user's own `connect` (or disconnect, or forget) ended the pick's attempt:
                 // their choice stands, and start-up did what it was for.
-                guard choices == userChoices else { return }
+                guard choices == linkHistory.userChoices else { return }
                 throw DaemonOperationError.connectFailed(name: best.name)
             }
             return
@@ -300,6 +299,9 @@ extension SpeakerdDaemon {
         if case .finished(true) = outcome { return }
         throw DaemonOperationError.notReady(verdict.waitingFor ?? .starting)
     }
+
+    /// Start-up run again after the compatibility gate reopened, if it was (for tests).
+    var rerun: Task<Void, Never>? { startup.rerun }
 
     /// What loading the soundfont may take before it is reported as slow (the step's timeout).
     static let soundfontBudget = Duration.seconds(10)

@@ -36,7 +36,7 @@ extension SpeakerdDaemon {
         // What the features show beside the verdict: the state file's problem, the speaker care's
         // note and volume, the path's warnings and `auto` choice.
         let stateProblem = await features.stateFile.problem
-        let profileNote = await features.speakerCare.profileNote(onLink: linkUps)
+        let profileNote = await features.speakerCare.profileNote(onLink: linkHistory.linkUps)
         let notes = await features.audioPath?.notes
         let volume = await statusVolume()
         var message = phase.statusLine
