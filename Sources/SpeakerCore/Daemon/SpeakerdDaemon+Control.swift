@@ -15,7 +15,7 @@ extension SpeakerdDaemon: SpeakerdControl {
 
     public func startup() async throws(SpeakerdError) -> StartupReport {
         let outputChoice = await features.audioPath?.notes.automaticChoice?.description
-        guard let report = startupRecord.report(outputChoice: outputChoice) else {
+        guard let report = startup.record.report(outputChoice: outputChoice) else {
             throw .rejected(name: SpeakerdBus.ErrorName.notReady, message: "start-up is still running; ask again in a moment")
         }
         return report
@@ -60,11 +60,11 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func connect(_ address: BluetoothAddress?, force: Bool) async throws(SpeakerdError) -> StatusReport {
-        let asked = userChoices
+        let asked = linkHistory.userChoices
         let bluez = try await bluezOnceReachable()
         // A later choice by the user (disconnect, forget, another connect) wins over a connect
         // still waiting here.
-        guard asked == userChoices else {
+        guard asked == linkHistory.userChoices else {
             throw .rejected(name: SpeakerdBus.ErrorName.failed,
                             message: "a later 'connect', 'disconnect' or 'forget' replaced this connect request")
         }
@@ -88,11 +88,11 @@ extension SpeakerdDaemon: SpeakerdControl {
             throw .rejected(name: SpeakerdBus.ErrorName.notASpeaker,
                             message: "\(name) (\(chosen)) is not a speaker: \(why); 'composer-cli connect --force \(chosen)' connects it anyway")
         }
-        guard asked == userChoices else {
+        guard asked == linkHistory.userChoices else {
             throw .rejected(name: SpeakerdBus.ErrorName.failed,
                             message: "a later 'connect', 'disconnect' or 'forget' replaced this connect request")
         }
-        userChoices += 1
+        linkHistory.userChose()
         await link.choose(chosen, name: name, why: .userPick)
         if case .failed(let reason) = await link.connectNow() {
             throw .rejected(name: SpeakerdBus.ErrorName.bluetooth, message: "\(name) (\(chosen)) did not connect: \(reason)")
@@ -107,7 +107,7 @@ extension SpeakerdDaemon: SpeakerdControl {
         if !gate.isReached(.adapter), !compatibilityGateClosed {
             try? await gate.wait(for: .adapter, timeout: Self.requestWaitForAdapter)
         }
-        guard let bluez, gate.isReached(.adapter) else {
+        guard let bluez = features.bluez.client, gate.isReached(.adapter) else {
             throw .rejected(name: SpeakerdBus.ErrorName.notReady, message: phase.statusLine)
         }
         return bluez
@@ -121,7 +121,7 @@ extension SpeakerdDaemon: SpeakerdControl {
     static let requestWaitForAdapter = Duration.seconds(15)
 
     public func disconnect() async throws(SpeakerdError) -> StatusReport {
-        userChoices += 1
+        linkHistory.userChose()
         guard let target = inputs.link.target else {
             throw .rejected(name: SpeakerdBus.ErrorName.noSpeaker, message: "no speaker is connected, so there is nothing to disconnect")
         }
@@ -146,8 +146,8 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func forget(_ address: BluetoothAddress, keepPairing: Bool) async throws(SpeakerdError) -> SpeakersReport {
-        userChoices += 1
-        if await link.forget(address) { try? await bluez?.disconnect(address) }
+        linkHistory.userChose()
+        if await link.forget(address) { try? await features.bluez.client?.disconnect(address) }
         let removed: Bool
         do { removed = try await stateStore.forget(address) } catch {
             throw .rejected(name: SpeakerdBus.ErrorName.failed, message: "\(error)")
@@ -160,7 +160,7 @@ extension SpeakerdDaemon: SpeakerdControl {
         } else {
             // Forgetting means the speaker must pair again: BlueZ forgets it too. Said, not silent.
             do {
-                if let bluez {
+                if let bluez = features.bluez.client {
                     try await operations.perform("remove the pairing of \(address)", group: "forget", timeout: .seconds(10)) {
                         try await bluez.removeDevice(address)
                     }
@@ -235,27 +235,27 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func stop() async throws(SpeakerdError) -> StatusReport {
-        if let playback { playbackSnapshot = await playback.stop() }
+        if let playback { features.playbackChanges.heard(await playback.stop()) }
         return await publish()
     }
 
     public func pause() async throws(SpeakerdError) -> StatusReport {
         if let playback {
-            do { playbackSnapshot = try await playback.pause() } catch { throw Self.rejected(error) }
+            do { let said = try await playback.pause(); features.playbackChanges.heard(said) } catch { throw Self.rejected(error) }
         }
         return await publish()
     }
 
     public func resume() async throws(SpeakerdError) -> StatusReport {
         if let playback {
-            do { playbackSnapshot = try await playback.resume() } catch { throw Self.rejected(error) }
+            do { let said = try await playback.resume(); features.playbackChanges.heard(said) } catch { throw Self.rejected(error) }
         }
         return await publish()
     }
 
     public func skip() async throws(SpeakerdError) -> StatusReport {
         if let playback {
-            do { playbackSnapshot = try await playback.skip() } catch { throw Self.rejected(error) }
+            do { let said = try await playback.skip(); features.playbackChanges.heard(said) } catch { throw Self.rejected(error) }
         }
         return await publish()
     }
@@ -267,12 +267,12 @@ extension SpeakerdDaemon: SpeakerdControl {
             throw .rejected(name: SpeakerdBus.ErrorName.invalidControl, message: error.description)
         }
         guard let playback else { throw Self.rejected(.nothingPlaying(operation: control.name)) }
-        do { playbackSnapshot = try await playback.adjust(control) } catch { throw Self.rejected(error) }
+        do { let said = try await playback.adjust(control); features.playbackChanges.heard(said) } catch { throw Self.rejected(error) }
         return await publish()
     }
 
     public func clearQueue() async throws(SpeakerdError) -> StatusReport {
-        if let playback { playbackSnapshot = await playback.clearQueue() }
+        if let playback { features.playbackChanges.heard(await playback.clearQueue()) }
         return await publish()
     }
 }

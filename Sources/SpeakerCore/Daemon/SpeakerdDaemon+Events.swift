@@ -4,24 +4,19 @@ import SpeakerdAPI
 /// BlueZ events: the link's are the link owner's to judge; adapters and bluetoothd close and
 /// reopen the compatibility gate.
 extension SpeakerdDaemon {
-    /// Follows BlueZ's events from now on (the BlueZ watch reports each to `handle`).
-    func startEventLoop() async {
-        guard let bluez else { return }
-        await features.bluezEvents.follow(bluez.events()) { .bluez($0) }
-    }
-
+    /// An event the BlueZ watch reported.
     func handle(_ event: BlueZEvent) async {
         // Losing the adapter or bluetoothd is recorded before the link hears of it: the link
         // going down is its consequence, and readiness taken in between would blame the
         // speaker ("connecting to JBL Flip 5…") for what bluetoothd did.
         switch event {
-        case .adapterRemoved(let name, _) where name == adapter?.name:
-            adapter = nil
+        case .adapterRemoved(let name, _) where name == features.bluez.adapter?.name:
+            features.bluez.adapterGone()
             let problem = CompatibilityProblem.noAdapter(configured: configuration.adapter)
             lifecycle = .blocked(problem)
             await update { $0.bluetooth = .blocked(problem) }
         case .bluetoothdVanished:
-            adapter = nil
+            features.bluez.adapterGone()
             await link.attach(nil)
             lifecycle = .blocked(.noBlueZ)
             await update { $0.bluetooth = .blocked(.noBlueZ) }
@@ -29,7 +24,7 @@ extension SpeakerdDaemon {
             break
         }
         await link.observe(event, known: await stateStore.knownSpeakers)
-        if let bluez, let connection = await features.bus.connection {
+        if let bluez = features.bluez.client, let connection = await features.bus.connection {
             await features.scan.announceCandidates(after: event, from: bluez, on: connection)
         }
         switch event {
@@ -54,8 +49,7 @@ extension SpeakerdDaemon {
         guard case .blocked = lifecycle else { return }
         logger.notice("\(reason); resuming start-up")
         lifecycle = .starting
-        rerun?.cancel()
-        rerun = Task { [weak self] in await self?.runStartup(reason: reason) }
+        startup.runAgain { Task { [weak self] in await self?.runStartup(reason: reason) } }
     }
 
     /// The sleep delay lock, if the daemon has one (see ``SleepFeature``).
@@ -81,7 +75,7 @@ extension SpeakerdDaemon {
 
     /// Where a new discovery runs: BlueZ and the adapter's address, or why there is none.
     private func discoveryPlace() throws -> (bluez: any BlueZClient, adapter: BluetoothAddress) {
-        guard let bluez, let address = adapter?.address else {
+        guard let bluez = features.bluez.client, let address = features.bluez.adapter?.address else {
             throw SpeakerdError.rejected(name: SpeakerdBus.ErrorName.notReady, message: phase.statusLine)
         }
         return (bluez, address)

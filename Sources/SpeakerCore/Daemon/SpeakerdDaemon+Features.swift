@@ -7,7 +7,7 @@ extension SpeakerdDaemon {
         switch report {
         case .audioPath(let state, let subscription):
             // A late report of a follow since replaced says nothing of the path followed now.
-            guard subscription == audioPathFollowed else { return }
+            guard features.audioPath?.isLatest(subscription) == true else { return }
             await update { $0.audioPath = state }
             await observeSpeaker()
         case .statusChanged:
@@ -28,6 +28,6 @@ extension SpeakerdDaemon {
     func observeSpeaker() async {
         guard !isWindingDown else { return }
         await features.speakerCare.observe(.init(target: inputs.link.target, connected: inputs.link.connected,
-                                                 audioPath: inputs.audioPath, link: linkUps))
+                                                 audioPath: inputs.audioPath, link: linkHistory.linkUps))
     }
 }

@@ -16,19 +16,20 @@ extension SpeakerdDaemon {
         guard snapshot.revision > previous.revision else { return }  // a late report of an older state
         let target = snapshot.target
         let cameUp = snapshot.connected && !(previous.connected && previous.target?.address == target?.address)
-        // Said before what follows from it (ready to play), as it happened.
-        if cameUp, let target {
-            if let last = lastLinkUp, last.target == target, last.choices == userChoices {
-                logger.info("reconnected to \(target.name) (\(target.address))")
-            } else {
-                logger.info("connected to \(target.name) (\(target.address)), \(target.why.spoken)")
+        // Said before what follows from it (ready to play), as it happened. The input and the
+        // link count change before anything here suspends, so a newer report handled meanwhile is
+        // never overwritten by this one, and what runs meanwhile (the audio path's report arming
+        // the profile timer) already counts this link.
+        if cameUp {
+            let reconnect = linkHistory.cameUp(to: target)
+            if let target {
+                if reconnect {
+                    logger.info("reconnected to \(target.name) (\(target.address))")
+                } else {
+                    logger.info("connected to \(target.name) (\(target.address)), \(target.why.spoken)")
+                }
             }
-            lastLinkUp = (target, userChoices)
         }
-        // The input and the link count change before anything here suspends, so a newer report
-        // handled meanwhile is never overwritten by this one, and what runs meanwhile (the
-        // audio path's report arming the profile timer) already counts this link.
-        if cameUp { linkUps += 1 }
         await update { $0.link = snapshot }
         if let audioPath = features.audioPath, await audioPath.target.map(Followed.init) != target.map(Followed.init) {
             await followAudioPath(to: target, waitForFirst: false)
@@ -37,7 +38,7 @@ extension SpeakerdDaemon {
         if cameUp, let target {
             // Whether it is new decides its first volume; the care hears of it after the write,
             // so a speaker's first link finds it known, to keep its first volume.
-            let link = linkUps
+            let link = linkHistory.linkUps
             let isNew = await features.stateFile.recordConnection(to: target.address, name: target.name, at: dependencies.now())
             await features.speakerCare.remembered(target.address, isNew: isNew, onLink: link)
             await publish()
@@ -47,9 +48,9 @@ extension SpeakerdDaemon {
     /// Starts following the audio path to `target` (replacing any earlier follow). With
     /// `waitForFirst`, returns once its first state has been taken in (the start-up step's check).
     func followAudioPath(to target: LinkSnapshot.Target?, waitForFirst: Bool) async {
-        audioPathFollowed += 1
-        guard let audioPath = features.audioPath, !isWindingDown else { return }
-        let subscription = audioPathFollowed
+        guard let audioPath = features.audioPath else { return }
+        let subscription = audioPath.numberFollow()
+        guard !isWindingDown else { return }
         guard let first = await audioPath.follow(target, over: await features.bus.connection, as: subscription) else { return }
         // What was seen of the old target's path no longer holds until the new follower says,
         // except a problem with the output or the sound server itself: it is no less true for

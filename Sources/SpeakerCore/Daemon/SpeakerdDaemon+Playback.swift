@@ -4,13 +4,13 @@ import SpeakerdAPI
 /// line and the PlaybackChanged signal say so, instead of "Playing X" lingering after the end.
 extension SpeakerdDaemon {
     func watchPlayback() async {
-        guard let playback, await !features.playbackChanges.isFollowing else { return }
-        await features.playbackChanges.follow(await playback.changes()) { .playback($0) }
+        guard let playback else { return }
+        await features.playbackChanges.follow(playback)
     }
 
     func playbackChanged(_ snapshot: PlaybackSnapshot) async {
         guard lifecycle != .stopping, lifecycle != .stopped else { return }
-        playbackSnapshot = snapshot
+        features.playbackChanges.heard(snapshot)
         await publish()
     }
 }

@@ -31,14 +31,13 @@ extension SpeakerdDaemon {
                 scenario: scenario, operations: operations, budget: StartupScenarios.budget(for: scenario),
                 clock: dependencies.clock, logger: logger)
             let mayBeActivated = configuration.startedBySystemd && !requestWaiting
-            startupRun = mayBeActivated ? (sequencer, operations, !known.isEmpty) : nil
+            startup.began(mayBeActivated ? (sequencer, operations, !known.isEmpty) : nil)
             timeline = await sequencer.run()
-            startupRun = nil
         } catch {
             logger.critical("start-up graph \(scenario.name) is invalid: \(error)")
             return
         }
-        startupRecord.ended(timeline, startedAfter: started, reason: reason)
+        startup.ended(timeline, startedAfter: started, reason: reason)
         // Cut short because speakerd was told to stop (SIGTERM/SIGINT): nothing more to start or
         // say; "stopping: … received" was the line for it. (A rerun cut short by a newer one, or
         // by the gate closing, carries on as before: the lifecycle is theirs to set.)
@@ -105,7 +104,7 @@ extension SpeakerdDaemon {
     /// after the bus are not running yet, so only they change). Only a start by systemd can be
     /// such a start (`startedBySystemd`); others skip the round trip.
     func switchToLaunchedByRequestIfCalled(_ object: DBusObject, on connection: DBusConnection) async {
-        guard let run = startupRun else { return }
+        guard let run = startup.revisable else { return }
         do { _ = try await connection.callBus("GetId", []) } catch {
             logger.warning("could not check for requests waiting at start-up: \(error)")
             return
@@ -136,14 +135,14 @@ extension SpeakerdDaemon {
     }
 
     func reachBlueZ(_ context: StartupContext) async throws {
-        if bluez == nil {
+        if features.bluez.client == nil {
             let made = try await dependencies.makeBlueZ(await features.bus.connection)
-            bluez = made
+            features.bluez.keep(made)
             await features.speakerCare.use(made)
-            await startEventLoop()
+            await features.bluez.followEvents()
         }
         do {
-            _ = try await bluez!.adapters()
+            _ = try await features.bluez.client!.adapters()
         } catch let error as BlueZClientError where error == .bluetoothdNotRunning {
             throw await block(.noBlueZ, context)
         } catch BlueZClientError.unsupportedBlueZ(let found, let needed) {
@@ -153,7 +152,7 @@ extension SpeakerdDaemon {
     }
 
     func prepareAdapter(_ context: StartupContext) async throws {
-        guard let bluez else { throw await block(.noBlueZ, context) }
+        guard let bluez = features.bluez.client else { throw await block(.noBlueZ, context) }
         let all = try await bluez.adapters()
         let chosen = configuration.adapter.map { name in all.first { $0.name == name } } ?? (all.first(where: \.powered) ?? all.first)
         guard var adapter = chosen else { throw await block(.noAdapter(configured: configuration.adapter), context) }
@@ -169,7 +168,7 @@ extension SpeakerdDaemon {
         // bluetoothd or the adapter may have gone while this step waited on them: the event
         // closed the gate, and claiming the adapter ready over it would hide that.
         if case .blocked(let problem) = lifecycle { throw context.abort(problem.description) }
-        self.adapter = adapter
+        features.bluez.use(adapter)
         await update { $0.bluetooth = .ready }
     }
 
@@ -192,16 +191,16 @@ extension SpeakerdDaemon {
         // A start-up run again (bluetoothd came back) does not overrule a user's disconnect.
         if await link.isHeldByUser { return }
         let known = await stateStore.knownSpeakers
-        let choices = userChoices
+        let choices = linkHistory.userChoices
         for (index, speaker) in known.enumerated() {
-            guard choices == userChoices else { return }  // the user took over meanwhile
+            guard choices == linkHistory.userChoices else { return }  // the user took over meanwhile
             await link.choose(speaker.address, name: speaker.name, why: index == 0 ? .lastKnown : .otherKnown)
             _ = issued.succeed(())
             // A start-up run again (bluetoothd came back) does not overrule a user's disconnect.
             if await link.connectUnlessHeld() == .connected { return }
             if inputs.link.connected || inputs.link.activity == .heldByUser { return }
         }
-        guard let first = known.first, choices == userChoices else { return }
+        guard let first = known.first, choices == linkHistory.userChoices else { return }
         await link.choose(first.address, name: first.name, why: .lastKnown)
         await link.unreachableAtBoot()
         logger.notice("no known speaker answered; scanning for others")
@@ -211,7 +210,7 @@ extension SpeakerdDaemon {
     /// Scans; with `auto_pick`, connects the best candidate, unless the user made a choice of
     /// their own since `choices` (then theirs stands).
     func scanAndPick(choices: Int? = nil) async throws {
-        let choices = choices ?? userChoices
+        let choices = choices ?? linkHistory.userChoices
         if configuration.autoPick { await update { $0.choosing = .autoPickScanning } }
         let candidates: [RankedCandidate]
         do { candidates = try await discover() } catch {
@@ -219,7 +218,7 @@ extension SpeakerdDaemon {
             throw error
         }
         // The user picked (or a speaker came) meanwhile.
-        guard !inputs.link.connected, choices == userChoices else {
+        guard !inputs.link.connected, choices == linkHistory.userChoices else {
             if inputs.link.target == nil { await update { $0.choosing = .user } }
             return
         }
@@ -231,7 +230,7 @@ extension SpeakerdDaemon {
             guard await link.connectUnlessHeld() == .connected else {
                 // The user's own `connect` (or disconnect, or forget) ended the pick's attempt:
                 // their choice stands, and start-up did what it was for.
-                guard choices == userChoices else { return }
+                guard choices == linkHistory.userChoices else { return }
                 throw DaemonOperationError.connectFailed(name: best.name)
             }
             return
@@ -304,6 +303,9 @@ extension SpeakerdDaemon {
         if case .finished(true) = outcome { return }
         throw DaemonOperationError.notReady(verdict.waitingFor ?? .starting)
     }
+
+    /// Start-up run again after the compatibility gate reopened, if it was (for tests).
+    var rerun: Task<Void, Never>? { startup.rerun }
 
     /// What loading the soundfont may take before it is reported as slow (the step's timeout).
     static let soundfontBudget = Duration.seconds(10)

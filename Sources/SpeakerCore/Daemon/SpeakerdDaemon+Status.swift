@@ -13,6 +13,7 @@ extension SpeakerdDaemon {
         guard verdict.level == .playbackReady, let target = inputs.link.target else {
             return .notReady(verdict.waitingFor ?? .starting)
         }
+        let playbackSnapshot = features.playbackChanges.last
         switch (playbackSnapshot.activity, playbackSnapshot.file) {
         case (.playing, let file?): return .playing(file: file, speakerName: target.name)
         case (.paused, let file?): return .paused(file: file, speakerName: target.name)
@@ -35,7 +36,7 @@ extension SpeakerdDaemon {
         // What the features show beside the verdict: the state file's problem, the speaker care's
         // note and volume, the path's warnings and `auto` choice.
         let stateProblem = await features.stateFile.problem
-        let profileNote = await features.speakerCare.profileNote(onLink: linkUps)
+        let profileNote = await features.speakerCare.profileNote(onLink: linkHistory.linkUps)
         let notes = await features.audioPath?.notes
         let volume = await statusVolume()
         var message = phase.statusLine

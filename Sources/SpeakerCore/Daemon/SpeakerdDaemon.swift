@@ -17,14 +17,21 @@ import Configuration
 /// adapter, the speaker's link, its audio path, the soundfont), the verdict computed from them
 /// and ``update(_:)``, which moves the readiness gate to the verdict's level (up or down),
 /// tells the player and publishes the status. Nothing else sets a readiness level, so no event
-/// order can leave a level that no later event lifts.
+/// order can leave a level that no later event lifts. Beside them it holds its wiring (the
+/// configuration, the dependencies, the logger and the clock), the gate, the operation queue
+/// and the player, and three small values of the reducer's own: ``StartupRuns`` (what start-up
+/// did, the run in progress, the run again after the gate reopened), ``LinkHistory`` (the
+/// links counted, the user's choices) and ``ReadinessLogMemory`` (the reason last logged).
 ///
 /// Everything else has an owner of its own that reports here:
 /// - ``SpeakerLink``: the target speaker and its link, reconnects (`linkChanged`);
 /// - the features (``DaemonFeatures``, one `ServiceGroup`), through one ``FeatureInbox``
-///   (`receive`): the bus and what is published on it, the state file, the BlueZ watch and the
-///   player's changes, sleep and the lock, the audio path (the player gets each ready route
-///   from it), the speaker's care (profile nudge, volume) and scanning;
+///   (`receive`): the bus and what is published on it (``BusFeature``), the state file
+///   (``StateFileFeature``), the BlueZ watch (``BlueZWatch``: the client, the adapter in use,
+///   BlueZ's events), the player's changes and what it last said (``PlaybackWatch``), sleep
+///   and the lock (``SleepFeature``), the audio path and the numbering of its follows
+///   (``AudioPathFeature``; the player gets each ready route from it), the speaker's care
+///   (``SpeakerCareFeature``: profile nudge, volume) and scanning (``ScanFeature``);
 /// - the start-up sequencer, whose steps are this actor's methods (`+Startup`).
 public actor SpeakerdDaemon {
     enum Lifecycle: Equatable {
@@ -55,33 +62,15 @@ public actor SpeakerdDaemon {
     /// changes, sleep, the audio path, the speaker's care, scanning), each owning its state and
     /// reporting here through one inbox (`receive`, in `+Features`).
     let features: DaemonFeatures
-    var bluez: (any BlueZClient)?
-    var adapter: Adapter?
 
     /// What readiness is computed from, and the verdict last computed.
     var inputs: ReadinessInputs
     var verdict: ReadinessInputs.Verdict
-    /// The audio path's follow whose reports count: numbered here, so a late report of a follow
-    /// since replaced is told apart (`followAudioPath` in `+Link`, `receive`).
-    var audioPathFollowed = 0
-    /// The speaker's links so far (counted as each comes up), and the target the link last came
-    /// up for with `userChoices` then: the same target up again with no new choice between is
-    /// speakerd's own reconnect, not "as you asked" once more.
-    var linkUps = 0
-    var lastLinkUp: (target: LinkSnapshot.Target, choices: Int)?
-    /// What the player last said it is doing (its change stream, or the answer to a request).
-    var playbackSnapshot = PlaybackSnapshot.idle
+    /// The links counted as each came up, and the user's choices (see ``LinkHistory``).
+    var linkHistory = LinkHistory()
 
-    /// What start-up has done so far (the last run, the boot's, their numbers), for `startup`.
-    var startupRecord = StartupRecord()
-    /// The start-up run in progress, so the bus step can switch it to "launched by request".
-    var startupRun: (sequencer: StartupSequencer, operations: [String: StartupOperation.Body], knownSpeakers: Bool)?
-    /// Start-up run again after the compatibility gate reopened (see `reopenGate`).
-    var rerun: Task<Void, Never>?
-    /// Counts the user's connects, disconnects and forgets: a `connect` that waited (for
-    /// start-up to reach the adapter) gives way to a later choice, and so do start-up's own
-    /// choices (the known speakers, auto-pick): once the user has spoken, start-up stops choosing.
-    var userChoices = 0
+    /// Start-up's runs: their record, the run in progress, the run again (see ``StartupRuns``).
+    var startup = StartupRuns()
     /// The last "not ready to play" reason logged (a repeated condition is logged once).
     var readinessLog = ReadinessLogMemory()
 
@@ -168,8 +157,7 @@ public actor SpeakerdDaemon {
         features.bus.notify([.stopping, .status(phase.statusLine)])
         // Every follower task is cancelled and dropped, so nothing started for this daemon
         // outlives it (each holds the daemon only weakly, but its stream and buffers are ours).
-        rerun?.cancel()
-        rerun = nil
+        startup.stop()
         // The features wind down in the reverse of their order (see `DaemonFeatures`): the
         // speaker's care and the audio path stop their timers and followers, the sleep lock is
         // released, the state file's retry stops.
@@ -180,12 +168,8 @@ public actor SpeakerdDaemon {
         await link.shutdown()
         await operations.shutDown()
         await playback?.stop()
-        if let bluez, let adapter, adapter.discovering, let address = adapter.address {
-            try? await bluez.stopDiscovery(on: address)
-        }
-        // The daemon made the BlueZ client, so it ends it: its signal pump and RSSI coalescer
-        // would otherwise wait on their streams (and keep the client) for ever.
-        await bluez?.shutDown()
+        // The daemon made the BlueZ client, so it ends it (the BlueZ watch keeps it).
+        await features.bluez.close()
         // The bus last: the API answers (and says "stopping") until everything else has stopped.
         await features.bus.close()
         lifecycle = .stopped
@@ -199,7 +183,7 @@ public actor SpeakerdDaemon {
 
     private func fatalProblemNow() async -> String? {
         guard dependencies.connectBus != nil, await features.bus.connection == nil,
-              let entry = startupRecord.last?.entry(StartupScenarios.Step.bus), entry.outcome != .ok else { return nil }
+              let entry = startup.record.last?.entry(StartupScenarios.Step.bus), entry.outcome != .ok else { return nil }
         return "cannot serve the API: \(entry.outcome)"
     }
 
@@ -207,7 +191,7 @@ public actor SpeakerdDaemon {
     public func heartbeat() {}
 
     /// The last start-up's timeline, if one ran.
-    public var startupTimeline: StartupTimeline? { startupRecord.last }
+    public var startupTimeline: StartupTimeline? { startup.record.last }
 
     /// The reconnect policy's state for the current speaker (for tests and diagnostics).
     public var reconnectState: ReconnectPolicy<ErasedClock>.State? {

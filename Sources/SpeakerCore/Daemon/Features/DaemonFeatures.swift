@@ -2,9 +2,10 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
-/// A feature of the daemon: an actor that runs as a `Service` until the daemon winds down, then
-/// stops its own timers and followers (`stop`), so nothing it started outlives the daemon.
-protocol DaemonFeature: Service, Actor {
+/// A feature of the daemon: an actor (or, where the reducer reads its state at once, a class
+/// behind a lock) that runs as a `Service` until the daemon winds down, then stops its own timers
+/// and followers (`stop`), so nothing it started outlives the daemon.
+protocol DaemonFeature: Service, AnyObject {
     func stop() async
 }
 
@@ -27,9 +28,10 @@ extension DaemonFeature {
 final class DaemonFeatures: Sendable {
     let inbox = FeatureInbox()
     let bus: BusFeature
-    /// BlueZ's events, and the player's changes.
-    let bluezEvents: EventFollower
-    let playbackChanges: EventFollower
+    /// The BlueZ client, the adapter in use and BlueZ's events.
+    let bluez: BlueZWatch
+    /// The player's changes, and what it last said it is doing.
+    let playbackChanges: PlaybackWatch
     let stateFile: StateFileFeature
     let sleep: SleepFeature
     /// Nil when the daemon has no playback: there is no path to follow then.
@@ -47,14 +49,14 @@ final class DaemonFeatures: Sendable {
          scan: (StateFileFeature) -> ScanFeature,
          logger: Logger) {
         self.bus = bus(inbox)
-        bluezEvents = EventFollower(inbox: inbox)
-        playbackChanges = EventFollower(inbox: inbox)
+        bluez = BlueZWatch(inbox: inbox)
+        playbackChanges = PlaybackWatch(inbox: inbox)
         self.stateFile = stateFile(inbox)
         self.sleep = sleep(inbox)
         self.audioPath = audioPath(inbox)
         self.speakerCare = speakerCare(inbox, self.stateFile)
         self.scan = scan(self.stateFile)
-        let services: [any Service] = [self.bus, self.stateFile, bluezEvents, playbackChanges, self.sleep] + [self.audioPath].compactMap { $0 }
+        let services: [any Service] = [self.bus, self.stateFile, bluez, playbackChanges, self.sleep] + [self.audioPath].compactMap { $0 }
             + [self.speakerCare, self.scan]
         group = ServiceGroup(configuration: .init(services: services, logger: logger))
     }

@@ -1,9 +1,7 @@
-import ServiceLifecycle
-
-/// A feature that follows one stream of events and reports each into the reducer: BlueZ's
-/// events (the BlueZ watch), the player's changes. One stream at a time, followed from the
-/// first `follow` until the daemon winds down.
-actor EventFollower: DaemonFeature {
+/// The follower of one stream of events, reporting each into the reducer: BlueZ's events (for
+/// ``BlueZWatch``), the player's changes (for ``PlaybackWatch``). One stream at a time, followed
+/// from the first `follow` until its feature stops it as the daemon winds down.
+actor EventFollower {
     private var follower: Task<Void, Never>?
     private var stopped = false
     private let inbox: FeatureInbox
