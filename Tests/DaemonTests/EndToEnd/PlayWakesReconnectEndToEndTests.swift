@@ -33,11 +33,14 @@ struct PlayWakesReconnectEndToEndTests {
         return run.standardOutput
     }
 
-    /// The speaker walks out of reach (the link times out, every page goes unanswered) and
-    /// speakerd's backoff grows (~1, 2, 4, 8 s, then ~16 s) until `composer-cli status` names a
+    /// Once the known speaker is connected at start, it walks out of reach (the link times out,
+    /// every page goes unanswered) and speakerd's backoff grows (~1, 2, 4, 8 s, then ~16 s) until `composer-cli status` names a
     /// next try 10 s or more away: those seconds, when status was asked, and what it printed.
-    static func outOfReachUntilTheBackoffIsLong(_ fake: DaemonWorld, _ address: String) async throws
+    static func outOfReachUntilTheBackoffIsLong(_ fake: DaemonWorld, _ address: String, _ client: SpeakerdDBusClient) async throws
         -> (seconds: Int, at: ContinuousClock.Instant, output: String) {
+        try await eventually("the known speaker is connected at start") {
+            try await client.status().readiness == "playbackReady"
+        }
         try await fake.setConnectBehavior(Self.flip, "br-connection-page-timeout")
         try await fake.dropLink(reason: "Timeout")
         var first: (seconds: Int, at: ContinuousClock.Instant, output: String)?
@@ -67,10 +70,7 @@ struct PlayWakesReconnectEndToEndTests {
         let wav = fake.state.path + "/song.wav"
         let songPath = try GatedPlayEndToEndTests.song()
         try await TruthfulReadinessEndToEndTests().withSpeakerd(fake, config: "reconnect_max_seconds = 60\n", output: wav) { address, client in
-            try await eventually("the known speaker is connected at start") {
-                try await client.status().readiness == "playbackReady"
-            }
-            let long = try await Self.outOfReachUntilTheBackoffIsLong(fake, address)
+            let long = try await Self.outOfReachUntilTheBackoffIsLong(fake, address, client)
 
             // Two seconds later the countdown has moved on by about as much: computed when asked,
             // not the delay armed at the last failure.
@@ -118,10 +118,7 @@ struct PlayWakesReconnectEndToEndTests {
         let wav = fake.state.path + "/song.wav"
         let songPath = try GatedPlayEndToEndTests.song()
         try await TruthfulReadinessEndToEndTests().withSpeakerd(fake, config: "reconnect_max_seconds = 60\n", output: wav) { address, client in
-            try await eventually("the known speaker is connected at start") {
-                try await client.status().readiness == "playbackReady"
-            }
-            let long = try await Self.outOfReachUntilTheBackoffIsLong(fake, address)
+            let long = try await Self.outOfReachUntilTheBackoffIsLong(fake, address, client)
             let backoffTryAt = long.at + .seconds(long.seconds)
             let pagesBefore = try await fake.calls("Connect")
             let asked = ContinuousClock.now
