@@ -25,6 +25,9 @@
     X(new_fluid_synth) \
     X(delete_fluid_synth) \
     X(fluid_synth_sfload) \
+    X(fluid_synth_get_sfont_by_id) \
+    X(fluid_synth_add_sfont) \
+    X(fluid_synth_remove_sfont) \
     X(fluid_is_soundfont) \
     X(fluid_synth_all_notes_off) \
     X(fluid_synth_all_sounds_off) \

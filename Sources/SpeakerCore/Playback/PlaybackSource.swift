@@ -22,6 +22,14 @@ public final class PlaybackSource: Sendable {
         /// The song as re-arranged by a live control, taken up at the start of the next render
         /// call (`replaceSong`): built off the audio thread, swapped in without allocating.
         var replacement: SongScheduler?
+        /// The synthesiser the replacement plays on (`Synthesizer.fresh()`), made with it off the
+        /// audio thread; nil if none could be made (the current one is then reset instead).
+        var replacementSynthesizer: Synthesizer?
+        /// The synthesiser a replacement took over from, kept until the next `replaceSong` (or the
+        /// source's end) so that the audio thread never frees one.
+        var retired: Synthesizer?
+        /// The synthesiser the song ended on, kept (like `retired`) until the source goes.
+        var finishedSynthesizer: Synthesizer?
         /// Frames rendered by the schedulers a live control replaced.
         var framesBefore = 0
         var keepAlive: KeepAliveSignal?
@@ -82,15 +90,25 @@ public final class PlaybackSource: Sendable {
                 for frame in silent..<frames { level(frame, keepAlive!.next()) }
                 return frames
             }
-            guard let synthesizer, silent < frames else { return silent }
+            guard synthesizer != nil, silent < frames else { return silent }
             if let next = replacement {
-                // A live control: whatever sounded stops, every channel starts clean, and the new
-                // timeline's first events (its chase) set the state its position has.
-                synthesizer.reset()
+                // A live control: whatever sounded stops, and the new timeline starts on a
+                // synthesiser as fresh as one a render starting there would use (its first events,
+                // the chase, set the state its position has), so what follows is that render, to
+                // the sample. Without a fresh one, the current one is reset: the same notes, but its
+                // effects keep a faint tail of what sounded.
+                if let fresh = replacementSynthesizer {
+                    retired = synthesizer
+                    synthesizer = fresh
+                    replacementSynthesizer = nil
+                } else {
+                    synthesizer!.reset()
+                }
                 framesBefore += scheduler?.position ?? 0
                 scheduler = next
                 replacement = nil
             }
+            let synthesizer = synthesizer!
             let produced = scheduler!.render(frames: frames - silent, synthesizer: synthesizer) { offset, count, measure in
                 song(synthesizer, silent + offset, count, measure)
             }
@@ -319,11 +337,21 @@ public final class PlaybackSource: Sendable {
     @discardableResult
     public func replaceSong(with song: ArrangedSong) -> Bool {
         let scheduler = SongScheduler(song: song, sampleRate: sampleRate)
-        return state.withLock { state in
-            guard !state.ended, state.scheduler != nil else { return false }
-            state.replacement = scheduler
-            return true
+        let synthesizer = state.withLock { $0.synthesizer }?.fresh()
+        // What the lock gives back (a synthesiser retired by the last control, a replacement's not
+        // taken up yet) is freed here, on the caller's thread, after the lock.
+        let (accepted, dropped) = state.withLock { state -> (Bool, [Synthesizer?]) in
+            guard !state.ended, state.scheduler != nil else { return (false, [synthesizer]) }
+            synthesizer?.takeUpFont()
+            defer {
+                state.replacement = scheduler
+                state.replacementSynthesizer = synthesizer
+                state.retired = nil
+            }
+            return (true, [state.retired, state.replacementSynthesizer])
         }
+        withExtendedLifetime(dropped) {}
+        return accepted
     }
 
     /// How many times a real-time device has asked for audio (silence while paused included).
@@ -454,6 +482,9 @@ public final class PlaybackSource: Sendable {
             let release = state.synthesizer != nil
             if release {
                 state.synthesizer?.releaseAllNotes()
+                // One made fresh for a live control is freed with the source, not here: this may
+                // be the audio thread.
+                state.finishedSynthesizer = state.synthesizer
                 state.synthesizer = nil
             }
             defer { state.endWaiters = [:]; state.resumeWaiters = [:]; state.startWaiters = [] }

@@ -13,6 +13,12 @@ final class Synthesizer: @unchecked Sendable {
     /// Kept alive because FluidSynth reads some settings after creation.
     private let settings: SynthSettings
     let sampleRate: Int
+    /// The synthesiser that loaded the SoundFont this one plays, for a synthesiser made by
+    /// `fresh()`: it owns the font (FluidSynth deletes a synthesiser's fonts with it), so it is
+    /// kept alive for as long as this one borrows the font.
+    private let fontOwner: Synthesizer?
+    /// The SoundFont loaded by `loadSoundFont`, or borrowed from `fontOwner`.
+    private var font: OpaquePointer?
 
     init(sampleRate: Int) throws(SoundFontError) {
         let settings = try SynthSettings(sampleRate: sampleRate)
@@ -21,15 +27,63 @@ final class Synthesizer: @unchecked Sendable {
         self.settings = settings
         self.handle = handle
         self.sampleRate = sampleRate
+        self.fontOwner = nil
     }
 
-    deinit { fluid.delete_fluid_synth(handle) }
+    private init(borrowingFontOf owner: Synthesizer, font: OpaquePointer) throws(SoundFontError) {
+        guard let handle = owner.fluid.new_fluid_synth(owner.settings.handle) else { throw .outOfMemory("FluidSynth synthesiser") }
+        self.fluid = owner.fluid
+        self.settings = owner.settings
+        self.handle = handle
+        self.sampleRate = owner.sampleRate
+        self.fontOwner = owner
+        self.font = font
+    }
+
+    deinit {
+        // A borrowed font is handed back first, or FluidSynth would delete it with this synthesiser.
+        if fontOwner != nil, isPlayingFont, let font { _ = fluid.fluid_synth_remove_sfont(handle, font) }
+        fluid.delete_fluid_synth(handle)
+    }
+
+    /// False for a synthesiser from `fresh()` until `takeUpFont()`.
+    private var isPlayingFont = true
 
     /// Loads a SoundFont file and makes its presets the active ones; returns FluidSynth's font id.
     /// Slow (tens of milliseconds for a small GM font): call it off latency-sensitive threads.
     func loadSoundFont(path: String) -> Int32? {
         let id = fluid.fluid_synth_sfload(handle, path, 1)
-        return id == FLUID_FAILED ? nil : id
+        guard id != FLUID_FAILED else { return nil }
+        font = fluid.fluid_synth_get_sfont_by_id(handle, id)
+        return id
+    }
+
+    /// A new synthesiser for the same SoundFont, to be in the state a freshly loaded one has, which
+    /// `reset()` cannot restore: empty reverb and chorus with their modulators at their start,
+    /// FluidSynth's 64-frame block starting on its first frame, its dither sequence at its start.
+    /// A live control (a seek) plays its new timeline on one, so that what follows it is, to the
+    /// sample, what a render starting there gives.
+    ///
+    /// Cheap (about half a millisecond, no file read: the font is shared, not loaded again), but it
+    /// allocates: call it off the audio thread. It plays nothing until `takeUpFont()`. Nil when
+    /// this synthesiser has no font, or there is no memory.
+    func fresh() -> Synthesizer? {
+        let owner = fontOwner ?? self
+        guard let font = owner.font, let fresh = try? Synthesizer(borrowingFontOf: owner, font: font) else { return nil }
+        fresh.isPlayingFont = false
+        return fresh
+    }
+
+    /// Makes a synthesiser from `fresh()` play the font, from its power-on state. FluidSynth gives
+    /// the font this synthesiser's id for it (the same number it has everywhere, but a write all
+    /// the same), so call it while no synthesiser playing that font renders: under the lock of the
+    /// one song that holds it. Microseconds, and no allocation beyond one list node.
+    func takeUpFont() {
+        guard !isPlayingFont, let font else { return }
+        // Fails only for a null argument; neither is.
+        _ = fluid.fluid_synth_add_sfont(handle, font)
+        isPlayingFont = true
+        reset()
     }
 
     /// Silences every voice and returns every channel to its power-on state (programs, controllers,

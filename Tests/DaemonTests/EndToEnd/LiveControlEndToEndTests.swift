@@ -87,6 +87,42 @@ struct LiveControlEndToEndTests {
         #expect(strongest([523.25, 587.33], from: last + 0.03, to: last + 0.3) == 587.33, "the last note after transpose +2 (onset at \(last) s)")
     }
 
+    @Test("seek 2 a second into the scale: what speakerd plays from there is, to the sample, what 'composer-cli render --from 2' writes")
+    func seekIsTheRenderFromItsTarget() async throws {
+        let scale = try GatedPlayEndToEndTests.song()  // C D E F | G A B C, half a second each
+        let wav = try await ArrangedPlayEndToEndTests.withReadySpeakerd { bus, client in
+            let played = try await ExecutableRun.run("composer-cli", ["play", scale, "--bus", bus])
+            #expect(played.status == 0, "\(played.standardError)")
+            try await eventually("the scale is a second in", within: .seconds(10)) {
+                ((try? await client.status().playback.positionSeconds) ?? 0) >= 1
+            }
+            let sought = try await ExecutableRun.run("composer-cli", ["seek", "2", "--bus", bus])
+            #expect(sought.status == 0, "\(sought.standardError)")
+            try await eventually("the scale plays to its end from bar 2", within: .seconds(15)) {
+                (try? await client.status().playback.state) == "idle"
+            }
+        }
+        let file = try #require(wav, "speakerd wrote no WAV")
+        let reference = FileManager.default.temporaryDirectory.path + "/seek-reference-\(getpid()).wav"
+        defer { try? FileManager.default.removeItem(atPath: reference) }
+        let rendered = try await ExecutableRun.run("composer-cli", ["render", scale, "--from", "2", "-o", reference,
+                                                                    "--soundfont", GatedPlayEndToEndTests.soundFont])
+        #expect(rendered.status == 0, "\(rendered.standardError)")
+        let wanted = try WAVFile(path: reference)
+        // Bar 2 and its release tail: 2 s and a little.
+        #expect(wanted.seconds > 2 && wanted.seconds < 3.1, "the render from bar 2 lasts \(wanted.seconds) s")
+        #expect(file.sampleRate == wanted.sampleRate && file.channels == wanted.channels)
+        // speakerd's WAV ends with exactly the render from bar 2: the seek's frames, sample for
+        // sample, with what played before it (the pre-roll and bar 1's first second) ahead of them.
+        #expect(file.samples.count > wanted.samples.count, "speakerd's WAV: \(file.seconds) s")
+        let heard = file.samples.suffix(wanted.samples.count)
+        let firstDifference = zip(heard, wanted.samples).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(firstDifference == nil, "speakerd's WAV departs from the render from bar 2 at sample \(firstDifference ?? -1) of \(wanted.samples.count)")
+        // And the part before it is the scale's first second, C4 then D4: the seek came mid-song.
+        let before = Double(file.frameCount - wanted.frameCount) / Double(file.sampleRate)
+        #expect(before > 1 && before < 2, "the seek came \(before) s into speakerd's WAV")
+    }
+
     @Test("play --loop 1-1 without a count loops bar 1 until 'loop off', then the song plays to its end")
     func playLoopsUntilTurnedOff() async throws {
         let scale = try GatedPlayEndToEndTests.song()
