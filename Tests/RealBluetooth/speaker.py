@@ -13,6 +13,12 @@ line, and follow it through its log, one `speaker: EVENT` line per thing that ha
   forget         forget every pairing (a factory reset)
   save PATH      write what it heard so far, decoded, as a WAV file (sbcdec), then `saved PATH`
   clear          forget what it heard so far
+  audible        when the first audible sample heard since `clear` arrived (for the benchmarks,
+                 scripts/bench-real-bluetooth): `audible at STAMP ...`, or `audible none`
+  idle           `idle` once no stream is started (at once if none is)
+
+`on` and `audible` carry CLOCK_REALTIME stamps (time.time(), seconds), the clock the guest's
+other processes stamp with too (bash's EPOCHREALTIME, dbus-monitor's time=).
 
 Why a FIFO and log lines: the guest's scripts are bash, and both can be waited on without
 polling a socket. The heard SBC goes to the guest's tmpfs, never the 9p results folder (a file
@@ -22,9 +28,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import os
 import subprocess
 import sys
+import time
 import wave
 
 from bumble import hci as bumble_hci
@@ -88,6 +96,12 @@ class Speaker:
         self.next_timestamp: int | None = None
         self.lost_packets = 0
         self.skipped_samples = 0
+        # When each packet's audio arrived: (its first sample's index since `clear`, time.time()),
+        # so that `audible` can say when the first audible sample reached the speaker.
+        self.arrivals: list[tuple[int, float]] = []
+        self.streaming = False
+        self.stream_idle = asyncio.Event()
+        self.stream_idle.set()
 
     def accept_pairing(self) -> bool:
         say('pairing refused' if self.refusing else 'pairing accepted')
@@ -102,20 +116,27 @@ class Speaker:
     def on_disconnection(self, connection, reason) -> None:
         if self.connection is connection:
             self.connection = None
+        self.stream_ended()
         say(f'disconnected reason={reason}')
 
     def on_avdtp_connection(self, protocol) -> None:
         sink = protocol.add_sink(self.sbc_capabilities())
         sink.on('configuration', lambda: say('stream configured'))
         sink.on('start', self.on_stream_start)
-        sink.on('suspend', lambda: say('stream suspended'))
-        sink.on('stop', lambda: say('stream stopped'))
+        sink.on('suspend', lambda: (self.stream_ended(), say('stream suspended')))
+        sink.on('stop', lambda: (self.stream_ended(), say('stream stopped')))
         sink.on('rtp_packet', self.on_rtp_packet)
         say('avdtp connected')
 
     def on_stream_start(self) -> None:
         self.next_sequence = self.next_timestamp = None  # a new stream numbers afresh
+        self.streaming = True
+        self.stream_idle.clear()
         say('stream started')
+
+    def stream_ended(self) -> None:
+        self.streaming = False
+        self.stream_idle.set()
 
     def on_rtp_packet(self, packet) -> None:
         # An SBC media payload: one header byte (fragmentation, frame count), then whole frames.
@@ -142,6 +163,7 @@ class Speaker:
                 self.skipped_samples += skipped
                 say(f'sender skipped {skipped} samples')
         self.next_timestamp = (packet.timestamp + count) & 0xFFFFFFFF
+        self.arrivals.append((self.samples, time.time()))
         self.samples += count
         if before == 0:
             say('first audio')
@@ -195,7 +217,7 @@ class Speaker:
             self.powered = True
             await self.device.set_discoverable(True)
             await self.device.set_connectable(True)
-            say('on')
+            say(f'on (at {time.time():.6f})')  # answering pages from here on
         elif verb == 'drop':
             await self.disconnect()
             say('dropped')
@@ -208,13 +230,23 @@ class Speaker:
         elif verb == 'clear':
             open(self.heard, 'wb').close()
             self.samples = self.lost_packets = self.skipped_samples = 0
+            self.arrivals = []
             say('cleared')
+        elif verb == 'audible':
+            say(self.first_audible())
+        elif verb == 'idle':
+            # Apart from the commands that follow, which a stream that never ends would block.
+            asyncio.get_running_loop().create_task(self.say_when_idle())
         elif verb == 'save':
             await self.quiet()
             self.save(args[0])
             say(f'saved {args[0]} (packets lost on the way: {self.lost_packets}; samples the sender skipped: {self.skipped_samples})')
         else:
             say(f'unknown command {line!r}')
+
+    async def say_when_idle(self) -> None:
+        await self.stream_idle.wait()
+        say('idle')
 
     async def quiet(self, seconds: float = 1.5, limit: float = 20.0) -> None:
         """Until no audio has come for `seconds`: a song that ended at the source is still on
@@ -232,19 +264,39 @@ class Speaker:
             except Exception as error:  # already gone: that is what we wanted
                 say(f'disconnect: {error}')
 
-    def save(self, path: str) -> None:
-        """Decodes what was heard (sbcdec writes Sun .au, 16-bit big-endian) into a WAV file."""
+    def first_audible(self, threshold: int = 33) -> str:
+        """When the packet holding the first sample above -60 dBFS (33 of 32768) since `clear`
+        arrived. The SBC heard so far is decoded whole (sbcdec): cheap for the second or two a
+        benchmark waits for, and nothing is decoded while the audio streams in."""
+        pcm, rate, channels = self.decode()
+        samples = memoryview(pcm).cast('h')
+        first = next((i for i, x in enumerate(samples) if x > threshold or x < -threshold), None)
+        if first is None:
+            return f'audible none ({len(samples) // max(channels, 1)} samples heard)'
+        index = first // channels
+        starts = [start for start, _ in self.arrivals]
+        packet = max(bisect.bisect_right(starts, index) - 1, 0)
+        stamp = self.arrivals[packet][1]
+        return (f'audible at {stamp:.6f} (sample {index} at {rate} Hz, '
+                f'{(stamp - self.arrivals[0][1]) * 1000:.1f} ms after the first audio)')
+
+    def decode(self) -> tuple[bytes, int, int]:
+        """What was heard since `clear`, decoded (sbcdec writes Sun .au, 16-bit big-endian):
+        little-endian PCM, its rate and channel count."""
         au = self.heard + '.au'
         if os.path.getsize(self.heard) == 0:
-            pcm, rate, channels = b'', 44100, 2
-        else:
-            subprocess.run(['sbcdec', '-f', au, self.heard], check=True, stdout=subprocess.DEVNULL)
-            with open(au, 'rb') as f:
-                data = f.read()
-            offset, _, _, rate, channels = (int.from_bytes(data[i:i + 4], 'big') for i in range(4, 24, 4))
-            raw = bytearray(data[offset:])
-            raw[0::2], raw[1::2] = raw[1::2], raw[0::2]  # big- to little-endian samples
-            pcm = bytes(raw)
+            return b'', 44100, 2
+        subprocess.run(['sbcdec', '-f', au, self.heard], check=True, stdout=subprocess.DEVNULL)
+        with open(au, 'rb') as f:
+            data = f.read()
+        offset, _, _, rate, channels = (int.from_bytes(data[i:i + 4], 'big') for i in range(4, 24, 4))
+        raw = bytearray(data[offset:])
+        raw[0::2], raw[1::2] = raw[1::2], raw[0::2]  # big- to little-endian samples
+        return bytes(raw), rate, channels
+
+    def save(self, path: str) -> None:
+        """Writes what was heard, decoded, into a WAV file."""
+        pcm, rate, channels = self.decode()
         with wave.open(path, 'wb') as w:
             w.setnchannels(channels)
             w.setsampwidth(2)
