@@ -197,9 +197,13 @@ speaker() {
 }
 
 SPEAKERD=
-start_speakerd() {
+# launch_speakerd: starts speakerd with the scenarios' config, or SPEAKERD_CONF's; the moment it
+# is executed (CLOCK_REALTIME, bash's EPOCHREALTIME) goes to /tmp/speakerd.exec for the
+# benchmarks. start_speakerd also waits until its API answers.
+launch_speakerd() {
   mkdir -p /var/lib/speakerd
-  cat >/tmp/speakerd.conf <<EOF
+  local conf=${SPEAKERD_CONF:-/tmp/speakerd.conf}
+  [[ -n ${SPEAKERD_CONF:-} ]] || cat >"$conf" <<EOF
 # The real-Bluetooth guest's speakerd: its defaults, except a reconnect backoff bounded to a few
 # seconds so that a speaker coming back is retried within a scenario's time.
 reconnect_max_seconds = 4
@@ -208,11 +212,15 @@ play_timeout_seconds = 120
 EOF
   local output=auto
   [[ $BACKEND == pipewire ]] && output=pulseaudio
-  local from; from=$(size "$LOGS/speakerd.log")
-  PULSE_SERVER=${XDG_RUNTIME_DIR:+unix:$XDG_RUNTIME_DIR/pulse/native} \
-    "$BIN/speakerd" --config /tmp/speakerd.conf --state-dir /var/lib/speakerd --bus system \
-      --audio-output "$output" >>"$LOGS/speakerd.log" 2>&1 &
+  (
+    echo "$EPOCHREALTIME" >/tmp/speakerd.exec
+    PULSE_SERVER=${XDG_RUNTIME_DIR:+unix:$XDG_RUNTIME_DIR/pulse/native} \
+      exec "$BIN/speakerd" --config "$conf" --state-dir /var/lib/speakerd --bus system --audio-output "$output"
+  ) >>"$LOGS/speakerd.log" 2>&1 &
   SPEAKERD=$!
+}
+start_speakerd() {
+  launch_speakerd
   local end=$((SECONDS + 30))
   until cli status >/dev/null 2>&1; do
     ((SECONDS < end)) || { echo "speakerd's API never answered"; return 1; }
