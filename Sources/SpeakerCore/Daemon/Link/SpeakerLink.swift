@@ -468,7 +468,7 @@ public actor SpeakerLink {
             // cancels the attempt (as `cancelInFlight` does), so no Connect goes out after it
             // and no failure is logged for it.
             guard let self, await self.mayConnect(context.id) else { throw CancellationError() }
-            try await Self.connectSteps(bluez, address)
+            try await Self.connectSteps(bluez, address, clock: self.clock)
         }
         let operations = operations
         // The speaker may connect by itself while our Connect still pages it (switched on
@@ -551,15 +551,44 @@ public actor SpeakerLink {
         logger.info("connecting \(snapshot.target?.name ?? "the speaker") (\(address)) failed: \(reason)")
     }
 
+    /// How long an attempt waits for a speaker bluetoothd does not list (yet) before its `Connect`
+    /// goes out anyway (and fails, "not known to bluetoothd"). bluetoothd lists an adapter's paired
+    /// devices just after the adapter itself (a dongle plugged in, the adapter or bluetoothd back):
+    /// start-up's run for the new adapter asks for the known speaker at once, and without this wait
+    /// took the failure for "no known speaker answered" and scanned while the speaker was there.
+    static let listingGrace = Duration.seconds(2)
+
     /// Pair and trust a new speaker, then `Connect`. A link that is already up is success.
-    private static func connectSteps(_ bluez: any BlueZClient, _ address: BluetoothAddress) async throws {
-        if let device = try await bluez.device(address) {
+    private static func connectSteps(_ bluez: any BlueZClient, _ address: BluetoothAddress, clock: ErasedClock) async throws {
+        var listed = try await bluez.device(address)
+        if listed == nil { listed = try await waitForListing(of: address, on: bluez, clock: clock) }
+        if let device = listed {
             if device.connected { return }
             if !device.paired { try await bluez.pair(address) }
             if !device.trusted { try await bluez.setTrusted(address, true) }
         }
         do { try await bluez.connect(address) } catch let error as BlueZClientError where error.bluezError?.kind == .alreadyConnected {
             return  // Our cached view was stale (the link came up meanwhile).
+        }
+    }
+
+    /// The device once bluetoothd lists it, or nil if it does not within `listingGrace`.
+    private static func waitForListing(of address: BluetoothAddress, on bluez: any BlueZClient,
+                                       clock: ErasedClock) async throws -> Device? {
+        // Subscribed before looking again, so a listing in between is not missed.
+        let events = bluez.events()
+        if let device = try await bluez.device(address) { return device }
+        return try await withThrowingTaskGroup(of: Device?.self) { group in
+            group.addTask {
+                for await case .deviceAdded(let device) in events where device.address == address { return device }
+                return nil
+            }
+            group.addTask {
+                try await clock.sleep(for: listingGrace)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
         }
     }
 
