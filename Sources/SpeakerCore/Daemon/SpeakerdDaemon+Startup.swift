@@ -38,10 +38,10 @@ extension SpeakerdDaemon {
             return
         }
         startup.ended(timeline, startedAfter: started, reason: reason)
-        // Cut short because speakerd was told to stop (SIGTERM/SIGINT): nothing more to start or
-        // say; "stopping: … received" was the line for it. (A rerun cut short by a newer one, or
-        // by the gate closing, carries on as before: the lifecycle is theirs to set.)
-        if Task.isCancelled, readinessLog.isMuted || isWindingDown { return }
+        // speakerd was told to stop (SIGTERM/SIGINT), during start-up or just as it ended: nothing
+        // more to start or say; "stopping: … received" was the line for it. (A rerun cut short by
+        // a newer one, or by the gate closing, carries on as before: the lifecycle is theirs to set.)
+        if readinessLog.isMuted || (Task.isCancelled && isWindingDown) { return }
         await followLogind()
         logger.info("start-up (\(timeline.scenario)) took \(Int(timeline.totalMs)) ms; critical path: \(timeline.criticalPath.joined(separator: " → "))")
         if case .blocked = lifecycle { return }  // the compatibility gate closed; events reopen it

@@ -76,11 +76,12 @@ actor SleepFeature: DaemonFeature {
                 }
             })
         } catch {
-            logger.notice("not following suspend and resume: \(error.description)")
+            if !Task.isCancelled { logger.notice("not following suspend and resume: \(error.description)") }
         }
         let events: LogindSleepEvents
         do { events = try await LogindClient(connection: connection).sleepEvents() } catch {
-            logger.notice("sleep delay lock will not follow suspend and resume: \(error)")
+            // Cancelled: speakerd is stopping, which is no news about suspend.
+            if !Task.isCancelled { logger.notice("sleep delay lock will not follow suspend and resume: \(error)") }
             return
         }
         guard !stopped else { return }
