@@ -12,8 +12,22 @@ import Testing
 /// (seen as "connectKnown timed out after 8.0 s" logged after the speaker was back in 1 s).
 @Suite("A speaker that connects by itself while start-up pages it")
 struct InboundDuringStartupConnectTests {
-    @Test("start-up's connect step ends as soon as the speaker connects by itself, with no timeout and no warning")
-    func inboundEndsTheStep() async throws {
+    /// An in-process daemon whose start-up pages the known speaker: its `Connect` is out and
+    /// BlueZ does not answer it (a page answers only after its timeout, or never).
+    struct PagingScene {
+        let speaker: BluetoothAddress
+        let bluez: FakeBlueZClient
+        let daemon: SpeakerdDaemon
+        let clock: TestClock<Duration>
+        /// speakerd's log lines as journald gets them.
+        let journal: Journal
+        /// Set once start-up has ended.
+        let started: DoneFlag
+        /// Holds the state directory while the scene lasts.
+        let state: TemporaryDirectory
+    }
+
+    static func startupPagingTheSpeaker() async throws -> PagingScene {
         let (speaker, bluez) = try LinkSignalOrderTests.flipPairedOnFakeBlueZ()
         await bluez.setBehaviour(.hang, for: speaker)  // paging: no answer until the call is given up
         let state = TemporaryDirectory()
@@ -23,6 +37,13 @@ struct InboundDuringStartupConnectTests {
         let daemon = InProcessDaemon.unstarted(on: bluez, state: state, clock: clock, journal: journal)
         let started = daemon.startInBackground()
         try await eventually("start-up's Connect is out") { await bluez.calls.contains(.connect(speaker)) }
+        return PagingScene(speaker: speaker, bluez: bluez, daemon: daemon, clock: clock, journal: journal, started: started, state: state)
+    }
+
+    @Test("start-up's connect step ends as soon as the speaker connects by itself, with no timeout and no warning")
+    func inboundEndsTheStep() async throws {
+        let scene = try await Self.startupPagingTheSpeaker()
+        let (speaker, bluez, daemon, clock, journal, started) = (scene.speaker, scene.bluez, scene.daemon, scene.clock, scene.journal, scene.started)
 
         // The speaker is switched on and connects to the box by itself; our Connect still pages.
         await bluez.updateDevice(speaker) { $0.connected = true }
@@ -34,5 +55,6 @@ struct InboundDuringStartupConnectTests {
         let warnings = journal.all.filter { $0.hasPrefix("<4>") || $0.hasPrefix("<3>") || $0.contains("timed out") }
         #expect(warnings.isEmpty, "\(warnings)")
         await daemon.shutdown()
+        withExtendedLifetime(scene) {}
     }
 }

@@ -12,15 +12,8 @@ import Testing
 struct StopAsStartupEndsTests {
     @Test("start-up that ends after the stop was asked for sums nothing up: 'stopping: … received' stays the last word")
     func noSummaryAfterTheStop() async throws {
-        let (speaker, bluez) = try LinkSignalOrderTests.flipPairedOnFakeBlueZ()
-        await bluez.setBehaviour(.hang, for: speaker)  // start-up's Connect pages until we say
-        let state = TemporaryDirectory()
-        DaemonWorld.remember([DaemonWorld.flip], in: state)
-        let clock = TestClock<Duration>()
-        let journal = Journal()
-        let daemon = InProcessDaemon.unstarted(on: bluez, state: state, clock: clock, journal: journal)
-        let started = daemon.startInBackground()
-        try await eventually("start-up's Connect is out") { await bluez.calls.contains(.connect(speaker)) }
+        let scene = try await InboundDuringStartupConnectTests.startupPagingTheSpeaker()
+        let (speaker, bluez, daemon, clock, journal, started) = (scene.speaker, scene.bluez, scene.daemon, scene.clock, scene.journal, scene.started)
 
         // The signal: the launcher tells the daemon first, then logs its line; the service group
         // has not cancelled start-up yet when the speaker connects and start-up's steps end.
@@ -35,5 +28,6 @@ struct StopAsStartupEndsTests {
         let readiness = after.filter { $0.contains("ready to play") }
         #expect(readiness.isEmpty, "readiness changes after the stop was asked for: \(readiness)")
         await daemon.shutdown()
+        withExtendedLifetime(scene) {}
     }
 }
