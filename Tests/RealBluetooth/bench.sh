@@ -1,26 +1,32 @@
 # The real-Bluetooth benchmarks, run inside the guest by its init (scripts/bench-real-bluetooth
 # boots it with realbt.script pointing here). One boot, the PipeWire stack, one paired speaker;
-# each run times speakerd and what a user would run instead, side by side:
+# each run times speakerd and what a user would run instead, side by side (FIGURE: what it times):
 #
-#   connect       exec → bluetoothd receives Device1.Connect for the known speaker
-#                   speakerd                vs  bluetooth-autoconnect 1.2.0 (its one pass)
-#   exec-audible  exec → the first audible sample reaches the speaker
-#                   speakerd, then `composer-cli play` as soon as its name is on the bus
-#                                           vs  `bluetooth-autoconnect && fluidsynth -a pulseaudio`
-#   on-ready      the speaker switched on (after OFF seconds off) → ready to play
-#                   speakerd: ReadinessChanged "playbackReady"
-#                                           vs  `bluetooth-autoconnect --daemon`: the speaker's sink
-#   play-audible  play → the first audible sample reaches the speaker (connected, ready, idle)
-#                   `composer-cli play`     vs  cold `fluidsynth -a pulseaudio`, `pw-play` of the WAV
+#   connect        exec → bluetoothd receives Device1.Connect for the known speaker
+#                    speakerd                vs  bluetooth-autoconnect 1.2.0 (its one pass)
+#   exec-sink      exec → the speaker's sink exists on the sound server (the same two)
+#   exec-ready     exec → speakerd's ReadinessChanged "playbackReady"
+#   exec-audible   exec → the first audible sample reaches the speaker
+#                    speakerd, then `composer-cli play` as soon as its name is on the bus
+#                                            vs  `bluetooth-autoconnect && fluidsynth -a pulseaudio`
+#   on-connect,    the speaker switched on (after OFF seconds off) → Device1.Connect, → the
+#   on-sink,         speaker's sink, → speakerd's "playbackReady"
+#   on-ready         speakerd                vs  `bluetooth-autoconnect --daemon`
+#   play-audible   play → the first audible sample reaches the speaker (connected, ready, idle)
+#                    `composer-cli play`     vs  cold `fluidsynth -a pulseaudio`, `pw-play` of the WAV
+#   play-call,     its parts: exec → speakerd receives Play; exec → the player's stream (a sink
+#   play-stream,     input) appears on the sound server; that stream → the first audible sample
+#   stream-audible
+#
+# speakerd's readiness has no match in the alternative, whose ready is the moment the speaker's
+# sink exists; the host's report sets the two side by side.
 #
 # Every stamp is CLOCK_REALTIME, the one clock all the guest's processes read (no NTP runs here,
 # so it does not step): bash's EPOCHREALTIME in the child just before it execs the program;
-# dbus-monitor's time= when it receives a message from the system bus (a Connect call, a
+# dbus-monitor's time= when it receives a message from the system bus (a Connect or Play call, a
 # ReadinessChanged signal); `pactl subscribe`'s events stamped by the bash loop reading them;
 # speaker.py's time.time() when a packet arrives (`audible`) or when it answers pages again (`on`).
-# speakerd's readiness (playbackReady) has no match in the alternative: its ready is the moment
-# the speaker's sink exists, which is timed for speakerd too (exec-sink, on-sink), as is the
-# Connect that ends a reconnect backoff (on-connect). Each measurement appends "FIGURE CANDIDATE RUN START END NOTE" to /results/bench.tsv; the host
+# Each measurement appends "FIGURE CANDIDATE RUN START END NOTE" to /results/bench.tsv; the host
 # computes the figures.
 set -uo pipefail
 BB=/bb/busybox
@@ -60,7 +66,7 @@ exec_stamp() { cat "/tmp/$1.exec"; }
 # record FIGURE CANDIDATE START END [NOTE]
 record() {
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$RUN" "${3:--}" "${4:--}" "${5:-}" >>"$OUT"
-  note "    $1 $2: ${5:-} $(awk -v a="${3:-0}" -v b="${4:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.1f ms", (b - a) * 1000 }')"
+  note "    $1 $2: ${5:-} $($BB awk -v a="${3:-0}" -v b="${4:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.1f ms", (b - a) * 1000 }')"
 }
 # failed FIGURE CANDIDATE WHY: a measurement that did not finish, kept as such.
 failed() { record "$1" "$2" - - "failed: $3"; }
