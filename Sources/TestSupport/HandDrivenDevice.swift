@@ -47,8 +47,9 @@ public final class HandDrivenDevice: AudioDevice, Sendable {
         }
     }
 
-    /// Reports a gap, as a sound server's underflow does.
-    public func underflow() { source?.noteOutputUnderflow() }
+    /// Reports a gap, as a sound server's underflow does: where in the device's stream the audio
+    /// ran out, if the device says.
+    public func underflow(atStreamFrame frame: Int? = nil) { source?.noteOutputUnderflow(atStreamFrame: frame) }
 
     /// A hand-driven device has no back-end to explain itself.
     public func failureReason() -> String? { nil }

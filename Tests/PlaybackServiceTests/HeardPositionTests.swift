@@ -208,6 +208,33 @@ struct HeardPositionTests {
         }
     }
 
+    @Test("a gap in the pre-roll's silence (a sound server waking the speaker's sink ran the new stream dry) is no gap in the song: not counted, no warning; one past it is")
+    func gapInThePreRollIsNotASongGap() async throws {
+        for (ranOutAt, counted) in [(100, false), (44_100 * 3 / 20, false), (44_100 * 3 / 20 + 512, true), (nil, true)] as [(Int?, Bool)] {
+            let clock = TestClock()
+            let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
+            let device = HandDrivenDevice(pullsOnOpen: 1)
+            let soundFont = try await Fixtures.soundFont()
+            let journal = Journal()
+            // speakerd's pre-roll: 150 ms of silence ahead of the song on each new stream.
+            let player = Player(
+                gate: gate, components: PlaybackComponents.sessions(output: { _ in device.output(clock: clock) }, clock: clock,
+                                                                   preRoll: .milliseconds(150), soundFont: { soundFont }),
+                logger: Logger(label: "speakerd.playback") { JournalLogHandler(label: $0) { line in journal.record(line) } })
+            _ = try await player.play(Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 0.5)], duration: 1), named: "short.mid")
+            device.underflow(atStreamFrame: ranOutAt)
+            for _ in 0..<200 where await player.snapshot().activity == .playing { try await pull(device, seconds: 0.1) }
+            #expect(await eventually { await player.snapshot().activity == .idle })
+            let warnings = journal.containing("gap")
+            if counted {
+                #expect(warnings == ["<4>speakerd.playback: short.mid was heard with 1 gap: the sound server ran out of audio while it played (is the machine too busy?)\n"],
+                        "ran out at \(String(describing: ranOutAt))")
+            } else {
+                #expect(warnings.isEmpty, "ran out at frame \(String(describing: ranOutAt)), inside the 150 ms pre-roll: \(warnings)")
+            }
+        }
+    }
+
     @Test("a file output reports no latency: its position is the rendered one and the status has no latency")
     func fileOutputHasNoLatency() async throws {
         let harness = try await PlayerHarness(initial: .playbackReady)

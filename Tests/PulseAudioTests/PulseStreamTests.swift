@@ -95,24 +95,37 @@ struct PulseStreamTests {
         let tone = Tone(frequency: 440, sampleRate: 44_100)
         let underflows = Atomic(0)
         let stall = Atomic(false)
+        // Where the server said the audio ran out (-1: it did not say), and what was written by then.
+        let ranOutAt = Atomic(-1)
+        let written = Atomic(0)
         let stream = try await PulseStream.open(server: server.address, sink: sink.name, sampleRate: 44_100,
                                                 period: 512, periods: 16, name: "stalling",
-                                                underflow: { underflows.add(1, ordering: .relaxed) }) { left, right, frames in
+                                                underflow: { frame in
+                                                    ranOutAt.store(frame ?? -1, ordering: .relaxed)
+                                                    underflows.add(1, ordering: .relaxed)
+                                                }) { left, right, frames in
             // Half a second on the stream's own thread: more than twice what its buffer holds (16
             // periods, ~186 ms, as speakerd's own streams keep; 8 underflowed now and then on a
             // busy machine before any stall, which is not what the first half checks).
             if stall.exchange(false, ordering: .relaxed) { Thread.sleep(forTimeInterval: 0.5) }
             tone.render(left: left, right: right, frames: frames)
+            written.add(frames, ordering: .relaxed)
         }
         defer { stream.close() }
         _ = try await recording.firstSoundArrival()
         try await Task.sleep(for: .seconds(1))
         #expect(underflows.load(ordering: .relaxed) == 0, "a stream that kept up was told of a gap")
 
+        let before = written.load(ordering: .relaxed)
         stall.store(true, ordering: .relaxed)
         try await eventually("the gap is reported", within: .seconds(10), every: .milliseconds(50)) {
             underflows.load(ordering: .relaxed) > 0
         }
+        // Where: after the second of tone that played out before the stall, and not past what the
+        // stream had been given (speakerd tells a gap in its pre-roll's silence from one in a song).
+        let frame = ranOutAt.load(ordering: .relaxed)
+        #expect(frame >= before - 16 * 512 && frame <= written.load(ordering: .relaxed),
+                "the server said the audio ran out at frame \(frame) of the stream (\(before) written before the stall)")
         _ = try await recording.finish()
     }
 

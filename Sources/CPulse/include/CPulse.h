@@ -62,6 +62,7 @@
     X(pa_stream_write) \
     X(pa_stream_get_latency) \
     X(pa_stream_set_underflow_callback) \
+    X(pa_stream_get_underflow_index) \
     X(pa_stream_disconnect) \
     X(pa_stream_unref)
 

@@ -320,7 +320,13 @@ public final class PlaybackSource: Sendable {
 
     /// The device found nothing to play when it needed audio (a sound server's underflow): the
     /// listener heard a gap. Counted so that the song's end can say so (`outputUnderflows`).
-    func noteOutputUnderflow() {
+    ///
+    /// `atStreamFrame` is where the audio ran out, counted from the start of the device's stream,
+    /// when the device knows. Within the pre-roll the listener heard no gap in the song, only its
+    /// silence a little longer: a sound server waking a Bluetooth sink can run a new stream dry
+    /// there (seen with PipeWire on real BlueZ), and that is not counted.
+    func noteOutputUnderflow(atStreamFrame frame: Int? = nil) {
+        if let frame, frame <= preRollFrames { return }
         state.withLock { $0.underflows += 1 }
     }
 

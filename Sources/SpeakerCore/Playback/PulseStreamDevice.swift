@@ -20,7 +20,7 @@ final class PulseStreamDevice {
                 server: server, sink: sink, sampleRate: source.sampleRate,
                 period: DeviceOutput.periodFrames, periods: DeviceOutput.periods, name: "speakerd",
                 latency: { source.reportDeviceLatency(microseconds: $0) },
-                underflow: { source.noteOutputUnderflow() }) { left, right, frames in
+                underflow: { source.noteOutputUnderflow(atStreamFrame: $0) }) { left, right, frames in
                 _ = source.renderForDevice(left: left, right: right, frames: frames)
             }
         } catch {

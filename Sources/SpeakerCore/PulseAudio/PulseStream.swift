@@ -27,8 +27,9 @@ public final class PulseStream: @unchecked Sendable {
     /// speaker's delay report where the server has one), in microseconds.
     public typealias LatencyReport = @Sendable (_ microseconds: Int) -> Void
     /// Told each time the server found the stream empty when the sink needed audio (libpulse's
-    /// underflow): a gap the listener hears, which nothing else would report.
-    public typealias UnderflowReport = @Sendable () -> Void
+    /// underflow): a gap the listener hears, which nothing else would report. `atFrame` is where
+    /// in the stream the audio ran out (frames written since it opened), when the server says.
+    public typealias UnderflowReport = @Sendable (_ atFrame: Int?) -> Void
 
     /// The sink the stream plays to, by name.
     public let sink: String
@@ -193,9 +194,12 @@ public final class PulseStream: @unchecked Sendable {
             guard let stream, let me else { return }
             Unmanaged<PulseStream>.fromOpaque(me).takeUnretainedValue().write(to: stream, bytes: bytes)
         }, me)
-        pulse.pa_stream_set_underflow_callback(stream, { _, me in
-            guard let me else { return }
-            Unmanaged<PulseStream>.fromOpaque(me).takeUnretainedValue().underflowReport?()
+        pulse.pa_stream_set_underflow_callback(stream, { stream, me in
+            guard let stream, let me else { return }
+            let owner = Unmanaged<PulseStream>.fromOpaque(me).takeUnretainedValue()
+            // A byte index into what was written; -1 when the server does not say.
+            let index = owner.pulse.pa_stream_get_underflow_index(stream)
+            owner.underflowReport?(index >= 0 ? Int(index) / PulseStream.frameBytes : nil)
         }, me)
         // The server keeps `bufferFrames` queued (the owner's periods: speakerd's DeviceOutput asks
         // for about 186 ms, which a sound server's own scheduling and a Bluetooth sink that came
