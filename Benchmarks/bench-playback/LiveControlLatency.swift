@@ -15,6 +15,9 @@ enum LiveControlLatency {
         var events: Int
         /// Re-arranging the song from a mid-song position.
         var arrange: [Double]
+        /// Handing the new timeline to the source (`replaceSong`: its scheduler, and the fresh
+        /// synthesiser it plays on).
+        var handOver: [Double]
         /// The control's start to the pull that plays the new position.
         var toFirstSample: [Double]
     }
@@ -42,7 +45,7 @@ enum LiveControlLatency {
         device.start()
         defer { running.withLock { $0 = false } }
 
-        var arranging: [Double] = [], latencies: [Double] = []
+        var arranging: [Double] = [], handOvers: [Double] = [], latencies: [Double] = []
         let bars = song.bars?.barCount ?? 1
         var arrangement = SongArrangement()
         var here = 0.0
@@ -58,8 +61,12 @@ enum LiveControlLatency {
             arrangement = try control.applied(to: arrangement, at: here, in: song)
             let arranged = try arrangement.arrangeLive(song)
             arranging.append(Measure.seconds(ContinuousClock.now - start))
-            let handed = ContinuousClock.now
+            // Handed over once replaceSong returns: it makes the new timeline's synthesiser
+            // (`Synthesizer.fresh()`) first, and a pull meanwhile still plays the old one.
+            let handing = ContinuousClock.now
             guard source.replaceSong(with: arranged) else { continue }  // the song had ended
+            let handed = ContinuousClock.now
+            handOvers.append(Measure.seconds(handed - handing))
             here = arrangement.songSeconds(atArranged: 0, in: song)
             // The first pull after the hand-over takes the new timeline up.
             var taken: ContinuousClock.Instant?
@@ -69,6 +76,6 @@ enum LiveControlLatency {
             }
             latencies.append(Measure.seconds(taken! - start))
         }
-        return Figures(file: file, events: song.events.count, arrange: arranging, toFirstSample: latencies)
+        return Figures(file: file, events: song.events.count, arrange: arranging, handOver: handOvers, toFirstSample: latencies)
     }
 }

@@ -134,10 +134,10 @@ print("""
 | ratio speakerd / fluidsynth | \(String(format: "%.2f", loop.ours / loop.theirs)) |
 | seam jitter (largest offset of a pass from its exact frame) | \(loop.seamJitterFrames) frames |
 
-| A live control (`seek`, `loop`) → first sample of the new position, device pulling \(LiveControlLatency.periodFrames)-frame periods | events | re-arranging, median (max) | to the first sample, median (max) |
-| --- | --- | --- | --- |
+| A live control (`seek`, `loop`) → first sample of the new position, device pulling \(LiveControlLatency.periodFrames)-frame periods | events | re-arranging, median (max) | handing over (fresh synthesiser included), median (max) | to the first sample, median (max) |
+| --- | --- | --- | --- | --- |
 \(live.map { row in
-    "| `\(row.file)` (\(row.toFirstSample.count) controls) | \(row.events) | \(ms(Measure.median(row.arrange))) (\(ms(row.arrange.max() ?? .nan))) | \(ms(Measure.median(row.toFirstSample))) (\(ms(row.toFirstSample.max() ?? .nan))) |"
+    "| `\(row.file)` (\(row.toFirstSample.count) controls) | \(row.events) | \(ms(Measure.median(row.arrange))) (\(ms(row.arrange.max() ?? .nan))) | \(ms(Measure.median(row.handOver))) (\(ms(row.handOver.max() ?? .nan))) | \(ms(Measure.median(row.toFirstSample))) (\(ms(row.toFirstSample.max() ?? .nan))) |"
 }.joined(separator: "\n"))
 
 | Process RSS (median of 3 child processes) | RSS |
