@@ -16,6 +16,10 @@ line, and follow it through its log, one `speaker: EVENT` line per thing that ha
   audible        when the first audible sample heard since `clear` arrived (for the benchmarks,
                  scripts/bench-real-bluetooth): `audible at STAMP ...`, or `audible none`
   idle           `idle` once no stream is started (at once if none is)
+  delay MS       report MS milliseconds of delay to the source (AVDTP delay reporting), now if a
+                 stream is configured and at each new configuration: `delay reported MS ms`
+
+It offers AVDTP delay reporting, as most speakers sold now do, and reports no delay until told.
 
 `on` and `audible` carry CLOCK_REALTIME stamps (time.time(), seconds), the clock the guest's
 other processes stamp with too (bash's EPOCHREALTIME, dbus-monitor's time=).
@@ -42,7 +46,14 @@ from bumble.a2dp import (
     SbcMediaCodecInformation,
     make_audio_sink_service_sdp_records,
 )
-from bumble.avdtp import AVDTP_AUDIO_MEDIA_TYPE, Listener, MediaCodecCapabilities
+from bumble.avdtp import (
+    AVDTP_AUDIO_MEDIA_TYPE,
+    AVDTP_DELAY_REPORTING_SERVICE_CATEGORY,
+    DelayReport_Command,
+    Listener,
+    MediaCodecCapabilities,
+    ServiceCapabilities,
+)
 from bumble.device import Device, DeviceConfiguration
 from bumble.hci import HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR
 from bumble.pairing import PairingConfig, PairingDelegate
@@ -102,6 +113,10 @@ class Speaker:
         self.streaming = False
         self.stream_idle = asyncio.Event()
         self.stream_idle.set()
+        # AVDTP delay reporting: the delay to report, in milliseconds (None: none yet), and the
+        # sink endpoint whose stream it is reported for.
+        self.delay_ms: int | None = None
+        self.sink = None
 
     def accept_pairing(self) -> bool:
         say('pairing refused' if self.refusing else 'pairing accepted')
@@ -121,12 +136,40 @@ class Speaker:
 
     def on_avdtp_connection(self, protocol) -> None:
         sink = protocol.add_sink(self.sbc_capabilities())
-        sink.on('configuration', lambda: say('stream configured'))
+        # Offered beside the codec: the source then configures it, and takes our reports.
+        sink.capabilities.append(ServiceCapabilities(AVDTP_DELAY_REPORTING_SERVICE_CATEGORY))
+        self.sink = sink
+        sink.on('configuration', self.on_stream_configured)
         sink.on('start', self.on_stream_start)
         sink.on('suspend', lambda: (self.stream_ended(), say('stream suspended')))
         sink.on('stop', lambda: (self.stream_ended(), say('stream stopped')))
         sink.on('rtp_packet', self.on_rtp_packet)
         say('avdtp connected')
+
+    def on_stream_configured(self) -> None:
+        say('stream configured')
+        if self.delay_ms is not None:
+            # After the configuration's answer is on its way: a report is a command of ours.
+            asyncio.get_running_loop().create_task(self.report_delay(after=0.05))
+
+    async def report_delay(self, after: float = 0.0) -> None:
+        """Sends the delay (AVDTP Delay Report, in tenths of a millisecond) for the configured
+        stream, to the source's endpoint, if the source configured delay reporting."""
+        await asyncio.sleep(after)
+        sink, delay = self.sink, self.delay_ms
+        stream = getattr(sink, 'stream', None)
+        if sink is None or delay is None or stream is None:
+            say('delay not reported: no stream configured')
+            return
+        categories = [c.service_category for c in sink.configuration]
+        if AVDTP_DELAY_REPORTING_SERVICE_CATEGORY not in categories:
+            say('delay not reported: the source did not configure delay reporting')
+            return
+        try:
+            await sink.protocol.send_command(DelayReport_Command(acp_seid=stream.remote_endpoint.seid, delay=delay * 10))
+            say(f'delay reported {delay} ms')
+        except Exception as error:
+            say(f'delay report failed: {error!r}')
 
     def on_stream_start(self) -> None:
         self.next_sequence = self.next_timestamp = None  # a new stream numbers afresh
@@ -234,6 +277,9 @@ class Speaker:
             say('cleared')
         elif verb == 'audible':
             say(self.first_audible())
+        elif verb == 'delay':
+            self.delay_ms = int(args[0])
+            await self.report_delay()
         elif verb == 'idle':
             # Apart from the commands that follow, which a stream that never ends would block.
             asyncio.get_running_loop().create_task(self.say_when_idle())
