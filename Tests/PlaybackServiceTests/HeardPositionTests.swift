@@ -183,23 +183,31 @@ struct HeardPositionTests {
         await player.stop()
     }
 
+    /// A one-note song played on a hand-driven device with `preRoll` ahead of it; `gaps` reports
+    /// the device's underflows once it plays, and the song is pulled to its end. Returns the
+    /// player's warnings about gaps.
+    func gapWarnings(preRoll: Duration = .zero, gaps: (HandDrivenDevice) -> Void) async throws -> [String] {
+        let clock = TestClock()
+        let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
+        let device = HandDrivenDevice(pullsOnOpen: 1)
+        let soundFont = try await Fixtures.soundFont()
+        let journal = Journal()
+        let player = Player(
+            gate: gate, components: PlaybackComponents.sessions(output: { _ in device.output(clock: clock) }, clock: clock,
+                                                               preRoll: preRoll, soundFont: { soundFont }),
+            logger: Logger(label: "speakerd.playback") { JournalLogHandler(label: $0) { line in journal.record(line) } })
+        _ = try await player.play(Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 0.5)], duration: 1), named: "short.mid")
+        gaps(device)
+        // To its end, the release tail included.
+        for _ in 0..<200 where await player.snapshot().activity == .playing { try await pull(device, seconds: 0.1) }
+        #expect(await eventually { await player.snapshot().activity == .idle })
+        return journal.containing("gap")
+    }
+
     @Test("gaps the output reported while the song played (a sound server's underflows) are logged as a warning when it ends; none, nothing")
     func gapsAreLogged() async throws {
         for gaps in [0, 2] {
-            let clock = TestClock()
-            let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
-            let device = HandDrivenDevice(pullsOnOpen: 1)
-            let soundFont = try await Fixtures.soundFont()
-            let journal = Journal()
-            let player = Player(
-                gate: gate, components: PlaybackComponents.sessions(output: { _ in device.output(clock: clock) }, clock: clock, soundFont: { soundFont }),
-                logger: Logger(label: "speakerd.playback") { JournalLogHandler(label: $0) { line in journal.record(line) } })
-            _ = try await player.play(Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 0.5)], duration: 1), named: "short.mid")
-            for _ in 0..<gaps { device.underflow() }
-            // To its end, the release tail included.
-            for _ in 0..<200 where await player.snapshot().activity == .playing { try await pull(device, seconds: 0.1) }
-            #expect(await eventually { await player.snapshot().activity == .idle })
-            let warnings = journal.containing("gap")
+            let warnings = try await gapWarnings { device in for _ in 0..<gaps { device.underflow() } }
             if gaps == 0 {
                 #expect(warnings.isEmpty, "\(warnings)")
             } else {
@@ -211,21 +219,8 @@ struct HeardPositionTests {
     @Test("a gap in the pre-roll's silence (a sound server waking the speaker's sink ran the new stream dry) is no gap in the song: not counted, no warning; one past it is")
     func gapInThePreRollIsNotASongGap() async throws {
         for (ranOutAt, counted) in [(100, false), (44_100 * 3 / 20, false), (44_100 * 3 / 20 + 512, true), (nil, true)] as [(Int?, Bool)] {
-            let clock = TestClock()
-            let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
-            let device = HandDrivenDevice(pullsOnOpen: 1)
-            let soundFont = try await Fixtures.soundFont()
-            let journal = Journal()
             // speakerd's pre-roll: 150 ms of silence ahead of the song on each new stream.
-            let player = Player(
-                gate: gate, components: PlaybackComponents.sessions(output: { _ in device.output(clock: clock) }, clock: clock,
-                                                                   preRoll: .milliseconds(150), soundFont: { soundFont }),
-                logger: Logger(label: "speakerd.playback") { JournalLogHandler(label: $0) { line in journal.record(line) } })
-            _ = try await player.play(Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 0.5)], duration: 1), named: "short.mid")
-            device.underflow(atStreamFrame: ranOutAt)
-            for _ in 0..<200 where await player.snapshot().activity == .playing { try await pull(device, seconds: 0.1) }
-            #expect(await eventually { await player.snapshot().activity == .idle })
-            let warnings = journal.containing("gap")
+            let warnings = try await gapWarnings(preRoll: .milliseconds(150)) { $0.underflow(atStreamFrame: ranOutAt) }
             if counted {
                 #expect(warnings == ["<4>speakerd.playback: short.mid was heard with 1 gap: the sound server ran out of audio while it played (is the machine too busy?)\n"],
                         "ran out at \(String(describing: ranOutAt))")
