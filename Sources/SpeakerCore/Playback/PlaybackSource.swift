@@ -90,7 +90,7 @@ public final class PlaybackSource: Sendable {
                 for frame in silent..<frames { level(frame, keepAlive!.next()) }
                 return frames
             }
-            guard synthesizer != nil, silent < frames else { return silent }
+            guard var current = synthesizer, silent < frames else { return silent }
             if let next = replacement {
                 // A live control: whatever sounded stops, and the new timeline starts on a
                 // synthesiser as fresh as one a render starting there would use (its first events,
@@ -98,19 +98,19 @@ public final class PlaybackSource: Sendable {
                 // the sample. Without a fresh one, the current one is reset: the same notes, but its
                 // effects keep a faint tail of what sounded.
                 if let fresh = replacementSynthesizer {
-                    retired = synthesizer
+                    retired = current
+                    current = fresh
                     synthesizer = fresh
                     replacementSynthesizer = nil
                 } else {
-                    synthesizer!.reset()
+                    current.reset()
                 }
                 framesBefore += scheduler?.position ?? 0
                 scheduler = next
                 replacement = nil
             }
-            let synthesizer = synthesizer!
-            let produced = scheduler!.render(frames: frames - silent, synthesizer: synthesizer) { offset, count, measure in
-                song(synthesizer, silent + offset, count, measure)
+            let produced = scheduler!.render(frames: frames - silent, synthesizer: current) { offset, count, measure in
+                song(current, silent + offset, count, measure)
             }
             return silent + produced
         }

@@ -17,7 +17,8 @@ final class Synthesizer: @unchecked Sendable {
     /// `fresh()`: it owns the font (FluidSynth deletes a synthesiser's fonts with it), so it is
     /// kept alive for as long as this one borrows the font.
     private let fontOwner: Synthesizer?
-    /// The SoundFont loaded by `loadSoundFont`, or borrowed from `fontOwner`.
+    /// The SoundFont loaded by `loadSoundFont`, or, once `takeUpFont()` added it here, the one
+    /// borrowed from `fontOwner`.
     private var font: OpaquePointer?
 
     init(sampleRate: Int) throws(SoundFontError) {
@@ -30,24 +31,20 @@ final class Synthesizer: @unchecked Sendable {
         self.fontOwner = nil
     }
 
-    private init(borrowingFontOf owner: Synthesizer, font: OpaquePointer) throws(SoundFontError) {
+    private init(borrowingFontOf owner: Synthesizer) throws(SoundFontError) {
         guard let handle = owner.fluid.new_fluid_synth(owner.settings.handle) else { throw .outOfMemory("FluidSynth synthesiser") }
         self.fluid = owner.fluid
         self.settings = owner.settings
         self.handle = handle
         self.sampleRate = owner.sampleRate
         self.fontOwner = owner
-        self.font = font
     }
 
     deinit {
         // A borrowed font is handed back first, or FluidSynth would delete it with this synthesiser.
-        if fontOwner != nil, isPlayingFont, let font { _ = fluid.fluid_synth_remove_sfont(handle, font) }
+        if fontOwner != nil, let font { _ = fluid.fluid_synth_remove_sfont(handle, font) }
         fluid.delete_fluid_synth(handle)
     }
-
-    /// False for a synthesiser from `fresh()` until `takeUpFont()`.
-    private var isPlayingFont = true
 
     /// Loads a SoundFont file and makes its presets the active ones; returns FluidSynth's font id.
     /// Slow (tens of milliseconds for a small GM font): call it off latency-sensitive threads.
@@ -69,9 +66,8 @@ final class Synthesizer: @unchecked Sendable {
     /// this synthesiser has no font, or there is no memory.
     func fresh() -> Synthesizer? {
         let owner = fontOwner ?? self
-        guard let font = owner.font, let fresh = try? Synthesizer(borrowingFontOf: owner, font: font) else { return nil }
-        fresh.isPlayingFont = false
-        return fresh
+        guard owner.font != nil else { return nil }
+        return try? Synthesizer(borrowingFontOf: owner)
     }
 
     /// Makes a synthesiser from `fresh()` play the font, from its power-on state. FluidSynth gives
@@ -79,10 +75,10 @@ final class Synthesizer: @unchecked Sendable {
     /// the same), so call it while no synthesiser playing that font renders: under the lock of the
     /// one song that holds it. Microseconds, and no allocation beyond one list node.
     func takeUpFont() {
-        guard !isPlayingFont, let font else { return }
+        guard font == nil, let borrowed = fontOwner?.font else { return }
         // Fails only for a null argument; neither is.
-        _ = fluid.fluid_synth_add_sfont(handle, font)
-        isPlayingFont = true
+        _ = fluid.fluid_synth_add_sfont(handle, borrowed)
+        font = borrowed
         reset()
     }
 
