@@ -578,18 +578,12 @@ public actor SpeakerLink {
         // Subscribed before looking again, so a listing in between is not missed.
         let events = bluez.events()
         if let device = try await bluez.device(address) { return device }
-        return try await withThrowingTaskGroup(of: Device?.self) { group in
-            group.addTask {
-                for await case .deviceAdded(let device) in events where device.address == address { return device }
-                return nil
-            }
-            group.addTask {
-                try await clock.sleep(for: listingGrace)
-                return nil
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? nil
+        let listing = try await timeboxed(listingGrace, clock: clock) { () async -> Device? in
+            for await case .deviceAdded(let device) in events where device.address == address { return device }
+            return nil
         }
+        guard case .finished(let device) = listing else { return nil }
+        return device
     }
 
     static func linkLossReason(_ reason: DisconnectReason) -> ReconnectPolicy<ErasedClock>.LinkLossReason {
