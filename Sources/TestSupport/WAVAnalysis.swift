@@ -63,6 +63,12 @@ public enum WAVAnalysis {
         samples.firstIndex { abs($0) > threshold }.map { Double($0) / Double(sampleRate) }
     }
 
+    /// The index of the first place where two renderings differ (compared up to the shorter one's
+    /// end), or nil when they agree sample for sample.
+    public static func firstDifference<Sample: Equatable>(_ heard: some Sequence<Sample>, _ wanted: some Sequence<Sample>) -> Int? {
+        zip(heard, wanted).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+    }
+
     /// Sign changes a second: twice a steady tone's frequency (60 for 30 Hz).
     public static func zeroCrossingsPerSecond(_ samples: ArraySlice<Float>, sampleRate: Int) -> Double {
         var crossings = 0

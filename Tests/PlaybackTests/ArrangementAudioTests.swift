@@ -56,7 +56,7 @@ struct ArrangementAudioTests {
         #expect(heard.frameCount == wanted.frameCount)
         // The first differing frame, not the arrays: a failing `==` of two 8 s renders makes Swift
         // Testing diff them, which takes many minutes.
-        let firstDifference = zip(heard.monoFloat, wanted.monoFloat).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        let firstDifference = WAVAnalysis.firstDifference(heard.monoFloat, wanted.monoFloat)
         #expect(firstDifference == nil, "the seek does not match a render that starts at bar 5 from frame \(firstDifference ?? -1)")
         let onsets = WAVAnalysis.onsets(heard.monoFloat, sampleRate: Self.rate)
         #expect(onsets.first.map { $0 < 0.006 } == true, "first onset at \(onsets.first ?? -1) s")
@@ -92,7 +92,7 @@ struct ArrangementAudioTests {
                          MIDITimedEvent(seconds: 0, message: .pitchBend(channel: 0, value: 8192 + 4096)), Self.program(1, Fixtures.piano)]
         reference += Self.note(0, 69, 2, 3) + Self.note(1, 76, 2, 3)
         let wanted = try await render(MIDISong(events: reference.sorted { $0.seconds < $1.seconds }, durationSeconds: 4))
-        let firstDifference = zip(mono, wanted.monoFloat).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        let firstDifference = WAVAnalysis.firstDifference(mono, wanted.monoFloat)
         #expect(mono.count == wanted.monoFloat.count && firstDifference == nil, "differs from frame \(firstDifference ?? -1)")
     }
 

@@ -72,7 +72,7 @@ struct LiveControlAudioTests {
             heardOffline = Self.render(source, frames: frames)
         }
         #expect(heardLive.count == frames && heardOffline.count == frames)
-        let firstDifference = zip(heardLive, heardOffline).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        let firstDifference = WAVAnalysis.firstDifference(heardLive, heardOffline)
         #expect(firstDifference == nil, "the live loop departs from the offline one at frame \(firstDifference ?? -1)")
     }
 
@@ -108,7 +108,7 @@ struct LiveControlAudioTests {
         let difference = zip(heard[(swap + settled)...], wanted[settled...]).map { Float(Int($0.0) - Int($0.1)) / Float(Int16.max) }
         let music = wanted[settled...].map { Float($0) / Float(Int16.max) }
         let ratio = WAVAnalysis.rms(ArraySlice(difference)) / WAVAnalysis.rms(ArraySlice(music))
-        let firstDifference = zip(heard[swap...], wanted).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        let firstDifference = WAVAnalysis.firstDifference(heard[swap...], wanted)
         #expect(ratio < 0.05, """
             after the seek the song differs from one started at bar 6 by \(ratio) of its level (heard RMS \
             \(WAVAnalysis.rms(ArraySlice(after))), wanted \(WAVAnalysis.rms(ArraySlice(music))), first differing frame \
@@ -132,7 +132,7 @@ struct LiveControlAudioTests {
         let reference = try PlaybackSource(song: target.song, soundFont: try await Fixtures.soundFont())
         let wanted = Self.render(reference, frames: 3 * Self.rate)
         #expect(heard.count == swap + 3 * Self.rate && wanted.count == 3 * Self.rate)
-        let firstDifference = zip(heard[swap...], wanted).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        let firstDifference = WAVAnalysis.firstDifference(heard[swap...], wanted)
         #expect(firstDifference == nil, "the seek departs from the render started at bar 4 beat 2 at frame \(firstDifference ?? -1) after the swap")
         // Not silence matching silence: bar 5's G4 sounds 1.5 s after the target (bar 4's F4,
         // struck before it, is not struck again: a seek leaves notes that began earlier silent).

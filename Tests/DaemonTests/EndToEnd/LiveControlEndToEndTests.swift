@@ -116,7 +116,7 @@ struct LiveControlEndToEndTests {
         // sample, with what played before it (the pre-roll and bar 1's first second) ahead of them.
         #expect(file.samples.count > wanted.samples.count, "speakerd's WAV: \(file.seconds) s")
         let heard = file.samples.suffix(wanted.samples.count)
-        let firstDifference = zip(heard, wanted.samples).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        let firstDifference = WAVAnalysis.firstDifference(heard, wanted.samples)
         #expect(firstDifference == nil, "speakerd's WAV departs from the render from bar 2 at sample \(firstDifference ?? -1) of \(wanted.samples.count)")
         // And the part before it holds the pre-roll and at least the scale's first second: the
         // seek came mid-song (before its 4 s had played, on a busy machine later than at 1 s).
