@@ -60,17 +60,30 @@ struct PlayWakesReconnectEndToEndTests {
         return long
     }
 
-    @Test("""
-        the speaker out of reach with a long backoff: status counts the next try down when asked, and a play given \
-        once the speaker is back pages it at once and the song plays within seconds, not after the backoff
-        """)
-    func playWakesTheReconnect() async throws {
+    /// speakerd (writing songs to a WAV) with Flip remembered, connected at start and then out of
+    /// reach until its backoff is long (`outOfReachUntilTheBackoffIsLong`): `body` gets the world,
+    /// the bus, a client, that long wait, the WAV's path and the C major scale's.
+    static func withSpeakerOutOfReach(
+        _ body: @escaping @Sendable (_ fake: DaemonWorld, _ address: String, _ client: SpeakerdDBusClient,
+                                     _ long: (seconds: Int, at: ContinuousClock.Instant, output: String),
+                                     _ wav: String, _ songPath: String) async throws -> Void
+    ) async throws {
         let fake = try await DaemonWorld.start(.speakerd, remembers: [Self.flip])
         fake.remember([Self.flip])
         let wav = fake.state.path + "/song.wav"
         let songPath = try GatedPlayEndToEndTests.song()
         try await TruthfulReadinessEndToEndTests().withSpeakerd(fake, config: "reconnect_max_seconds = 60\n", output: wav) { address, client in
             let long = try await Self.outOfReachUntilTheBackoffIsLong(fake, address, client)
+            try await body(fake, address, client, long, wav, songPath)
+        }
+    }
+
+    @Test("""
+        the speaker out of reach with a long backoff: status counts the next try down when asked, and a play given \
+        once the speaker is back pages it at once and the song plays within seconds, not after the backoff
+        """)
+    func playWakesTheReconnect() async throws {
+        try await Self.withSpeakerOutOfReach { fake, address, client, long, wav, songPath in
 
             // Two seconds later the countdown has moved on by about as much: computed when asked,
             // not the delay armed at the last failure.
@@ -113,12 +126,7 @@ struct PlayWakesReconnectEndToEndTests {
         waits; switched on, the speaker is tried again within about 3 s and the song plays to its end
         """)
     func waitingPlayRetriesEveryFewSeconds() async throws {
-        let fake = try await DaemonWorld.start(.speakerd, remembers: [Self.flip])
-        fake.remember([Self.flip])
-        let wav = fake.state.path + "/song.wav"
-        let songPath = try GatedPlayEndToEndTests.song()
-        try await TruthfulReadinessEndToEndTests().withSpeakerd(fake, config: "reconnect_max_seconds = 60\n", output: wav) { address, client in
-            let long = try await Self.outOfReachUntilTheBackoffIsLong(fake, address, client)
+        try await Self.withSpeakerOutOfReach { fake, address, client, long, wav, songPath in
             let backoffTryAt = long.at + .seconds(long.seconds)
             let pagesBefore = try await fake.calls("Connect")
             let asked = ContinuousClock.now
