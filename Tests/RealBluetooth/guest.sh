@@ -73,17 +73,25 @@ status_says() {
   return 1
 }
 
+# status_latency: `composer-cli status --json` now, in STATUS_JSON, and its playback latency in
+# milliseconds in LATENCY_MS; fails when the status has none (nothing plays, or no output said).
+STATUS_JSON= LATENCY_MS=
+status_latency() {
+  STATUS_JSON=$(cli status --json 2>&1)
+  [[ $STATUS_JSON =~ \"latencyMs\"\ ?:\ ?([0-9]+) ]] || return 1
+  LATENCY_MS=${BASH_REMATCH[1]}
+}
+
 # latency_counts_delay: on BlueALSA, while a song plays, `status --json`'s latency is FluidSynth's
 # ALSA buffer (1024 frames: 21.3 ms at 48 kHz, 23.2 at 44.1) and the PCM's Delay behind it. The
 # Delay moves while BlueALSA plays (15-40 ms seen here, as its own buffer fills) and speakerd reads
 # it every 3 s, so it is checked with room: more than the buffer alone by at least 5 ms (BlueALSA
 # says more than that here), and no more than the buffer, the Delay now and 40 ms.
 latency_counts_delay() {
-  local json latency pcm delay
-  json=$(cli status --json 2>&1)
-  [[ $json =~ \"latencyMs\"\ ?:\ ?([0-9]+) ]] || { echo "no latency in the status while the song plays: $json"; return 1; }
-  latency=${BASH_REMATCH[1]}
-  [[ $json =~ (/org/bluealsa/[A-Za-z0-9_/]+) ]] || { echo "no BlueALSA PCM in the status: $json"; return 1; }
+  local latency pcm delay
+  status_latency || { echo "no latency in the status while the song plays: $STATUS_JSON"; return 1; }
+  latency=$LATENCY_MS
+  [[ $STATUS_JSON =~ (/org/bluealsa/[A-Za-z0-9_/]+) ]] || { echo "no BlueALSA PCM in the status: $STATUS_JSON"; return 1; }
   pcm=${BASH_REMATCH[1]}
   delay=$(dbus-send --system --print-reply=literal --dest=org.bluealsa "$pcm" org.freedesktop.DBus.Properties.Get \
     string:org.bluealsa.PCM1 string:Delay 2>&1 | $BB awk '{print $NF}')
@@ -237,14 +245,14 @@ scenario_pairing_refused() {
 #     3 s, the server's latency at each write); the song is heard to its end.
 LATENCY=
 latency_now() {
-  local json; json=$(cli status --json 2>&1)
-  [[ $json =~ \"latencyMs\"\ ?:\ ?([0-9]+) ]] || { echo "no latency in the status while the song plays: $json"; return 1; }
-  LATENCY=${BASH_REMATCH[1]}
+  status_latency || { echo "no latency in the status while the song plays: $STATUS_JSON"; return 1; }
+  LATENCY=$LATENCY_MS
   echo "latency $LATENCY ms before the report" | $BB tee -a "$LOGS/latency.txt"
-  latency_probe before
 }
 # latency_probe WHEN: what BlueZ says of the speaker's delay beside speakerd's figure, in the
 # logs: the transport's `Delay` (tenths of a millisecond; no such property before a report).
+# Seconds under TCG (busctl walks BlueZ's tree), so only once the check is done: run while the
+# song plays, it ate the time the check had.
 latency_probe() {
   local t
   for t in $(busctl --system --list tree org.bluez 2>/dev/null | $BB grep -o '/org/bluez/hci0/dev_[^ ]*/fd[0-9]*'); do
@@ -252,10 +260,9 @@ latency_probe() {
   done >>"$LOGS/latency.txt" 2>&1
 }
 latency_at_least() {
-  local json latency end=$((SECONDS + 10))
+  local latency= end=$((SECONDS + 10))
   while ((SECONDS < end)); do
-    json=$(cli status --json 2>&1)
-    [[ $json =~ \"latencyMs\"\ ?:\ ?([0-9]+) ]] && latency=${BASH_REMATCH[1]} && ((latency >= $1)) && {
+    status_latency && latency=$LATENCY_MS && ((latency >= $1)) && {
       echo "latency $latency ms after the report" | $BB tee -a "$LOGS/latency.txt"; latency_probe after; return 0; }
     $BB usleep 500000
   done
