@@ -43,6 +43,8 @@ extension SpeakerdDaemon {
         // a newer one, or by the gate closing, carries on as before: the lifecycle is theirs to set.)
         if readinessLog.isMuted || (Task.isCancelled && isWindingDown) { return }
         await followLogind()
+        // The stop can also come while logind is being followed (an await): asked again.
+        if readinessLog.isMuted { return }
         logger.info("start-up (\(timeline.scenario)) took \(Int(timeline.totalMs)) ms; critical path: \(timeline.criticalPath.joined(separator: " → "))")
         if case .blocked = lifecycle { return }  // the compatibility gate closed; events reopen it
         lifecycle = .running
