@@ -122,6 +122,36 @@ struct LinkSignalOrderTests {
         await bluez.releaseEvents()
         await world.stop()
     }
+
+    /// BlueZ's "connected" is read while our Connect is still on its way back: the link comes up
+    /// by the signal, and the attempt, woken by it, reports the same link a moment later. The
+    /// second report waits for the first one's delivery. It once found the delivery before it
+    /// (the first report was still telling the reconnect controller), so `connect` answered
+    /// before the daemon had taken the link in (and before the state file said it could not
+    /// remember the speaker: TruthfulReadinessEndToEndTests.stateDirectoryUnwritable, in CI).
+    /// A race, so tried many times; each try must hold. In process the window (one hop to the
+    /// reconnect controller) rarely opens, and 200 tries did not open it before the fix: the fix
+    /// closes it by construction (`changed(after:)`), and this keeps the order checked.
+    @Test("a connect woken by BlueZ's signal answers only once the daemon has been told the link is up, every time")
+    func connectWokenBySignalWaitsForItsDelivery() async throws {
+        let (speaker, bluez) = try Self.flipPairedOnFakeBlueZ()
+        let world = await LinkOnItsOwn(bluez: bluez) { _ in false }
+        await world.link.choose(speaker, name: "JBL Flip 5", why: .lastKnown)
+        for round in 1...200 {
+            await bluez.holdAnswers()
+            let connect = Task { await world.link.connectNow() }
+            try await eventually("Connect \(round) reached BlueZ") {
+                await bluez.calls.filter { $0 == .connect(speaker) }.count == round
+            }
+            // The signal is read first; the answer follows while the link takes it in.
+            await bluez.releaseAnswers()
+            #expect(await connect.value == .connected)
+            #expect(world.last?.connected == true, "round \(round): connect answered before the daemon was told the link is up")
+            try await world.link.userDisconnect()
+            #expect(world.last?.connected == false)
+        }
+        await world.stop()
+    }
 }
 
 /// A speaker link on its own, following a fake BlueZ as the daemon's event loop would, with

@@ -329,8 +329,12 @@ public actor SpeakerLink {
         connecting = nil  // a user's disconnect sees the link itself from now on
         snapshot.activity = .idle
         lastFailureLogged = nil
-        await reconnect?.handle(.connected)
-        await changed()
+        // The reconnect controller hears of the link before the daemon does, but inside the
+        // delivery: from here until it is told, a second report of this link (our Connect's
+        // answer beside BlueZ's signal) must find this delivery to wait for, not the one before
+        // (it found that one, and `connect` answered before the state file had been written).
+        let reconnect = reconnect
+        await changed(after: { await reconnect?.handle(.connected) })
     }
 
     /// BlueZ's `ServicesResolved` for the connected target: followed once BlueZ has shown it
@@ -372,12 +376,16 @@ public actor SpeakerLink {
     }
 
     /// Hands the new snapshot to `onChange`, after every earlier one (deliveries form a chain),
-    /// and returns once it is delivered.
-    private func changed() async {
+    /// and returns once it is delivered. `first` starts at once and is awaited before the
+    /// delivery. The delivery is `lastDelivery` before anything here suspends, so whoever sees
+    /// the new snapshot and waits for `lastDelivery` waits for this one.
+    private func changed(after first: (@Sendable () async -> Void)? = nil) async {
         snapshot.revision += 1
         let value = snapshot, previous = lastDelivery, onChange = onChange
+        let before = first.map { first in Task { await first() } }
         let delivery = Task {
             await previous?.value
+            await before?.value
             await onChange?(value)
         }
         lastDelivery = delivery
