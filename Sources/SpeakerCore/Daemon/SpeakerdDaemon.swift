@@ -17,16 +17,17 @@ import Configuration
 /// adapter, the speaker's link, its audio path, the soundfont), the verdict computed from them
 /// and ``update(_:)``, which moves the readiness gate to the verdict's level (up or down),
 /// tells the player and publishes the status. Nothing else sets a readiness level, so no event
-/// order can leave a level that no later event lifts. Beside them it holds its wiring (the
-/// configuration, the dependencies, the logger and the clock), the gate, the operation queue
-/// and the player, and three small values of the reducer's own: ``StartupRuns`` (what start-up
-/// did, the run in progress, the run again after the gate reopened), ``LinkHistory`` (the
-/// links counted, the user's choices) and ``ReadinessLogMemory`` (the reason last logged).
+/// order can leave a level that no later event lifts. Beside them it holds what it runs with
+/// and never changes (``DaemonEnvironment``: the configuration, the dependencies, the logger
+/// and the clock), the gate, the player, and three small values of the reducer's own:
+/// ``StartupRuns`` (what start-up did, the run in progress, the run again after the gate
+/// reopened), ``LinkHistory`` (the links counted, the user's choices) and
+/// ``ReadinessLogMemory`` (the reason last logged).
 ///
 /// Everything else has an owner of its own that reports here:
 /// - ``SpeakerLink``: the target speaker and its link, reconnects (`linkChanged`);
-/// - the features (``DaemonFeatures``, one `ServiceGroup`), through one ``FeatureInbox``
-///   (`receive`): the bus and what is published on it (``BusFeature``), the state file
+/// - the features (``DaemonFeatures``, one `ServiceGroup`, with the operation queue their
+///   speaker operations share), through one ``FeatureInbox`` (`receive`): the bus and what is published on it (``BusFeature``), the state file
 ///   (``StateFileFeature``), the BlueZ watch (``BlueZWatch``: the client, the adapter in use,
 ///   BlueZ's events), the player's changes and what it last said (``PlaybackWatch``), sleep
 ///   and the lock (``SleepFeature``), the audio path and the numbering of its follows
@@ -46,14 +47,8 @@ public actor SpeakerdDaemon {
     }
 
     var lifecycle: Lifecycle = .idle
-    public nonisolated let configuration: DaemonConfiguration
-    let dependencies: DaemonDependencies
-    let logger: Logger
+    nonisolated let environment: DaemonEnvironment
     public nonisolated let gate: ReadinessGate<DaemonReadiness>
-    let clock: ErasedClock
-    /// Every speaker operation (connect, disconnect, discovery…) runs here: one at a time per
-    /// kind, timed out, and holding the sleep delay lock while any runs.
-    nonisolated let operations: AsyncOperationQueue
     public nonisolated let link: SpeakerLink
 
     /// Plays songs; nil when this daemon has no playback engine.
@@ -76,14 +71,11 @@ public actor SpeakerdDaemon {
 
     public init(configuration: DaemonConfiguration, dependencies: DaemonDependencies,
                 notifier: SystemdNotifier?, logger: Logger) {
-        self.configuration = configuration
-        self.dependencies = dependencies
-        self.logger = logger
-        self.clock = ErasedClock(dependencies.clock)
+        environment = DaemonEnvironment(configuration: configuration, dependencies: dependencies, logger: logger,
+                                        clock: ErasedClock(dependencies.clock))
         self.gate = ReadinessGate(initial: .started, clock: dependencies.clock, logger: logger)
         let operations = AsyncOperationQueue(name: "speaker", maxConcurrentOperations: 2, defaultTimeout: .seconds(10),
                                               clock: dependencies.clock, logger: logger)
-        self.operations = operations
         self.link = SpeakerLink(clock: dependencies.clock, reconnectCap: configuration.reconnectMax,
                                 operations: operations, logger: logger)
         let playback: (any DaemonPlayback)?
@@ -97,6 +89,7 @@ public actor SpeakerdDaemon {
         self.playback = playback
         let clock = dependencies.clock, audio = dependencies.audio
         features = DaemonFeatures(
+            operations: operations,
             bus: { BusFeature(notifier: notifier, inbox: $0, logger: logger) },
             stateFile: { StateFileFeature(directory: configuration.stateDirectory, inbox: $0, clock: clock, logger: logger) },
             sleep: { SleepFeature(operations: operations, inbox: $0, logger: logger) },
@@ -135,6 +128,15 @@ public actor SpeakerdDaemon {
     /// its features: a state-write retry, say, holds the daemon only weakly but sleeps on the
     /// injected clock, and on a test clock nobody moves again it never ended (LeakSanitizer, in CI).
     deinit { features.cancel() }
+
+    // What the environment holds, by the names the reducer's files use.
+    public nonisolated var configuration: DaemonConfiguration { environment.configuration }
+    nonisolated var dependencies: DaemonDependencies { environment.dependencies }
+    nonisolated var logger: Logger { environment.logger }
+    nonisolated var clock: ErasedClock { environment.clock }
+    /// Every speaker operation (connect, disconnect, discovery…) runs here: one at a time per
+    /// kind, timed out, and holding the sleep delay lock while any runs (the features own it).
+    nonisolated var operations: AsyncOperationQueue { features.operations }
 
     /// The known speakers' store (the state file feature owns it).
     nonisolated var stateStore: StateStore { features.stateFile.store }

@@ -1,4 +1,5 @@
 import Logging
+import Readiness
 import ServiceLifecycle
 import Synchronization
 
@@ -27,6 +28,10 @@ extension DaemonFeature {
 /// stopping its own timers and followers, so no hand-written list of tasks to cancel exists.
 final class DaemonFeatures: Sendable {
     let inbox = FeatureInbox()
+    /// The queue every speaker operation runs on (connect, disconnect, discovery, a profile's
+    /// connect): the link's, start-up's and the features' alike, so that they take turns per kind
+    /// and the sleep delay lock is held while any runs.
+    let operations: AsyncOperationQueue
     let bus: BusFeature
     /// The BlueZ client, the adapter in use and BlueZ's events.
     let bluez: BlueZWatch
@@ -41,13 +46,15 @@ final class DaemonFeatures: Sendable {
     private let group: ServiceGroup
     private let running = Mutex<Task<Void, Never>?>(nil)
 
-    init(bus: (FeatureInbox) -> BusFeature,
+    init(operations: AsyncOperationQueue,
+         bus: (FeatureInbox) -> BusFeature,
          stateFile: (FeatureInbox) -> StateFileFeature,
          sleep: (FeatureInbox) -> SleepFeature,
          audioPath: (FeatureInbox) -> AudioPathFeature?,
          speakerCare: (FeatureInbox, StateFileFeature) -> SpeakerCareFeature,
          scan: (StateFileFeature) -> ScanFeature,
          logger: Logger) {
+        self.operations = operations
         self.bus = bus(inbox)
         bluez = BlueZWatch(inbox: inbox)
         playbackChanges = PlaybackWatch(inbox: inbox)
