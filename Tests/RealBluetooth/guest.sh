@@ -237,6 +237,57 @@ scenario_pairing_refused() {
   SONG=short.mid
 }
 
+# g1. A speaker that offers Hands-Free beside A2DP (most speakers with a microphone do), under real
+#     WirePlumber: the sound server makes one card for it with an A2DP and a headset profile. The
+#     card is put in the headset profile (as a phone call, or a policy that prefers headsets,
+#     does): speakerd puts it back on A2DP by itself, status says it did, and the song is heard on
+#     A2DP. The speaker offers Hands-Free from a fresh pairing (BlueZ reads the speaker's SDP
+#     records when it pairs), and goes on offering it after the scenario.
+CARD=
+card_offers_both() {
+  CARD=bluez_card.${SPEAKER_ADDRESS//:/_}
+  local end=$((SECONDS + 30)) profiles
+  while ((SECONDS < end)); do
+    profiles=$(pactl list cards 2>&1 | $BB sed -n "/Name: $CARD\$/,/^Card #/p")
+    [[ $profiles == *a2dp-sink* && $profiles == *headset-head-unit* ]] && { echo "$profiles" | $BB grep -E "^\s+(a2dp|headset|Active)"; return 0; }
+    $BB usleep 300000
+  done
+  echo "the card $CARD does not offer both A2DP and the headset profile:"; pactl list cards
+  return 1
+}
+card_profile_is() {
+  local end=$((SECONDS + 30)) active
+  while ((SECONDS < end)); do
+    active=$(pactl list cards 2>&1 | $BB sed -n "/Name: $CARD\$/,/^Card #/p" | $BB sed -n 's/^\s*Active Profile: //p')
+    [[ $active == $1* ]] && { echo "$CARD: active profile $active"; return 0; }
+    $BB usleep 300000
+  done
+  echo "$CARD's active profile is '$active', not $1"
+  return 1
+}
+status_warns() {
+  local json; json=$(cli status --json 2>&1)
+  [[ $json == *"$1"* ]] || { echo "status does not warn '$1': $json"; return 1; }
+  echo "$json" | $BB grep -o "\"warnings\"[^]]*]"
+}
+scenario_hfp_beside_a2dp() {
+  local from
+  step "the speaker offers Hands-Free" speaker "hfp on" "hands-free offered: yes"
+  step "forget the speaker" cli forget "$SPEAKER_ADDRESS"
+  step "the speaker forgets its pairing" speaker forget "forgot pairings"
+  step "pairable adapter" pairable
+  step "scan finds the speaker" scan_finds
+  from=$(size "$LOGS/speaker.log")
+  step "connect pairs and connects" cli connect "$SPEAKER_ADDRESS"
+  step "Hands-Free comes up beside A2DP" wait_for 60 "$LOGS/speaker.log" "speaker: hfp connected" "$from"
+  step "the card offers A2DP and the headset profile" card_offers_both
+  step "the card is put in the headset profile" pactl set-card-profile "$CARD" headset-head-unit
+  step "speakerd puts it back on A2DP" card_profile_is a2dp-sink
+  step "play is heard" play_song short.mid
+  step "status says what speakerd did" status_warns "speakerd switched it to a2dp-sink"
+  SONG=short.mid
+}
+
 # g2. A speaker that reports its delay (AVDTP delay reporting, as most speakers sold now do): the
 #     song's heard position is what the speaker plays, so status's latency counts that delay,
 #     through BlueALSA's PCM Delay or the sound server's stream latency. The speaker reports 250 ms

@@ -18,6 +18,12 @@ line, and follow it through its log, one `speaker: EVENT` line per thing that ha
   idle           `idle` once no stream is started (at once if none is)
   delay MS       report MS milliseconds of delay to the source (AVDTP delay reporting), now if a
                  stream is configured and at each new configuration: `delay reported MS ms`
+  hfp on|off     offer Hands-Free (HFP 1.x, CVSD) beside A2DP from now on, or stop offering it:
+                 `hands-free offered: yes|no` (a source reads it at its next SDP browse: pairing)
+
+Offering Hands-Free, it is the HF side of a real service level connection when the source's
+audio gateway opens one (`hfp connected`, once the AT exchange is done): the sound server then
+has a headset profile for the speaker beside A2DP, as it has for most speakers with a microphone.
 
 It offers AVDTP delay reporting, as most speakers sold now do, and reports no delay until told.
 
@@ -40,6 +46,7 @@ import time
 import wave
 
 from bumble import hci as bumble_hci
+from bumble import hfp
 from bumble import rtp as bumble_rtp
 from bumble.a2dp import (
     A2DP_SBC_CODEC_TYPE,
@@ -57,6 +64,7 @@ from bumble.avdtp import (
 from bumble.device import Device, DeviceConfiguration
 from bumble.hci import HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR
 from bumble.pairing import PairingConfig, PairingDelegate
+from bumble.rfcomm import Server as RfcommServer
 from bumble.transport import open_transport
 
 
@@ -95,6 +103,7 @@ class Speaker:
         self.keys = heard + '.keys.json'
         self.last_audio = 0.0
         self.hfp = hfp
+        self.hfp_channel = 0  # the RFCOMM channel the Hands-Free record names, once serving
         self.refusing = False
         self.powered = True
         self.device: Device | None = None
@@ -233,16 +242,33 @@ class Speaker:
             ),
         )
 
+    HF_CONFIGURATION = hfp.HfConfiguration(
+        supported_hf_features=[], supported_hf_indicators=[], supported_audio_codecs=[hfp.AudioCodec.CVSD])
+
     def sdp_records(self):
         records = {0x00010001: make_audio_sink_service_sdp_records(0x00010001)}
         if self.hfp:
-            from bumble import hfp
-            from bumble.rfcomm import Server as RfcommServer
-            channel = RfcommServer(self.device).listen(lambda dlc: say('hfp channel opened'))
-            configuration = hfp.HfConfiguration(
-                supported_hf_features=[], supported_hf_indicators=[], supported_audio_codecs=[hfp.AudioCodec.CVSD])
-            records[0x00010002] = hfp.make_hf_sdp_records(0x00010002, channel, configuration)
+            records[0x00010002] = hfp.make_hf_sdp_records(0x00010002, self.hfp_channel, self.HF_CONFIGURATION)
         return records
+
+    def on_hfp_channel(self, dlc) -> None:
+        """The audio gateway opened our Hands-Free channel: the HF side of the service level
+        connection (AT+BRSF, indicators, event reporting), then its unsolicited results."""
+        if not self.hfp:
+            say('hfp channel opened while not offered: closed')
+            asyncio.get_running_loop().create_task(dlc.disconnect())
+            return
+        protocol = hfp.HfProtocol(dlc, self.HF_CONFIGURATION)
+
+        async def run() -> None:
+            try:
+                await protocol.initiate_slc()
+            except Exception as error:
+                say(f'hfp failed: {error!r}')
+                return
+            say('hfp connected')
+            await protocol.run()  # until the channel closes
+        asyncio.get_running_loop().create_task(run())
 
     # -- what the tests do to us ---------------------------------------------------------
     async def command(self, line: str) -> None:
@@ -280,6 +306,11 @@ class Speaker:
         elif verb == 'delay':
             self.delay_ms = int(args[0])
             await self.report_delay()
+        elif verb == 'hfp':
+            self.hfp = args[:1] == ['on']
+            if self.device is not None:
+                self.device.sdp_service_records = self.sdp_records()
+            say(f'hands-free offered: {"yes" if self.hfp else "no"}')
         elif verb == 'idle':
             # Apart from the commands that follow, which a stream that never ends would block.
             asyncio.get_running_loop().create_task(self.say_when_idle())
@@ -405,6 +436,8 @@ class Speaker:
                 self.device = Device.from_config_with_hci(config, source, sink)
                 self.device.pairing_config_factory = lambda connection: PairingConfig(
                     sc=True, mitm=False, bonding=True, delegate=Delegate(self))
+                # Always served, offered in SDP only while `hfp` is on.
+                self.hfp_channel = RfcommServer(self.device).listen(self.on_hfp_channel)
                 self.device.sdp_service_records = self.sdp_records()
                 self.device.on('connection', self.on_connection)
                 Listener.for_device(self.device).on('connection', self.on_avdtp_connection)
