@@ -29,6 +29,14 @@ struct PulseSinkWatcherTests {
         #expect(!Self.sink(properties).isA2DPSink(of: Self.speaker), "no profile known: not known to be A2DP")
     }
 
+    /// Found by the real-Bluetooth scenario hfp-beside-a2dp (PipeWire 0.3.65 lists the card's
+    /// profiles with `available` 1): the headset card was left in its headset profile.
+    @Test("a card profile the server calls available (libpulse's yes/no: non-zero) can be chosen; zero cannot")
+    func profileAvailabilityIsAYesOrNo() {
+        #expect(SoundServerCard.isChoosable(available: 1), "PipeWire and PulseAudio send 1 for an available profile")
+        #expect(!SoundServerCard.isChoosable(available: 0))
+    }
+
     @Test("another speaker's sink, a sink off the Bluetooth bus, and a sink merely named like the speaker are not its sink")
     func otherSinksDoNotMatch() {
         #expect(!Self.sink(["device.bus": "bluetooth", "api.bluez5.address": "11:22:33:AA:BB:CD", "api.bluez5.profile": "a2dp-sink"])

@@ -61,6 +61,12 @@ public struct SoundServerCard: Sendable, Equatable {
         self.availableProfiles = availableProfiles
     }
 
+    /// Whether a profile with libpulse's `pa_card_profile_info2.available` can be chosen: that
+    /// field is a yes or no (zero: unavailable), not a `pa_available_t`, whose "no" is 1. Read
+    /// as one, it skipped every available profile, and on real PipeWire a speaker's card in its
+    /// headset profile "offered no A2DP profile", so it was never switched back.
+    static func isChoosable(available: Int32) -> Bool { available != 0 }
+
     /// The card of the speaker at `address`, by its properties (as for sinks, never its name).
     public func belongs(to address: BluetoothAddress) -> Bool {
         SoundServerSink.names(address, in: properties)
@@ -256,8 +262,8 @@ private final class PulseSession: @unchecked Sendable {
         var profiles: [String] = []
         if let list = card.profiles2 {
             for index in 0..<Int(card.n_profiles) {
-                // PA_AVAILABLE_NO (1): the profile exists but cannot be chosen now.
-                guard let profile = list[index]?.pointee, profile.available != 1, let name = profile.name else { continue }
+                guard let profile = list[index]?.pointee, SoundServerCard.isChoosable(available: profile.available),
+                      let name = profile.name else { continue }
                 profiles.append(String(cString: name))
             }
         }
