@@ -41,6 +41,9 @@ public actor FakeBlueZClient: BlueZClient {
     private var behaviours: [BluetoothAddress: Behaviour] = [:]
     /// Speakers that refuse to pair (see `refusePairing`).
     private var refusingPairing: Set<BluetoothAddress> = []
+    /// Devices whose link is only the one pairing brought up: no audio profile is connected on it
+    /// until a `Connect` (which bluetoothd then answers with success, not "Already Connected").
+    private var pairingLinks: Set<BluetoothAddress> = []
     private var blocked: Set<String> = []
     public private(set) var calls: [Call] = []
     private let broadcaster = Broadcaster<BlueZEvent>(bufferingNewest: 1024)
@@ -113,6 +116,7 @@ public actor FakeBlueZClient: BlueZClient {
     public func dropConnection(_ address: BluetoothAddress, reason: DisconnectReason) {
         guard let index = deviceList.firstIndex(where: { $0.address == address }), deviceList[index].connected else { return }
         deviceList[index].connected = false
+        pairingLinks.remove(address)
         emit(.deviceChanged(deviceList[index]))
         emit(.disconnected(address, reason))
     }
@@ -206,13 +210,21 @@ public actor FakeBlueZClient: BlueZClient {
         if current.paired {
             throw BlueZClientError.bluez(BlueZError(kind: .alreadyExists, message: "Already Paired"), operation: "Pair")
         }
+        // As bluetoothd does: the link to pair over comes up first (`Connected`), before the keys
+        // are exchanged; it is the pairing's link, with no audio profile on it.
+        updateDevice(device) { $0.connected = true }
+        pairingLinks.insert(device)
+        await Task.yield()
         if refusingPairing.contains(device) {
-            updateDevice(device) { $0.connected = true }
-            await Task.yield()
+            pairingLinks.remove(device)
             dropConnection(device, reason: .authentication)
             throw BlueZClientError.bluez(BlueZError(kind: .authenticationFailed, message: "Authentication Failed"), operation: "Pair")
         }
         updateDevice(device) { $0.paired = true; $0.bonded = true }
+        // bluetoothd then browses the speaker's services and answers `Pair` only after: a client
+        // sees the link up and the speaker paired well before the answer comes (about 0.3 s in
+        // the real-Bluetooth guest; 50 ms here, real time, so the signals are handled meanwhile).
+        try? await Task.sleep(for: .milliseconds(50))
     }
 
     public func setTrusted(_ device: BluetoothAddress, _ trusted: Bool) async throws {
@@ -281,6 +293,9 @@ public actor FakeBlueZClient: BlueZClient {
         let current = try knownDevice(address)
         switch behaviours[address] ?? .succeed {
         case .succeed:
+            if current.connected, pairingLinks.remove(address) != nil {
+                return  // the pairing's link: its profiles are connected now
+            }
             if current.connected {
                 throw BlueZClientError.bluez(BlueZError(kind: .alreadyConnected, message: "Already Connected"), operation: operation)
             }

@@ -102,6 +102,16 @@ latency_counts_delay() {
     || { echo "status's latency is not the ALSA buffer (21-24 ms) and BlueALSA's Delay"; return 1; }
 }
 
+# trusted: BlueZ trusts the speaker (speakerd's `connect` trusts a speaker it pairs, so that the
+# speaker's own connections, Hands-Free or a reconnect, are let in without asking an agent).
+trusted() {
+  bluetoothctl info "$SPEAKER_ADDRESS" >/tmp/info.out 2>&1
+  $BB grep -q "Trusted: yes" /tmp/info.out || { echo "BlueZ does not trust $SPEAKER_ADDRESS:"; cat /tmp/info.out; return 1; }
+}
+# not_said FROM TEXT: speakerd's log has no TEXT past byte FROM.
+not_said() {
+  ! $BB tail -c +"$(($1 + 1))" "$LOGS/speakerd.log" | $BB grep -F "$2" || { echo "speakerd said it"; return 1; }
+}
 remembered() { $BB grep -rqi "$SPEAKER_ADDRESS" /var/lib/speakerd || { echo "no $SPEAKER_ADDRESS in speakerd's state"; return 1; }; }
 scan_finds() { cli scan --json >"$LOGS/scan.json" && $BB grep -qi "$SPEAKER_ADDRESS" "$LOGS/scan.json" || { echo "scan did not list $SPEAKER_ADDRESS:"; cat "$LOGS/scan.json"; return 1; }; }
 pairable() { bluetoothctl pairable on >/dev/null; }
@@ -112,10 +122,15 @@ speaker_lost() { wait_for 30 "$LOGS/speaker.log" "speaker: disconnected" "$1"; }
 # -- scenarios ------------------------------------------------------------------------------
 # a. First run: scan, connect (pairing with speakerd's agent), play; the speaker is remembered.
 scenario_first_run() {
+  local from
   step "pairable adapter" pairable
   step "scan finds the speaker" scan_finds
+  from=$(size "$LOGS/speakerd.log")
   step "connect pairs, trusts and connects" cli connect "$SPEAKER_ADDRESS"
+  step "the speaker is trusted" trusted
   step "play is heard" play_song short.mid
+  # The A2DP profile came with connect's own Connect, not 4 s later from the profile nudge.
+  step "no profile had to be asked for" not_said "$from" "asking BlueZ for its A2DP profile"
   step "speaker remembered" remembered
   SONG=short.mid
 }

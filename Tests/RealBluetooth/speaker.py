@@ -21,9 +21,11 @@ line, and follow it through its log, one `speaker: EVENT` line per thing that ha
   hfp on|off     offer Hands-Free (HFP 1.x, CVSD) beside A2DP from now on, or stop offering it:
                  `hands-free offered: yes|no` (a source reads it at its next SDP browse: pairing)
 
-Offering Hands-Free, it is the HF side of a real service level connection when the source's
-audio gateway opens one (`hfp connected`, once the AT exchange is done): the sound server then
-has a headset profile for the speaker beside A2DP, as it has for most speakers with a microphone.
+Offering Hands-Free, it is the HF side of a real service level connection (`hfp connected`, once
+the AT exchange is done): the sound server then has a headset profile for the speaker beside A2DP,
+as it has for most speakers with a microphone. The source's audio gateway may open it (PipeWire
+does, at times, once A2DP is up); if it has not within two seconds of A2DP, the speaker opens it,
+as such speakers do.
 
 It offers AVDTP delay reporting, as most speakers sold now do, and reports no delay until told.
 
@@ -64,6 +66,7 @@ from bumble.avdtp import (
 from bumble.device import Device, DeviceConfiguration
 from bumble.hci import HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR
 from bumble.pairing import PairingConfig, PairingDelegate
+from bumble.rfcomm import Client as RfcommClient
 from bumble.rfcomm import Server as RfcommServer
 from bumble.transport import open_transport
 
@@ -104,6 +107,7 @@ class Speaker:
         self.last_audio = 0.0
         self.hfp = hfp
         self.hfp_channel = 0  # the RFCOMM channel the Hands-Free record names, once serving
+        self.hfp_link = None  # the connection Hands-Free was opened on (by either side)
         self.refusing = False
         self.powered = True
         self.device: Device | None = None
@@ -154,6 +158,8 @@ class Speaker:
         sink.on('stop', lambda: (self.stream_ended(), say('stream stopped')))
         sink.on('rtp_packet', self.on_rtp_packet)
         say('avdtp connected')
+        if self.hfp and self.connection is not None:
+            asyncio.get_running_loop().create_task(self.open_hands_free(self.connection))
 
     def on_stream_configured(self) -> None:
         say('stream configured')
@@ -252,12 +258,38 @@ class Speaker:
         return records
 
     def on_hfp_channel(self, dlc) -> None:
-        """The audio gateway opened our Hands-Free channel: the HF side of the service level
-        connection (AT+BRSF, indicators, event reporting), then its unsolicited results."""
+        """The audio gateway opened our Hands-Free channel."""
         if not self.hfp:
             say('hfp channel opened while not offered: closed')
             asyncio.get_running_loop().create_task(dlc.disconnect())
             return
+        self.hfp_link = self.connection
+        say('hfp channel opened by the source')
+        self.run_hands_free(dlc)
+
+    async def open_hands_free(self, connection, wait: float = 2.0) -> None:
+        """Opens the source's audio gateway on `connection`, unless it opened Hands-Free itself
+        within `wait` seconds, or the link went meanwhile."""
+        await asyncio.sleep(wait)
+        if connection is not self.connection or self.hfp_link is connection or not self.hfp:
+            return
+        try:
+            found = await hfp.find_ag_sdp_record(connection)
+            if found is None:
+                say('hfp: the source offers no audio gateway')
+                return
+            multiplexer = await RfcommClient(connection).start()
+            dlc = await multiplexer.open_dlc(found[0])
+        except Exception as error:
+            say(f'hfp: opening the source\'s audio gateway failed: {error!r}')
+            return
+        self.hfp_link = connection
+        say('hfp channel opened by the speaker')
+        self.run_hands_free(dlc)
+
+    def run_hands_free(self, dlc) -> None:
+        """The HF side of the service level connection on `dlc` (AT+BRSF, indicators, event
+        reporting), then the gateway's unsolicited results until the channel closes."""
         protocol = hfp.HfProtocol(dlc, self.HF_CONFIGURATION)
 
         async def run() -> None:

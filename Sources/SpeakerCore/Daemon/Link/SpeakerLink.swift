@@ -3,6 +3,7 @@ import BlueZ
 import Logging
 import Readiness
 import Configuration
+import Synchronization
 
 /// The one owner of the speaker link, for the daemon's whole life.
 ///
@@ -471,12 +472,13 @@ public actor SpeakerLink {
 
     private func runAttempt(_ address: BluetoothAddress) async -> AttemptResult {
         guard let bluez else { return .failed(reason: "BlueZ is not reachable") }
+        let settingUp = SettingUpMark()
         let ticket = await operations.add("connect \(address)", group: "link", timeout: .seconds(10)) { [weak self] context in
             // The user may have disconnected while this waited in the queue: their disconnect
             // cancels the attempt (as `cancelInFlight` does), so no Connect goes out after it
             // and no failure is logged for it.
             guard let self, await self.mayConnect(context.id) else { throw CancellationError() }
-            try await Self.connectSteps(bluez, address, clock: self.clock)
+            try await Self.connectSteps(bluez, address, clock: self.clock, settingUp: settingUp)
         }
         let operations = operations
         // The speaker may connect by itself while our Connect still pages it (switched on
@@ -499,7 +501,11 @@ public actor SpeakerLink {
                 // Paired and up: all our Connect had left to do is done. Its call is given up
                 // (BlueZ keeps the link; nothing waits for, or later reports a timeout of, a
                 // Connect that no longer matters). A speaker still pairing goes on as asked.
-                if (try? await bluez.device(address))?.paired == true {
+                // Not while the attempt still pairs or trusts the speaker: the link is then the
+                // pairing's (bluetoothd says `Paired` well before it answers `Pair`, as it browses
+                // the speaker's services first), and the trust and the `Connect` that brings the
+                // audio profiles must still go out (`SettingUpMark`).
+                if !settingUp.isSet, (try? await bluez.device(address))?.paired == true {
                     await operations.cancel(ticket.id)
                     return .connected
                 }
@@ -566,14 +572,21 @@ public actor SpeakerLink {
     /// took the failure for "no known speaker answered" and scanned while the speaker was there.
     static let listingGrace = Duration.seconds(2)
 
-    /// Pair and trust a new speaker, then `Connect`. A link that is already up is success.
-    private static func connectSteps(_ bluez: any BlueZClient, _ address: BluetoothAddress, clock: ErasedClock) async throws {
+    /// Pair and trust a new speaker, then `Connect`. A link that is already up is success, unless
+    /// it is the one pairing brought up: bluetoothd connects the audio profiles only at our
+    /// `Connect`, so it goes out after `Pair` whatever BlueZ says of the link meanwhile.
+    private static func connectSteps(_ bluez: any BlueZClient, _ address: BluetoothAddress, clock: ErasedClock,
+                                     settingUp: SettingUpMark) async throws {
         var listed = try await bluez.device(address)
         if listed == nil { listed = try await waitForListing(of: address, on: bluez, clock: clock) }
         if let device = listed {
             if device.connected { return }
-            if !device.paired { try await bluez.pair(address) }
-            if !device.trusted { try await bluez.setTrusted(address, true) }
+            if !device.paired || !device.trusted {
+                settingUp.set(true)
+                if !device.paired { try await bluez.pair(address) }
+                if !device.trusted { try await bluez.setTrusted(address, true) }
+                settingUp.set(false)
+            }
         }
         do { try await bluez.connect(address) } catch let error as BlueZClientError where error.bluezError?.kind == .alreadyConnected {
             return  // Our cached view was stale (the link came up meanwhile).
@@ -602,4 +615,14 @@ public actor SpeakerLink {
         case .suspend, .unknown, .unspecified, .other: .unspecified
         }
     }
+}
+
+/// Set while a connect attempt pairs or trusts a new speaker: a link that comes up meanwhile
+/// (the pairing's own) does not end the attempt, which runs on to its trust and its `Connect`.
+/// Once the `Connect` is out, the link up ends the attempt as before: BlueZ goes on with a call
+/// it has been sent, and nothing waits for a page that no longer matters.
+final class SettingUpMark: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func set(_ value: Bool) { flag.store(value, ordering: .releasing) }
+    var isSet: Bool { flag.load(ordering: .acquiring) }
 }
