@@ -283,7 +283,7 @@ card_profile_is() {
 status_warns() {
   local json; json=$(cli status --json 2>&1)
   [[ $json == *"$1"* ]] || { echo "status does not warn '$1': $json"; return 1; }
-  echo "$json" | $BB grep -o "\"warnings\"[^]]*]"
+  echo "$json" | $BB tr -d '\n' | $BB grep -o "\"warnings\"[^]]*]" || true
 }
 scenario_hfp_beside_a2dp() {
   local from
