@@ -18,6 +18,10 @@ line, and follow it through its log, one `speaker: EVENT` line per thing that ha
   idle           `idle` once no stream is started (at once if none is)
   delay MS       report MS milliseconds of delay to the source (AVDTP delay reporting), now if a
                  stream is configured and at each new configuration: `delay reported MS ms`
+  volume N       its own volume buttons: set its volume to N (0-127, AVRCP's scale) and tell the
+                 source (AVRCP volume changed): `volume N by the buttons`
+  avrcp on|off   offer AVRCP absolute volume from now on, or stop: `avrcp offered: yes|no` (read, as
+                 Hands-Free is, at the source's next SDP browse)
   hfp on|off     offer Hands-Free (HFP 1.x, CVSD) beside A2DP from now on, or stop offering it:
                  `hands-free offered: yes|no` (a source reads it at its next SDP browse: pairing)
 
@@ -28,6 +32,11 @@ does, at times, once A2DP is up); if it has not within two seconds of A2DP, the 
 as such speakers do.
 
 It offers AVDTP delay reporting, as most speakers sold now do, and reports no delay until told.
+Told `avrcp on`, it offers AVRCP absolute volume (an AVRCP 1.6 target, category 2, and a
+controller, its buttons), as most speakers do; each volume the source sets is said, `volume N`
+(0-127). Off by default: with it, PipeWire 0.3.65 takes the speaker's volume as the sink's (and
+its initial 0 silenced the song), but sends no SetAbsoluteVolume for a sink volume set through
+pipewire-pulse (issue 21, the `avrcp-volume` scenario).
 
 `on` and `audible` carry CLOCK_REALTIME stamps (time.time(), seconds), the clock the guest's
 other processes stamp with too (bash's EPOCHREALTIME, dbus-monitor's time=).
@@ -47,6 +56,7 @@ import sys
 import time
 import wave
 
+from bumble import avrcp
 from bumble import hci as bumble_hci
 from bumble import hfp
 from bumble import rtp as bumble_rtp
@@ -97,6 +107,18 @@ class Delegate(PairingDelegate):
         return self.speaker.accept_pairing()
 
 
+class Volume(avrcp.Delegate):
+    """AVRCP absolute volume, as a speaker's amplifier takes it."""
+
+    def __init__(self) -> None:
+        super().__init__(supported_events=[avrcp.EventId.VOLUME_CHANGED])
+        self.volume = 64  # half way, as a speaker switched on is (0 would be silence)
+
+    async def set_absolute_volume(self, volume: int) -> None:
+        await super().set_absolute_volume(volume)
+        say(f'volume {volume}')
+
+
 class Speaker:
     def __init__(self, transport: str, name: str, control: str, heard: str, hfp: bool) -> None:
         self.transport = transport
@@ -108,6 +130,8 @@ class Speaker:
         self.hfp = hfp
         self.hfp_channel = 0  # the RFCOMM channel the Hands-Free record names, once serving
         self.hfp_link = None  # the connection Hands-Free was opened on (by either side)
+        self.avrcp: avrcp.Protocol | None = None
+        self.avrcp_offered = False
         self.refusing = False
         self.powered = True
         self.device: Device | None = None
@@ -253,6 +277,11 @@ class Speaker:
 
     def sdp_records(self):
         records = {0x00010001: make_audio_sink_service_sdp_records(0x00010001)}
+        if self.avrcp_offered:
+            # A remote control's target taking absolute volume, and its controller (the buttons).
+            records[0x00010003] = avrcp.TargetServiceSdpRecord(
+                0x00010003, supported_features=avrcp.TargetFeatures.CATEGORY_2).to_service_attributes()
+            records[0x00010004] = avrcp.ControllerServiceSdpRecord(0x00010004).to_service_attributes()
         if self.hfp:
             records[0x00010002] = hfp.make_hf_sdp_records(0x00010002, self.hfp_channel, self.HF_CONFIGURATION)
         return records
@@ -338,6 +367,19 @@ class Speaker:
         elif verb == 'delay':
             self.delay_ms = int(args[0])
             await self.report_delay()
+        elif verb == 'volume':
+            volume = max(0, min(127, int(args[0])))
+            if self.avrcp is None:
+                say('volume: no AVRCP')
+                return
+            self.avrcp.delegate.volume = volume
+            self.avrcp.notify_volume_changed(volume)
+            say(f'volume {volume} by the buttons')
+        elif verb == 'avrcp':
+            self.avrcp_offered = args[:1] == ['on']
+            if self.device is not None:
+                self.device.sdp_service_records = self.sdp_records()
+            say(f'avrcp offered: {"yes" if self.avrcp_offered else "no"}')
         elif verb == 'hfp':
             self.hfp = args[:1] == ['on']
             if self.device is not None:
@@ -471,6 +513,8 @@ class Speaker:
                 # Always served, offered in SDP only while `hfp` is on.
                 self.hfp_channel = RfcommServer(self.device).listen(self.on_hfp_channel)
                 self.device.sdp_service_records = self.sdp_records()
+                self.avrcp = avrcp.Protocol(Volume())
+                self.avrcp.listen(self.device)
                 self.device.on('connection', self.on_connection)
                 Listener.for_device(self.device).on('connection', self.on_avdtp_connection)
                 await self.device.power_on()
