@@ -338,12 +338,7 @@ remembered_volume() {
 }
 # transport_volume WHEN: what BlueZ says of the speaker's transports' Volume (AVRCP absolute volume,
 # 0-127; no such property when BlueZ does not use it), in the logs, for finding where it stops.
-transport_volume() {
-  local t
-  for t in $(busctl --system --list tree org.bluez 2>/dev/null | $BB grep -o '/org/bluez/hci0/dev_[^ ]*/fd[0-9]*'); do
-    echo "$1: BlueZ's $t Volume: $(busctl --system get-property org.bluez "$t" org.bluez.MediaTransport1 Volume 2>&1)"
-  done >>"$LOGS/volume.txt" 2>&1
-}
+transport_volume() { transport_probe Volume volume.txt "$1"; }
 scenario_avrcp_volume() {
   local from
   step "the speaker offers AVRCP" speaker "avrcp on" "avrcp offered: yes"
@@ -375,11 +370,13 @@ latency_now() {
 # logs: the transport's `Delay` (tenths of a millisecond; no such property before a report).
 # Seconds under TCG (busctl walks BlueZ's tree), so only once the check is done: run while the
 # song plays, it ate the time the check had.
-latency_probe() {
+latency_probe() { transport_probe Delay latency.txt "$1"; }
+# transport_probe PROPERTY FILE WHEN: each of BlueZ's transports' PROPERTY, appended to FILE in the logs.
+transport_probe() {
   local t
   for t in $(busctl --system --list tree org.bluez 2>/dev/null | $BB grep -o '/org/bluez/hci0/dev_[^ ]*/fd[0-9]*'); do
-    echo "$1: BlueZ's $t Delay: $(busctl --system get-property org.bluez "$t" org.bluez.MediaTransport1 Delay 2>&1)"
-  done >>"$LOGS/latency.txt" 2>&1
+    echo "$3: BlueZ's $t $1: $(busctl --system get-property org.bluez "$t" org.bluez.MediaTransport1 "$1" 2>&1)"
+  done >>"$LOGS/$2" 2>&1
 }
 latency_at_least() {
   local latency= end=$((SECONDS + 10))
