@@ -27,12 +27,13 @@ import Configuration
 /// Everything else has an owner of its own that reports here:
 /// - ``SpeakerLink``: the target speaker and its link, reconnects (`linkChanged`);
 /// - the features (``DaemonFeatures``, one `ServiceGroup`, with the operation queue their
-///   speaker operations share), through one ``FeatureInbox`` (`receive`): the bus and what is published on it (``BusFeature``), the state file
-///   (``StateFileFeature``), the BlueZ watch (``BlueZWatch``: the client, the adapter in use,
-///   BlueZ's events), the player's changes and what it last said (``PlaybackWatch``), sleep
-///   and the lock (``SleepFeature``), the audio path and the numbering of its follows
-///   (``AudioPathFeature``; the player gets each ready route from it), the speaker's care
-///   (``SpeakerCareFeature``: profile nudge, volume) and scanning (``ScanFeature``);
+///   speaker operations share), through one ``FeatureInbox`` (`receive`): the bus and what is
+///   published on it (``BusFeature``), the state file (``StateFileFeature``), the BlueZ watch
+///   (``BlueZWatch``: the client, the adapter in use, BlueZ's events), the player's changes and
+///   what it last said (``PlaybackWatch``), sleep and the lock (``SleepFeature``), the audio path
+///   and the numbering of its follows (``AudioPathFeature``; the player gets each ready route
+///   from it), the speaker's care (``SpeakerCareFeature``: profile nudge, volume) and scanning
+///   (``ScanFeature``);
 /// - the start-up sequencer, whose steps are this actor's methods (`+Startup`).
 public actor SpeakerdDaemon {
     enum Lifecycle: Equatable {
@@ -71,8 +72,9 @@ public actor SpeakerdDaemon {
 
     public init(configuration: DaemonConfiguration, dependencies: DaemonDependencies,
                 notifier: SystemdNotifier?, logger: Logger) {
+        let erasedClock = ErasedClock(dependencies.clock)
         environment = DaemonEnvironment(configuration: configuration, dependencies: dependencies, logger: logger,
-                                        clock: ErasedClock(dependencies.clock))
+                                        clock: erasedClock)
         self.gate = ReadinessGate(initial: .started, clock: dependencies.clock, logger: logger)
         let operations = AsyncOperationQueue(name: "speaker", maxConcurrentOperations: 2, defaultTimeout: .seconds(10),
                                               clock: dependencies.clock, logger: logger)
@@ -99,7 +101,7 @@ public actor SpeakerdDaemon {
                                    grace: configuration.audioDeviceGrace, firstVolume: configuration.firstVolume,
                                    clock: clock, inbox: $0, logger: logger)
             },
-            scan: { ScanFeature(scanDuration: configuration.scanDuration, operations: operations, stateFile: $0, clock: ErasedClock(clock)) },
+            scan: { ScanFeature(scanDuration: configuration.scanDuration, operations: operations, stateFile: $0, clock: erasedClock) },
             logger: logger)
         inputs = ReadinessInputs(soundfont: playback == nil ? .noEngine : .notLoaded(path: configuration.soundfont))
         verdict = inputs.verdict
