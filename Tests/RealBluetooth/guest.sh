@@ -269,15 +269,17 @@ within() {
   done
   cat /tmp/within.out
 }
+# card_info: what `pactl list cards` says of the speaker's card, $CARD.
+card_info() { pactl list cards 2>&1 | $BB sed -n "/Name: $CARD\$/,/^Card #/p"; }
 card_offers_both() {
   CARD=bluez_card.${SPEAKER_ADDRESS//:/_}
-  local profiles; profiles=$(pactl list cards 2>&1 | $BB sed -n "/Name: $CARD\$/,/^Card #/p")
+  local profiles; profiles=$(card_info)
   [[ $profiles == *a2dp-sink* && $profiles == *headset-head-unit* ]] \
     || { echo "the card $CARD does not offer both A2DP and the headset profile:"; pactl list cards; return 1; }
   echo "$profiles" | $BB grep -E "^\s+(a2dp|headset|Active)"
 }
 card_profile_is() {
-  local active; active=$(pactl list cards 2>&1 | $BB sed -n "/Name: $CARD\$/,/^Card #/p" | $BB sed -n 's/^\s*Active Profile: //p')
+  local active; active=$(card_info | $BB sed -n 's/^\s*Active Profile: //p')
   [[ $active == $1* ]] || { echo "$CARD's active profile is '$active', not $1"; return 1; }
   echo "$CARD: active profile $active"
 }
