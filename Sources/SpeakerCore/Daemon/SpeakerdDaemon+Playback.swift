@@ -11,6 +11,7 @@ extension SpeakerdDaemon {
     func playbackChanged(_ snapshot: PlaybackSnapshot) async {
         guard lifecycle != .stopping, lifecycle != .stopped else { return }
         features.playbackChanges.heard(snapshot)
+        await features.idleCode.playback(snapshot.activity)
         await publish()
     }
 }
