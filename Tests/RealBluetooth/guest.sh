@@ -340,12 +340,27 @@ remembered_volume() {
 }
 # transport_volume WHEN: what BlueZ says of the speaker's transports' Volume (AVRCP absolute volume,
 # 0-127; no such property when BlueZ does not use it), in the logs, for finding where it stops.
-transport_volume() { transport_probe Volume volume.txt "$1"; }
+transport_volume() {
+  transport_probe Volume volume.txt "$1"
+  { echo "$1: what the audio stack says:"
+    if [[ $BACKEND == bluealsa ]]; then
+      local pcm
+      for pcm in $(busctl --system --list tree org.bluealsa 2>/dev/null | $BB grep -o '/org/bluealsa/[^ ]*/a2dpsrc/sink'); do
+        echo "$pcm SoftVolume: $(busctl --system get-property org.bluealsa "$pcm" org.bluealsa.PCM1 SoftVolume 2>&1)"
+        echo "$pcm Volume: $(busctl --system get-property org.bluealsa "$pcm" org.bluealsa.PCM1 Volume 2>&1)"
+      done
+    else
+      pactl list sinks 2>&1 | $BB grep -E 'Name:|Flags:|^\s*Volume:|Active Port:|api.bluez5.*volume'
+      pw-dump 2>&1 | $BB grep -E -A12 '"Route"|"save"|hw-volume' | $BB grep -E 'volume|Volume|"name"|mute|save' | $BB head -60
+    fi
+  } >>"$LOGS/volume.txt" 2>&1
+}
 scenario_avrcp_volume() {
   local from
   step "the speaker offers AVRCP" speaker "avrcp on" "avrcp offered: yes"
   pair_afresh
   from=$(size "$LOGS/speaker.log")
+  transport_volume "before volume 30 %"
   step "volume 30 %" cli volume 30
   transport_volume "after volume 30 %"
   step "the speaker takes it over AVRCP" within 20 speaker_volume_between "$from" 34 42

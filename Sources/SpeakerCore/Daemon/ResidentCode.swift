@@ -1,20 +1,23 @@
 import Glibc
 
-/// Lets go of the pages of speakerd's own code that the idle daemon no longer runs.
+/// Lets go of the pages of speakerd's own code that the idle daemon no longer runs, and of the
+/// free pages malloc keeps.
 ///
 /// Why: speakerd's image (its program, or the installed `libSpeakerCore.so`) holds the Swift
 /// runtime and FoundationEssentials, about 14 MB of code. The kernel maps file pages around each
 /// fault (`fault_around_bytes`, 64 KiB), so start-up, which touches code all over the image,
 /// leaves about 10 MiB of it mapped into the daemon for good: clean pages, but counted in its
 /// PSS, and kept on the active list (mapped executable pages get an extra turn before reclaim).
-/// Measured (docs/BENCHMARKS.md), that is the whole gap between the idle daemon and `fluidsynth
-/// -is` holding the same soundfont; their private dirty memory is within 10 %.
+/// Measured (docs/BENCHMARKS.md), that is most of the gap between the idle daemon and `fluidsynth
+/// -is` holding the same soundfont; their anonymous memory is within 10 %.
 ///
 /// `madvise(MADV_DONTNEED)` on those private, never-written file mappings only drops the page
 /// table entries: the pages stay in the page cache for the kernel to keep or reclaim, and the
 /// code that runs afterwards faults back in from there (minor faults, microseconds each). Code
 /// is never written, so nothing is lost; a thread running meanwhile just faults. Only our own
-/// image is released, never a shared library other programs map.
+/// image is released, never a shared library other programs map. Then `malloc_trim(0)` gives
+/// back the free pages inside malloc's arenas (start-up's and a song's transient buffers: about
+/// 2.5 MiB after start-up).
 enum ResidentCode {
     /// What one release dropped.
     struct Released: Equatable, Sendable {
@@ -25,10 +28,11 @@ enum ResidentCode {
     }
 
     /// Releases the executable mappings of our own image: the program itself and the private
-    /// libraries installed beside it (`../lib/speakerd/`). Best-effort: if `/proc` cannot be read
-    /// nothing happens.
+    /// libraries installed beside it (`../lib/speakerd/`), then trims malloc's arenas.
+    /// Best-effort: if `/proc` cannot be read, no code is released.
     @discardableResult
     static func release() -> Released {
+        defer { trimHeap() }
         guard let program = readLink("/proc/self/exe"), let smaps = readProcFile("/proc/self/smaps") else {
             return Released()
         }
@@ -42,6 +46,14 @@ enum ResidentCode {
             }
         }
         return released
+    }
+
+    /// glibc's `malloc_trim(0)`: the free pages inside malloc's arenas go back to the kernel too
+    /// (found at run time: not every C library has it, and Swift's Glibc module does not declare it).
+    private static func trimHeap() {
+        typealias MallocTrim = @convention(c) (Int) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+        _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
     }
 
     struct Mapping: Equatable {
