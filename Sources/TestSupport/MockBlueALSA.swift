@@ -50,8 +50,13 @@ public struct MockBlueALSA: Sendable {
 
     /// A PCM's `org.bluealsa.PCM1.Volume` as the mock holds it (`ay`, or whatever a test set).
     public func volume(of pcm: DBusObjectPath) async throws -> DBusValue? {
+        try await property("Volume", of: pcm)
+    }
+
+    /// Any `org.bluealsa.PCM1` property of a PCM as the mock holds it.
+    public func property(_ name: String, of pcm: DBusObjectPath) async throws -> DBusValue? {
         try await bus.call(destination: "org.bluealsa", path: pcm, interface: "org.freedesktop.DBus.Properties", method: "Get",
-                           arguments: [.string("org.bluealsa.PCM1"), .string("Volume")]).first?.unwrappingVariants
+                           arguments: [.string("org.bluealsa.PCM1"), .string(name)]).first?.unwrappingVariants
     }
 
     /// Sets a PCM's `Volume` as BlueALSA would when the speaker's buttons move it, in any shape.

@@ -1,5 +1,6 @@
 @testable import AudioPath
 @testable import BlueZ
+import DBus
 import Foundation
 @testable import SpeakerdAPI
 import TestSupport
@@ -48,6 +49,50 @@ struct BlueALSAVolumeTests {
         #expect(try await volume.setPercent(50) == 50)
         #expect(try await mock.volume(of: pcm) == .uint16(0xC040))
         await mock.stop()
+    }
+
+    /// A world with BlueZ and BlueALSA as Debian runs it (no `--a2dp-volume`: the PCM's
+    /// `SoftVolume` is true), the speaker's PCM published; with `absoluteVolume`, BlueZ's transport
+    /// for the speaker has the `Volume` real bluetoothd shows once the speaker says it takes it.
+    func speakerOnDebiansBlueALSA(absoluteVolume: Bool) async throws -> (FakeBusWorld, MockBlueALSA, any SpeakerVolume, DBusObjectPath) {
+        let world = try await FakeBusWorld.start()
+        let mock = try await MockBlueALSA.start(on: world)
+        let pcm = try await mock.addSpeakerPCM("11:22:33:AA:BB:CC")
+        try await mock.setProperty("SoftVolume", of: pcm, to: .bool(true))
+        var transport: [String: DBusValue] = ["Device": .objectPath("/org/bluez/hci0/dev_11_22_33_AA_BB_CC"), "State": .string("idle")]
+        if absoluteVolume { transport["Volume"] = .uint16(64) }
+        _ = try await world.mock("AddObject", interface: "org.freedesktop.DBus.Mock", arguments: [
+            .string("/org/bluez/hci0/dev_11_22_33_AA_BB_CC/sep1/fd0"), .string("org.bluez.MediaTransport1"),
+            .properties(transport), .array(element: "(ssss)", [])], using: mock.bus)
+        let volume = try #require(BlueALSADBusPCMSource(connection: mock.bus).volume(ofPCM: pcm.rawValue))
+        return (world, mock, volume, pcm)
+    }
+
+    @Test("a speaker that takes AVRCP absolute volume: 'volume 30' switches BlueALSA's PCM from software volume to the speaker's own, then sets it")
+    func speakersOwnVolumeWhereItHasOne() async throws {
+        let (_, mock, volume, pcm) = try await speakerOnDebiansBlueALSA(absoluteVolume: true)
+        #expect(try await volume.setPercent(30) == 30)
+        #expect(try await mock.property("SoftVolume", of: pcm) == .bool(false), "BlueALSA still scales the samples itself")
+        #expect(try await mock.volume(of: pcm) == .array(element: "y", [.byte(38), .byte(38)]))
+        await mock.stop()  // and the world's bus and BlueZ
+    }
+
+    @Test("a speaker without absolute volume (or a BlueZ that cannot be asked): the software volume stays, and works")
+    func softwareVolumeOtherwise() async throws {
+        let (_, mock, volume, pcm) = try await speakerOnDebiansBlueALSA(absoluteVolume: false)
+        #expect(try await volume.setPercent(30) == 30)
+        #expect(try await mock.property("SoftVolume", of: pcm) == .bool(true))
+        #expect(try await mock.volume(of: pcm) == .array(element: "y", [.byte(38), .byte(38)]))
+        await mock.stop()  // and the world's bus and BlueZ
+
+        // No BlueZ on the bus at all.
+        let alone = try await MockBlueALSA.start()
+        let lonePCM = try await alone.addSpeakerPCM("11:22:33:AA:BB:CC")
+        try await alone.setProperty("SoftVolume", of: lonePCM, to: .bool(true))
+        let loneVolume = try #require(BlueALSADBusPCMSource(connection: alone.bus).volume(ofPCM: lonePCM.rawValue))
+        #expect(try await loneVolume.setPercent(30) == 30)
+        #expect(try await alone.property("SoftVolume", of: lonePCM) == .bool(true))
+        await alone.stop()
     }
 
     @Test("a PCM that is gone is a one-line failure naming it")

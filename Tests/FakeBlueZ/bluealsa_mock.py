@@ -50,7 +50,8 @@ def AddPCM(self, adapter, address, pcm_type, mode, transport):
         'Sampling': dbus.UInt32(44100),
         'Codec': dbus.String('SBC'),
         'Delay': dbus.UInt16(150),
-        'SoftVolume': dbus.Boolean(False),
+        # Debian's bluealsa.service runs without --a2dp-volume: BlueALSA scales the samples itself.
+        'SoftVolume': dbus.Boolean(True),
         'Volume': dbus.Array([dbus.Byte(127), dbus.Byte(127)], signature='y'),
     }
     self.AddObject(path, PCM_IFACE, properties, [])

@@ -63,6 +63,7 @@ struct BlueALSAPCMVolume: SpeakerVolume {
     }
 
     func setPercent(_ percent: Int) async throws(SpeakerVolumeError) -> Int {
+        await preferTheSpeakersOwnVolume()
         let value = try await current()
         guard let changed = BlueALSAVolume.setting(value, to: percent) else { throw unexpected(value) }
         do {
@@ -73,6 +74,45 @@ struct BlueALSAPCMVolume: SpeakerVolume {
             throw .failed(device: deviceDescription, reason: error.description)
         }
         return try await self.percent()
+    }
+
+    /// BlueALSA started without `--a2dp-volume` (Debian's unit) scales the samples itself
+    /// (`SoftVolume` true) and tells the speaker nothing: a low volume then wastes the speaker's
+    /// range on quiet samples at full amplification. Where the speaker takes AVRCP absolute volume
+    /// (BlueZ shows a `Volume` on its transport, as real bluetoothd does once the speaker has said
+    /// it supports it), the PCM is switched to native volume first, so BlueALSA hands the level to
+    /// BlueZ, which sends it to the speaker. Found by the real-Bluetooth scenario `avrcp-volume`.
+    /// Best-effort: where BlueZ cannot be asked, or the speaker takes no absolute volume, the
+    /// software volume stays, which still works.
+    private func preferTheSpeakersOwnVolume() async {
+        guard case .bool(true)? = try? await property(Self.softVolume),
+              case let .objectPath(device)? = try? await property(BlueALSAPCM.Property.device),
+              await speakerTakesAbsoluteVolume(device) else { return }
+        _ = try? await connection.call(destination: service, path: pcm, interface: Self.properties, method: "Set",
+                                       arguments: [.string(BlueALSAPCM.interface), .string(Self.softVolume), .variant(.bool(false))],
+                                       timeout: callTimeout)
+    }
+
+    static let softVolume = "SoftVolume"
+    static let bluez = "org.bluez"
+    static let transportInterface = "org.bluez.MediaTransport1"
+
+    /// Whether one of BlueZ's media transports below `device` has a `Volume` (BlueZ publishes it
+    /// only for a speaker that takes absolute volume).
+    private func speakerTakesAbsoluteVolume(_ device: DBusObjectPath) async -> Bool {
+        guard let reply = try? await connection.call(destination: Self.bluez, path: "/", interface: "org.freedesktop.DBus.ObjectManager",
+                                                     method: "GetManagedObjects", timeout: callTimeout),
+              case let .dictionary(_, _, objects)? = reply.first?.unwrappingVariants else { return false }
+        return objects.contains { entry in
+            guard case let .objectPath(path) = entry.key, path.rawValue.hasPrefix(device.rawValue + "/") else { return false }
+            return BlueALSADBusPCMSource.interfaces(entry.value)[Self.transportInterface]?["Volume"] != nil
+        }
+    }
+
+    private func property(_ name: String) async throws -> DBusValue? {
+        try await connection.call(destination: service, path: pcm, interface: Self.properties, method: "Get",
+                                  arguments: [.string(BlueALSAPCM.interface), .string(name)], timeout: callTimeout)
+            .first?.unwrappingVariants
     }
 
     private func current() async throws(SpeakerVolumeError) -> DBusValue {
