@@ -16,6 +16,9 @@ actor IdleCodeFeature: DaemonFeature {
     private let release: @Sendable () -> Void
     private let clock: ErasedClock
     private var timer: Task<Void, Never>?
+    /// A song waits, plays or is paused: nothing is released then (faulting the render path's
+    /// code back in, and trimming the heap under malloc's locks, must never cost a song a gap).
+    private var playing = false
     private var stopped = false
 
     init(release: @escaping @Sendable () -> Void, clock: ErasedClock) {
@@ -24,9 +27,10 @@ actor IdleCodeFeature: DaemonFeature {
     }
 
     /// Start-up has run: what it touched is released ``afterStartup`` from now, unless a song
-    /// is under way by then (its own quiet releases it).
+    /// is under way (a start-up run again after bluetoothd came back, mid-song): then the song's
+    /// own quiet releases it.
     func startupEnded() {
-        guard !stopped else { return }
+        guard !stopped, !playing else { return }
         timer?.cancel()
         arm(after: Self.afterStartup)
     }
@@ -37,8 +41,10 @@ actor IdleCodeFeature: DaemonFeature {
         guard !stopped else { return }
         switch activity {
         case .idle, .stopped, .failed:
+            playing = false
             if timer == nil { arm(after: Self.quietDelay) }
         case .waiting, .playing, .paused:
+            playing = true
             timer?.cancel()
             timer = nil
         }
@@ -53,7 +59,7 @@ actor IdleCodeFeature: DaemonFeature {
     }
 
     private func fire(_ release: @Sendable () -> Void) {
-        guard !stopped, !Task.isCancelled else { return }
+        guard !stopped, !playing, !Task.isCancelled else { return }
         timer = nil
         release()
     }
