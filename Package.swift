@@ -376,7 +376,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AudioPathTests",
-            dependencies: ["BlueZ", "PulseAudio", "Playback", "SpeakerdAPI", "AudioPath", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["DBus", "BlueZ", "PulseAudio", "Playback", "SpeakerdAPI", "AudioPath", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "LogindTests",
