@@ -4,6 +4,7 @@ import DBus
 import Logging
 import ServiceLifecycle
 import SpeakerdAPI
+import Synchronization
 import Systemd
 
 /// The bus speakerd serves its API on, and what it publishes: the API object's properties and
@@ -24,6 +25,9 @@ actor BusFeature: DaemonFeature {
     private var watch: Task<Void, Never>?
     private var lastPublished: StatusReport?
     private var readySent = false
+    /// `STOPPING=1` was sent: it is the last word to systemd, so no `STATUS=` follows it (a status
+    /// published while the features wind down would).
+    private nonisolated let stoppingSent = Mutex(false)
     /// Resolved with the bus when our connection to it is lost (not when we close it).
     nonisolated let lost = OneShotSignal<BusSelection, Never>()
     private nonisolated let notifier: SystemdNotifier?
@@ -79,7 +83,7 @@ actor BusFeature: DaemonFeature {
     func publish(_ status: StatusReport) {
         let previous = lastPublished
         lastPublished = status
-        if previous?.message != status.message { notify([.status(status.message)]) }
+        if previous?.message != status.message, !stoppingSent.withLock({ $0 }) { notify([.status(status.message)]) }
         guard let apiObject, let connection else { return }
         let records = SpeakerdDBusRecords.self
         let interface = SpeakerdBus.interface
@@ -107,6 +111,7 @@ actor BusFeature: DaemonFeature {
     /// Sends `messages` to systemd (when started by it); a failure is a warning, never fatal.
     nonisolated func notify(_ messages: [NotifyMessage]) {
         guard let notifier else { return }
+        if messages.contains(.stopping) { stoppingSent.withLock { $0 = true } }
         do { try notifier.send(messages) } catch { logger.warning("\(error.description)") }
     }
 }
