@@ -109,23 +109,22 @@ struct BlueALSAPCMVolume: SpeakerVolume {
         }
     }
 
-    private func property(_ name: String) async throws -> DBusValue? {
+    /// One `org.bluealsa.PCM1` property of the PCM; nil when the reply holds nothing.
+    private func property(_ name: String) async throws(DBusError) -> DBusValue? {
         try await connection.call(destination: service, path: pcm, interface: Self.properties, method: "Get",
                                   arguments: [.string(BlueALSAPCM.interface), .string(name)], timeout: callTimeout)
             .first?.unwrappingVariants
     }
 
     private func current() async throws(SpeakerVolumeError) -> DBusValue {
-        let reply: [DBusValue]
+        let value: DBusValue?
         do {
-            reply = try await connection.call(destination: service, path: pcm, interface: Self.properties, method: "Get",
-                                              arguments: [.string(BlueALSAPCM.interface), .string(Self.property)],
-                                              timeout: callTimeout)
+            value = try await property(Self.property)
         } catch {
             throw .failed(device: deviceDescription, reason: error.description)
         }
-        guard let value = reply.first else { throw .failed(device: deviceDescription, reason: "Get(Volume) returned nothing") }
-        return value.unwrappingVariants
+        guard let value else { throw .failed(device: deviceDescription, reason: "Get(Volume) returned nothing") }
+        return value
     }
 
     private func unexpected(_ value: DBusValue) -> SpeakerVolumeError {

@@ -23,9 +23,10 @@ extension DaemonFeature {
 /// The group's order is the start and stop order: the bus first (everything is published
 /// there; its connection is closed only after the group, by the daemon's last step), the state
 /// file (the others write to it), the BlueZ watch and the player's changes, sleep and the lock,
-/// the audio path, the speaker's care (which reads the state file and the path's routes) and
-/// scanning (which ranks by the known speakers), and the idle code's release last. Winding down runs it in reverse, each feature
-/// stopping its own timers and followers, so no hand-written list of tasks to cancel exists.
+/// the audio path, the speaker's care (which reads the state file and the path's routes),
+/// scanning (which ranks by the known speakers) and the idle code's release. Winding down runs
+/// it in reverse, each feature stopping its own timers and followers, so no hand-written list
+/// of tasks to cancel exists.
 final class DaemonFeatures: Sendable {
     let inbox = FeatureInbox()
     /// The queue every speaker operation runs on (connect, disconnect, discovery, a profile's

@@ -51,14 +51,14 @@ actor IdleCodeFeature: DaemonFeature {
     }
 
     private func arm(after delay: Duration) {
-        let clock = clock, release = release
+        let clock = clock
         timer = Task { [weak self] in
             guard (try? await clock.sleep(for: delay)) != nil else { return }
-            await self?.fire(release)
+            await self?.fire()
         }
     }
 
-    private func fire(_ release: @Sendable () -> Void) {
+    private func fire() {
         guard !stopped, !playing, !Task.isCancelled else { return }
         timer = nil
         release()
