@@ -128,8 +128,14 @@ struct PulseAudioDaemonTests {
             try await Self.eventually("speakerd has the speaker connected") { (try? await client.status())?.speaker?.connected == true }
             try await speakerConnected()
         }
-        try await Self.eventually("speakerd is ready to play") { (try? await client.status()).map(ready) ?? false }
-        try await body(client)
+        do {
+            try await Self.eventually("speakerd is ready to play") { (try? await client.status()).map(ready) ?? false }
+            try await body(client)
+        } catch {
+            // A scenario that fails on a loaded machine is diagnosed from what speakerd said.
+            Issue.record("speakerd's log, to the failure:\n\(Self.tail(of: directory.appendingPathComponent("speakerd.log")))")
+            throw error
+        }
         daemon.signal(SIGTERM)
         #expect(await daemon.exitStatus() == 0, "speakerd did not stop cleanly on SIGTERM")
         running = false
@@ -160,6 +166,35 @@ struct PulseAudioDaemonTests {
             throw error
         }
         await follower?.stop()
+    }
+
+    /// The last `lines` lines of a log, or why there are none.
+    static func tail(of file: URL, lines: Int = 40) -> String {
+        guard let text = try? String(contentsOf: file, encoding: .utf8) else { return "(no log at \(file.path))" }
+        return text.split(separator: "\n", omittingEmptySubsequences: true).suffix(lines).joined(separator: "\n")
+    }
+
+    /// Waits until the song has played `seconds`, by speakerd's status. A song that stops playing
+    /// first (it failed, it ended) fails the wait at once with what the status said, and a timeout
+    /// says the last status seen: "never got there" has more than one cause.
+    static func untilPlayed(_ seconds: Double, by client: SpeakerdDBusClient, within limit: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + limit
+        while true {
+            let playback = try await client.status().playback
+            guard ["playing", "waiting"].contains(playback.state) else {
+                throw PulseAudioServerError("the song is \(describe(playback)) before \(seconds) s of it played")
+            }
+            if playback.positionSeconds ?? 0 >= seconds { return }
+            guard ContinuousClock.now < deadline else {
+                throw PulseAudioServerError("timed out waiting until \(seconds) s of the song has played: \(describe(playback))")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    private static func describe(_ playback: StatusReport.Playback) -> String {
+        "\(playback.state) at \(playback.positionSeconds.map { "\($0) s" } ?? "no position")"
+            + (playback.latencyMs.map { ", latency \($0) ms" } ?? "") + (playback.error.map { ": \($0)" } ?? "")
     }
 
     /// A song file in `directory`, opened as composer-cli would.

@@ -29,9 +29,7 @@ struct SinkFollowsConnectionTests {
                 try PulseAudioDaemonTests.request(ClientSongs.sustainedA4(seconds: 8), named: "a4.mid", in: directory))
             #expect(started.playback.state == "playing")
             #expect(try await server.sinkInputSinks() == [first.index], "the song's stream is not on the speaker's sink")
-            try await PulseAudioDaemonTests.eventually("a second of the song has played") {
-                try await client.status().playback.positionSeconds ?? 0 >= 1
-            }
+            try await PulseAudioDaemonTests.untilPlayed(1, by: client)
 
             #expect(try await world.send("speaker-off \(Self.speaker)") == "ok")
             try await PulseAudioDaemonTests.eventually("the harness unloads the speaker's sink") { follower.sink == nil }
