@@ -175,12 +175,13 @@ public final class PulseAudioServer: Sendable {
     /// give one. The server would make a new Bluetooth sink its default (by priority), so `out`,
     /// the box's own output, is first made the chosen default, as a user's chosen default stays:
     /// a stream that sits on the speaker's sink is there because it asked for it.
+    /// `rate` is the sink's sample rate: an A2DP link's, 48 kHz under PipeWire with most speakers.
     public func addBluetoothSink(address: String, name: String = "bluez_sink_x",
-                          profile: String = "a2dp-sink") async throws -> BluetoothSink {
+                          profile: String = "a2dp-sink", rate: Int = 44_100) async throws -> BluetoothSink {
         let properties = "device.bus=bluetooth device.string=\(address) api.bluez5.address=\(address) "
             + "api.bluez5.profile=\(profile) device.description=Speaker"
         _ = try await pactl(["set-default-sink", "out"])
-        let module = try await pactl(["load-module", "module-null-sink", "sink_name=\(name)", "rate=44100",
+        let module = try await pactl(["load-module", "module-null-sink", "sink_name=\(name)", "rate=\(rate)",
                                       "sink_properties='\(properties)'"])
         guard let moduleIndex = Int(module.trimmingCharacters(in: .whitespacesAndNewlines)),
               let index = try await sinks()[name] else {
@@ -223,6 +224,15 @@ public final class PulseAudioServer: Sendable {
         try await pactl(["list", "short", "sink-inputs"]).split(separator: "\n").compactMap { line in
             let fields = line.split(separator: "\t")
             return fields.count > 1 ? Int(fields[1]) : nil
+        }
+    }
+
+    /// The sample rate of each stream playing on the server (its sample spec, "float32le 2ch
+    /// 48000Hz"), in the server's order.
+    public func sinkInputRates() async throws -> [Int] {
+        try await pactl(["list", "short", "sink-inputs"]).split(separator: "\n").compactMap { line in
+            guard let spec = line.split(separator: "\t").first(where: { $0.hasSuffix("Hz") }) else { return nil }
+            return spec.split(separator: " ").last.flatMap { Int($0.dropLast(2)) }
         }
     }
 

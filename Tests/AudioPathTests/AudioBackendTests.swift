@@ -1,5 +1,6 @@
 @testable import AudioPath
 import BlueZ
+import DBus
 import Foundation
 import Playback
 import PulseAudio
@@ -97,6 +98,50 @@ struct AudioBackendTests {
                                               sink: .speaker("bluez_sink.11_22_33_AA_BB_CC.a2dp_sink")))
         let volume = try auto.volume(on: sinkRoute)
         #expect(volume.deviceDescription == "PulseAudio sink bluez_sink.11_22_33_AA_BB_CC.a2dp_sink")
+    }
+
+    @Test("the route carries its device's own rate (a sink's sample spec, a BlueALSA PCM's Sampling or Rate), and the output it opens renders songs at it")
+    func routesCarryTheDevicesRate() async throws {
+        var pcm = AutomaticOutputTests.speakerPCM
+        pcm.sampleRate = 48_000
+        let blueALSA = ScriptedBlueALSAService()
+        blueALSA.set([pcm])
+        let auto = AutomaticBackend(blueALSA: BlueALSABackend(source: blueALSA))
+        let pcmRoute = try #require(await Self.firstReport(of: auto)?.state.route)
+        #expect(pcmRoute.sampleRate == 48_000)
+        #expect(try auto.output(on: pcmRoute).deviceSampleRate == 48_000)
+
+        let (states, feed) = AsyncStream.makeStream(of: SoundServerState.self)
+        var sinkPath = SoundServerBackend.follow(states, Self.flip).makeAsyncIterator()
+        feed.yield(.sinks([SoundServerSink(index: 7, name: "bluez_sink.11_22_33_AA_BB_CC.a2dp_sink", properties: [
+            "device.bus": "bluetooth", "api.bluez5.address": "11:22:33:AA:BB:CC", "api.bluez5.profile": "a2dp-sink"], sampleRate: 44_100)]))
+        let sinkRoute = try #require(await sinkPath.next()?.state.route)
+        feed.finish()
+        #expect(sinkRoute.sampleRate == 44_100)
+        #expect(try auto.output(on: sinkRoute).deviceSampleRate == 44_100)
+
+        // A file and the null output have no rate of their own: songs keep the font's.
+        let null = AudioOutputSetting.null.backend(soundServers: SoundServerLocation())
+        let nullRoute = try #require(await Self.firstReport(of: null)?.state.route)
+        #expect(try null.output(on: nullRoute).deviceSampleRate == nil)
+    }
+
+    @Test("a BlueALSA PCM's rate is read from Sampling (BlueALSA 4.0, Debian 12) or Rate (4.1 on); a PCM with neither, or a zero, has none")
+    func pcmRate() throws {
+        let path = try DBusObjectPath("/org/bluealsa/hci0/dev_11_22_33_AA_BB_CC/a2dpsrc/sink")
+        func pcm(_ extra: [String: DBusValue]) -> BlueALSAPCM? {
+            var properties: [String: DBusValue] = [
+                "Device": .objectPath(try! DBusObjectPath("/org/bluez/hci0/dev_11_22_33_AA_BB_CC")),
+                "Transport": .string("A2DP-source"), "Mode": .string("sink"),
+            ]
+            properties.merge(extra) { $1 }
+            return BlueALSADBusPCMSource.pcm(at: path, interfaces: [BlueALSAPCM.interface: properties])
+        }
+        #expect(pcm(["Sampling": .uint32(48_000)])?.sampleRate == 48_000)
+        #expect(pcm(["Rate": .uint32(44_100)])?.sampleRate == 44_100)
+        #expect(pcm([:])?.sampleRate == nil)
+        #expect(pcm(["Sampling": .uint32(0)])?.sampleRate == nil)
+        #expect(pcm(["Sampling": .string("48000")])?.sampleRate == nil)
     }
 
     @Test("BlueALSA leaving the bus (or its bus failing) is 'not running', which auto falls back from; a PCM for another speaker is not this one's")

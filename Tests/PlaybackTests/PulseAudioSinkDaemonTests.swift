@@ -44,10 +44,13 @@ struct PulseAudioSinkDaemonTests {
             #expect(try await server.sinkInputSinks().isEmpty, "a stream was opened before the speaker's sink existed")
             #expect(try await client.status().waitingFor?.code == NotReadyReason.Code.noAudioDevice.rawValue)
 
-            let sink = try await server.addBluetoothSink(address: Self.speaker)
+            // At 48 kHz, as PipeWire makes a speaker's sink: the song's stream comes at that rate,
+            // so the server has nothing to resample.
+            let sink = try await server.addBluetoothSink(address: Self.speaker, rate: 48_000)
             recording = try await server.record(to: directory.appendingPathComponent("speaker.raw").path, from: sink.monitor)
             let started = try await play.value
             #expect(started.playback.state == "playing")
+            #expect(try await server.sinkInputRates() == [48_000], "the song's stream is not at its sink's rate")
             let defaultSink = try #require(try await server.sinks()["out"])
             let streams = try await server.sinkInputSinks()
             #expect(streams == [sink.index],

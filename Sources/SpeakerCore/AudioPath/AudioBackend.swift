@@ -81,13 +81,17 @@ public struct AudioRoute: Equatable, Sendable, CustomStringConvertible {
     /// What it is, in words: "BlueALSA PCM /org/bluealsa/…", "PulseAudio sink bluez_sink.…"
     /// (logs, and `status`'s `audioPath`).
     public let description: String
+    /// The device's own sample rate, as the backend found it (a sink's sample spec, a PCM's
+    /// `Sampling`): songs render at it (`AudioOutput.deviceSampleRate`). Nil when unknown.
+    public let sampleRate: Int?
 
     public init(by backend: any AudioBackend.Type, device: String?, server: String? = nil,
-                speaker: BluetoothAddress? = nil, description: String) {
+                speaker: BluetoothAddress? = nil, sampleRate: Int? = nil, description: String) {
         self.backend = ObjectIdentifier(backend)
         self.device = device
         self.server = server
         self.speaker = speaker
+        self.sampleRate = sampleRate
         self.description = description
     }
 

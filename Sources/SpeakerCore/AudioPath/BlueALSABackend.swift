@@ -66,7 +66,7 @@ public struct BlueALSABackend: AudioBackend {
 
     public func output(on route: AudioRoute) throws(AudioRouteError) -> any AudioOutput {
         guard route.isFound(by: Self.self), let speaker = route.speaker else { throw route.misrouted(to: "BlueALSA") }
-        return BlueALSAOutput(address: speaker, audioPath: audioPath)
+        return BlueALSAOutput(address: speaker, audioPath: audioPath, sampleRate: route.sampleRate)
     }
 
     public func volume(on route: AudioRoute) throws(SpeakerVolumeError) -> any SpeakerVolume {
@@ -84,7 +84,8 @@ public struct BlueALSABackend: AudioBackend {
     /// The path given BlueALSA's PCMs: ready once the speaker's A2DP playback PCM exists.
     static func state(of speaker: TargetSpeaker, in set: [BlueALSAPCM]) -> AudioPathState {
         if let pcm = set.first(where: { $0.isA2DPPlayback && $0.address == speaker.address }) {
-            return .ready(AudioRoute(by: Self.self, device: pcm.path, speaker: speaker.address, description: "BlueALSA PCM \(pcm.path)"))
+            return .ready(AudioRoute(by: Self.self, device: pcm.path, speaker: speaker.address, sampleRate: pcm.sampleRate,
+                                     description: "BlueALSA PCM \(pcm.path)"))
         }
         return .notReady(.noAudioDevice(speaker.name, "BlueALSA has no A2DP playback PCM for it yet"))
     }

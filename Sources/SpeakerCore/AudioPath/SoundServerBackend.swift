@@ -41,7 +41,7 @@ public struct SoundServerBackend: AudioBackend {
 
     public func output(on route: AudioRoute) throws(AudioRouteError) -> any AudioOutput {
         guard route.isFound(by: Self.self) else { throw route.misrouted(to: "the sound server") }
-        return DeviceOutput(.pulseAudio(server: route.server, sink: .speaker(route.device)))
+        return DeviceOutput(.pulseAudio(server: route.server, sink: .speaker(route.device)), sampleRate: route.sampleRate)
     }
 
     public func volume(on route: AudioRoute) throws(SpeakerVolumeError) -> any SpeakerVolume {
@@ -100,7 +100,7 @@ public struct SoundServerBackend: AudioBackend {
                         switches.keepOnly(cards.map(\.index))
                         if let found = sinks.first(where: { $0.isA2DPSink(of: address) }) {
                             path = .ready(AudioRoute(by: Self.self, device: found.name, server: server, speaker: address,
-                                                     description: "PulseAudio sink \(found.name)"))
+                                                     sampleRate: found.sampleRate, description: "PulseAudio sink \(found.name)"))
                         } else if let card = cards.first(where: { $0.belongs(to: address) && $0.isInHeadsetProfile }) {
                             let headset = card.activeProfile ?? "headset"
                             if let a2dp = card.a2dpProfile {

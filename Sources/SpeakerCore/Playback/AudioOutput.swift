@@ -14,10 +14,17 @@ public protocol AudioOutput: Sendable, CustomStringConvertible {
     /// Plays `source` to its end, or until the source is stopped or the task cancelled; throws
     /// when the output fails (device missing, disk full).
     func play(_ source: PlaybackSource) async throws
+
+    /// The device's own sample rate, when it has one and the output knows it (a sound server's
+    /// sink, a BlueALSA PCM): a song is rendered at it, so that neither the server nor ALSA's
+    /// plug layer resamples it on the way (which under PipeWire costs the server several times
+    /// speakerd's own CPU). Nil for a file, null, or a device that does not say.
+    var deviceSampleRate: Int? { get }
 }
 
 extension AudioOutput {
     public func waitUntilReady() async throws {}
+    public var deviceSampleRate: Int? { nil }
 }
 
 /// How an output that could go as fast as the CPU allows consumes audio.

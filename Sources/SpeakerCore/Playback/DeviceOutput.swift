@@ -51,6 +51,9 @@ public struct DeviceOutput: AudioOutput {
 
     public let backend: Backend
     public let stallLimit: Duration
+    /// The device's own rate, as whoever found the device learnt it (the sink's sample spec);
+    /// songs render at it. Nil: the SoundFont's rate.
+    public let deviceSampleRate: Int?
     private let clock: any Clock<Duration>
     /// Starts the device pulling from the source: FluidSynth's driver or speakerd's own stream in
     /// production; tests pass a device they drive by hand. Dropping the returned device closes it.
@@ -59,13 +62,16 @@ public struct DeviceOutput: AudioOutput {
     /// - Parameters:
     ///   - clock: times the watchdog (a `TestClock` in tests).
     ///   - stallLimit: how long the device may go without asking for audio before the song fails.
-    public init(_ backend: Backend, clock: any Clock<Duration> = ContinuousClock(), stallLimit: Duration = defaultStallLimit) {
-        self.init(backend, clock: clock, stallLimit: stallLimit, openDevice: Self.openDevice)
+    ///   - sampleRate: the device's own rate, if known (`deviceSampleRate`).
+    public init(_ backend: Backend, sampleRate: Int? = nil, clock: any Clock<Duration> = ContinuousClock(),
+                stallLimit: Duration = defaultStallLimit) {
+        self.init(backend, sampleRate: sampleRate, clock: clock, stallLimit: stallLimit, openDevice: Self.openDevice)
     }
 
-    init(_ backend: Backend, clock: any Clock<Duration>, stallLimit: Duration,
+    init(_ backend: Backend, sampleRate: Int? = nil, clock: any Clock<Duration>, stallLimit: Duration,
          openDevice: @escaping @Sendable (Backend, PlaybackSource) async throws(AudioOutputError) -> any AudioDevice) {
         self.backend = backend
+        self.deviceSampleRate = sampleRate
         self.clock = clock
         self.stallLimit = stallLimit
         self.openDevice = openDevice

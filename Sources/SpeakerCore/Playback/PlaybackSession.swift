@@ -133,7 +133,7 @@ public actor PlaybackSession {
             try await output.waitUntilReady()
             try Task.checkCancellation()
             guard generation == myGeneration else { throw CancellationError() }
-            newSource = try PlaybackSource(arranged: song, soundFont: soundFont, preRoll: preRoll,
+            newSource = try PlaybackSource(arranged: song, soundFont: soundFont, sampleRate: output.deviceSampleRate, preRoll: preRoll,
                                            keepAliveWhilePaused: keepAliveWhilePaused, keepAliveSound: keepAliveSound)
         } catch {
             if generation == myGeneration {

@@ -130,22 +130,25 @@ public final class PlaybackSource: Sendable {
     ///     of a new stream; this makes those moments silence instead of the song's first note.
     ///   - keepAliveWhilePaused: a real-time device hears the keep-alive signal instead of digital
     ///     silence while the song is paused (`keep_alive`).
-    public convenience init(song: MIDISong, soundFont: SoundFont, preRoll: Duration = .zero,
+    ///   - sampleRate: the song's device's own rate, if it has one (`AudioOutput.deviceSampleRate`):
+    ///     the song renders at it, so nothing on its way resamples it. Nil: the font's rate.
+    public convenience init(song: MIDISong, soundFont: SoundFont, sampleRate: Int? = nil, preRoll: Duration = .zero,
                             keepAliveWhilePaused: Bool = false, keepAliveSound: KeepAliveSound = .bursts) throws(SoundFontError) {
-        try self.init(arranged: ArrangedSong(song: song), soundFont: soundFont, preRoll: preRoll,
+        try self.init(arranged: ArrangedSong(song: song), soundFont: soundFont, sampleRate: sampleRate, preRoll: preRoll,
                       keepAliveWhilePaused: keepAliveWhilePaused, keepAliveSound: keepAliveSound)
     }
 
     /// A song laid out for live play, whose section loop (if any) repeats until replaced.
-    public init(arranged song: ArrangedSong, soundFont: SoundFont, preRoll: Duration = .zero,
+    public init(arranged song: ArrangedSong, soundFont: SoundFont, sampleRate: Int? = nil, preRoll: Duration = .zero,
                 keepAliveWhilePaused: Bool = false, keepAliveSound: KeepAliveSound = .bursts) throws(SoundFontError) {
-        let synthesizer = try soundFont.lease()
-        let scheduler = SongScheduler(song: song, sampleRate: soundFont.sampleRate)
+        let synthesizer = try soundFont.lease(sampleRate: sampleRate)
+        let rate = synthesizer.sampleRate
+        let scheduler = SongScheduler(song: song, sampleRate: rate)
         self.soundFont = soundFont
-        self.sampleRate = soundFont.sampleRate
-        self.preRollFrames = Self.frames(in: preRoll, sampleRate: soundFont.sampleRate)
+        self.sampleRate = rate
+        self.preRollFrames = Self.frames(in: preRoll, sampleRate: rate)
         self.state = Mutex(State(scheduler: scheduler,
-                                 pauseSignal: keepAliveWhilePaused ? KeepAliveSignal(sampleRate: soundFont.sampleRate, sound: keepAliveSound) : nil,
+                                 pauseSignal: keepAliveWhilePaused ? KeepAliveSignal(sampleRate: rate, sound: keepAliveSound) : nil,
                                  synthesizer: synthesizer, leadIn: preRollFrames))
     }
 

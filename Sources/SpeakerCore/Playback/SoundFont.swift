@@ -17,11 +17,19 @@ public final class SoundFont: Sendable {
     public static let defaultPath = "/usr/share/sounds/sf2/TimGM6mb.sf2"
     /// CD rate; what `fluidsynth -F` renders at too, so outputs compare sample for sample.
     public static let defaultSampleRate = 44_100
+    /// The device rates a song is rendered at (`lease(sampleRate:)`); a device that says another
+    /// (a broken reply) gets the font's own rate, and its server or plugin resamples.
+    public static let playableRates = 8_000...192_000
 
     public let path: String
+    /// The rate the font was loaded at: songs render at it unless their device has its own.
     public let sampleRate: Int
     let synthesizer: Synthesizer
     private let leased = Mutex(false)
+    /// A synthesiser at another rate, playing the same font (`lease(sampleRate:)`): kept for the
+    /// next song, which most likely goes to the same device. One at most: about 0.75 MiB
+    /// (FluidSynth's voices, reverb and chorus; the font's samples stay the loader's).
+    private let atOtherRate = Mutex<Synthesizer?>(nil)
 
     private init(path: String, synthesizer: Synthesizer) {
         self.path = path
@@ -59,15 +67,35 @@ public final class SoundFont: Sendable {
     }
 
     /// Takes the synthesiser for one song, reset to its power-on state; release it when done.
-    func lease() throws(SoundFontError) -> Synthesizer {
+    ///
+    /// `sampleRate`: the rate of the song's device, when it has one of its own other than the
+    /// font's (a sound server's sink or a BlueALSA PCM at 48 kHz): the song gets a synthesiser at
+    /// that rate playing the same font (made once, about half a millisecond, no file read), so
+    /// nothing between speakerd and the speaker resamples it. One song at a time, at any rate.
+    func lease(sampleRate rate: Int? = nil) throws(SoundFontError) -> Synthesizer {
         let taken = leased.withLock { inUse in
             if inUse { return false }
             inUse = true
             return true
         }
         guard taken else { throw .inUse(path: path) }
-        synthesizer.reset()
-        return synthesizer
+        guard let rate, rate != sampleRate, Self.playableRates.contains(rate) else {
+            synthesizer.reset()
+            return synthesizer
+        }
+        // Under the lease no song renders, so the font may be taken up (`takeUpFont`).
+        let other = atOtherRate.withLock { (kept: inout Synthesizer?) -> Synthesizer? in
+            if let existing = kept, existing.sampleRate == rate { return existing }
+            kept = synthesizer.fresh(sampleRate: rate)
+            kept?.takeUpFont()
+            return kept
+        }
+        guard let other else {
+            releaseLease()
+            throw .outOfMemory("FluidSynth synthesiser at \(rate) Hz")
+        }
+        other.reset()
+        return other
     }
 
     /// Gives the synthesiser back after `lease()`.

@@ -31,12 +31,13 @@ final class Synthesizer: @unchecked Sendable {
         self.fontOwner = nil
     }
 
-    private init(borrowingFontOf owner: Synthesizer) throws(SoundFontError) {
-        guard let handle = owner.fluid.new_fluid_synth(owner.settings.handle) else { throw .outOfMemory("FluidSynth synthesiser") }
+    /// A synthesiser with `settings` (its sample rate among them) that plays `owner`'s font.
+    private init(borrowingFontOf owner: Synthesizer, settings: SynthSettings, sampleRate: Int) throws(SoundFontError) {
+        guard let handle = owner.fluid.new_fluid_synth(settings.handle) else { throw .outOfMemory("FluidSynth synthesiser") }
         self.fluid = owner.fluid
-        self.settings = owner.settings
+        self.settings = settings
         self.handle = handle
-        self.sampleRate = owner.sampleRate
+        self.sampleRate = sampleRate
         self.fontOwner = owner
     }
 
@@ -64,10 +65,17 @@ final class Synthesizer: @unchecked Sendable {
     /// Cheap (about half a millisecond, no file read: the font is shared, not loaded again), but it
     /// allocates: call it off the audio thread. It plays nothing until `takeUpFont()`. Nil when
     /// this synthesiser has no font, or there is no memory.
-    func fresh() -> Synthesizer? {
+    ///
+    /// With a `sampleRate` other than this one's, the new synthesiser renders at that rate (the
+    /// font's samples are the same at any rate: FluidSynth pitches them for its output rate), so
+    /// a song can be rendered at its device's own rate from the one font loaded at start-up.
+    func fresh(sampleRate rate: Int? = nil) -> Synthesizer? {
         let owner = fontOwner ?? self
         guard owner.font != nil else { return nil }
-        return try? Synthesizer(borrowingFontOf: owner)
+        let rate = rate ?? sampleRate
+        guard rate != sampleRate else { return try? Synthesizer(borrowingFontOf: owner, settings: settings, sampleRate: rate) }
+        guard let settings = try? SynthSettings(sampleRate: rate) else { return nil }
+        return try? Synthesizer(borrowingFontOf: owner, settings: settings, sampleRate: rate)
     }
 
     /// Makes a synthesiser from `fresh()` play the font, from its power-on state. FluidSynth gives

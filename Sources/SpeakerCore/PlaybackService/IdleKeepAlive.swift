@@ -40,7 +40,9 @@ struct IdleKeepAlive {
     /// Starts the signal on `route` unless it already plays; the output opens in the background.
     mutating func run(on route: AudioRoute?) {
         if isPlaying { return }
-        let source = PlaybackSource(keepAliveAt: sampleRate, sound: sound)
+        // At the device's own rate when the route knows it, as songs are: nothing resamples it.
+        let rate = route?.sampleRate.flatMap { SoundFont.playableRates.contains($0) ? $0 : nil } ?? sampleRate
+        let source = PlaybackSource(keepAliveAt: rate, sound: sound)
         let makeOutput = makeOutput
         let logger = logger
         let task = Task {

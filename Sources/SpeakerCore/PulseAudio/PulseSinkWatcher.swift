@@ -13,12 +13,16 @@ public struct SoundServerSink: Sendable, Equatable {
     /// The active profile of the card the sink belongs to (`a2dp_sink`, `headset_head_unit`);
     /// nil for a sink without a card (a null sink, a PipeWire node).
     public var cardProfile: String?
+    /// The sink's sample rate (its sample spec): a Bluetooth sink's is the A2DP link's, 48 kHz
+    /// with PipeWire and most speakers. A stream at another rate is resampled by the server.
+    public var sampleRate: Int?
 
-    public init(index: UInt32, name: String, properties: [String: String], cardProfile: String? = nil) {
+    public init(index: UInt32, name: String, properties: [String: String], cardProfile: String? = nil, sampleRate: Int? = nil) {
         self.index = index
         self.name = name
         self.properties = properties
         self.cardProfile = cardProfile
+        self.sampleRate = sampleRate
     }
 
     /// Whether this is the A2DP sink of the speaker at `address`, by its properties: the address
@@ -251,7 +255,8 @@ private final class PulseSession: @unchecked Sendable {
                     index: sink.index,
                     name: sink.name.map { String(cString: $0) } ?? "",
                     properties: session.dictionary(sink.proplist),
-                    cardProfile: sink.card == UInt32.max ? nil : session.cards.first { $0.index == sink.card }?.activeProfile))
+                    cardProfile: sink.card == UInt32.max ? nil : session.cards.first { $0.index == sink.card }?.activeProfile,
+                    sampleRate: sink.sample_spec.rate == 0 ? nil : Int(sink.sample_spec.rate)))
             }
         }, me)
         if let operation { pulse.pa_operation_unref(operation) } else { fetching = false }

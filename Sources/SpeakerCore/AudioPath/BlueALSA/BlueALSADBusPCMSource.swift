@@ -182,6 +182,11 @@ public struct BlueALSADBusPCMSource: BlueALSAPCMSource {
         else { return nil }
         var running: Bool?
         if case let .bool(value)? = properties[BlueALSAPCM.Property.running] { running = value }
-        return BlueALSAPCM(path: path.rawValue, device: device.rawValue, transport: transport, mode: mode, running: running)
+        var sampleRate: Int?
+        if case let .uint32(rate)? = properties[BlueALSAPCM.Property.rate] ?? properties[BlueALSAPCM.Property.sampling], rate > 0 {
+            sampleRate = Int(rate)
+        }
+        return BlueALSAPCM(path: path.rawValue, device: device.rawValue, transport: transport, mode: mode, running: running,
+                           sampleRate: sampleRate)
     }
 }

@@ -19,16 +19,20 @@ public struct BlueALSAOutput: AudioOutput {
     /// The ALSA device the song plays into: FluidSynth's ALSA driver in production, a test's
     /// hand-driven output otherwise.
     private let device: @Sendable (String) -> any AudioOutput
+    /// The PCM's rate, as the path found it (`BlueALSAPCM.sampleRate`): songs render at it, so
+    /// ALSA's plug layer in front of BlueALSA's plugin has nothing to resample.
+    public let deviceSampleRate: Int?
 
-    public init(address: BluetoothAddress, audioPath: BlueALSAAudioPath, readyTimeout: Duration = .seconds(10)) {
-        self.init(address: address, audioPath: audioPath, readyTimeout: readyTimeout) { DeviceOutput(.alsa(device: $0)) }
+    public init(address: BluetoothAddress, audioPath: BlueALSAAudioPath, readyTimeout: Duration = .seconds(10), sampleRate: Int? = nil) {
+        self.init(address: address, audioPath: audioPath, readyTimeout: readyTimeout, sampleRate: sampleRate) { DeviceOutput(.alsa(device: $0)) }
     }
 
-    init(address: BluetoothAddress, audioPath: BlueALSAAudioPath, readyTimeout: Duration = .seconds(10),
+    init(address: BluetoothAddress, audioPath: BlueALSAAudioPath, readyTimeout: Duration = .seconds(10), sampleRate: Int? = nil,
          device: @escaping @Sendable (String) -> any AudioOutput) {
         self.address = address
         self.audioPath = audioPath
         self.readyTimeout = readyTimeout
+        self.deviceSampleRate = sampleRate
         self.device = device
     }
 

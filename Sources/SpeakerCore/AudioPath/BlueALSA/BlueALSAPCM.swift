@@ -15,6 +15,9 @@ public struct BlueALSAPCM: Sendable, Equatable, CustomStringConvertible {
         public static let running = "Running"
         /// The PCM's delay in tenths of a millisecond (read while a song plays, not listed).
         public static let delay = "Delay"
+        /// The PCM's sample rate, a `u`: `Sampling` in BlueALSA 4.0 (Debian 12), `Rate` from 4.1.
+        public static let sampling = "Sampling"
+        public static let rate = "Rate"
     }
 
     public static let interface = "org.bluealsa.PCM1"
@@ -31,13 +34,17 @@ public struct BlueALSAPCM: Sendable, Equatable, CustomStringConvertible {
     public var mode: String
     /// Whether the transport is acquired right now (newer BlueALSA only; nil when absent).
     public var running: Bool?
+    /// The PCM's sample rate: the A2DP link's (44.1 or 48 kHz). ALSA's plug layer in front of
+    /// BlueALSA's plugin resamples a stream at another rate, in speakerd's own process.
+    public var sampleRate: Int?
 
-    public init(path: String, device: String, transport: String, mode: String, running: Bool? = nil) {
+    public init(path: String, device: String, transport: String, mode: String, running: Bool? = nil, sampleRate: Int? = nil) {
         self.path = path
         self.device = device
         self.transport = transport
         self.mode = mode
         self.running = running
+        self.sampleRate = sampleRate
     }
 
     /// The speaker's address, read from the device path's last component; nil if it has none.
