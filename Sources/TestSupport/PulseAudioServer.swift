@@ -219,21 +219,22 @@ public final class PulseAudioServer: Sendable {
         _ = try await pactl(["set-sink-volume", sink.name, "\(percent)%"])
     }
 
-    /// The sink index of every playback stream on the server (`pactl list short sink-inputs`).
+    /// The sink index of every playback stream on the server.
     public func sinkInputSinks() async throws -> [Int] {
-        try await pactl(["list", "short", "sink-inputs"]).split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: "\t")
-            return fields.count > 1 ? Int(fields[1]) : nil
-        }
+        try await sinkInputFields().compactMap { $0.count > 1 ? Int($0[1]) : nil }
     }
 
     /// The sample rate of each stream playing on the server (its sample spec, "float32le 2ch
     /// 48000Hz"), in the server's order.
     public func sinkInputRates() async throws -> [Int] {
-        try await pactl(["list", "short", "sink-inputs"]).split(separator: "\n").compactMap { line in
-            guard let spec = line.split(separator: "\t").first(where: { $0.hasSuffix("Hz") }) else { return nil }
-            return spec.split(separator: " ").last.flatMap { Int($0.dropLast(2)) }
+        try await sinkInputFields().compactMap { fields in
+            fields.first { $0.hasSuffix("Hz") }?.split(separator: " ").last.flatMap { Int($0.dropLast(2)) }
         }
+    }
+
+    /// `pactl list short sink-inputs`, a stream a line, split at its tabs.
+    private func sinkInputFields() async throws -> [[Substring]] {
+        try await pactl(["list", "short", "sink-inputs"]).split(separator: "\n").map { $0.split(separator: "\t") }
     }
 
     /// Kills the server at once, as a crash would (every program of a PipeWire stack).

@@ -89,57 +89,53 @@ struct IdleCodeReleaseTests {
         let clock = TestClock<Duration>()
         let releases = Releases()
         let feature = IdleCodeFeature(release: { releases.record() }, clock: ErasedClock(clock))
+        /// Time passes on the test clock, and what it woke has run.
+        func elapse(_ duration: Duration) async {
+            await clock.advance(by: duration)
+            await Self.settle()
+        }
 
         await feature.startupEnded()
         await Self.settle()
-        await clock.advance(by: .seconds(4))
-        await Self.settle()
+        await elapse(.seconds(4))
         #expect(releases.value == 0, "released before start-up's stragglers had run")
-        await clock.advance(by: .seconds(1))
-        await Self.settle()
+        await elapse(.seconds(1))
         #expect(releases.value == 1)
 
         // A song plays and ends; another starts 20 s later: nothing is released in between.
         await feature.playback(.playing)
         await feature.playback(.stopped)
         await Self.settle()
-        await clock.advance(by: .seconds(20))
-        await Self.settle()
+        await elapse(.seconds(20))
         await feature.playback(.waiting)
         await feature.playback(.playing)
         await Self.settle()
-        await clock.advance(by: .seconds(40))
-        await Self.settle()
+        await elapse(.seconds(40))
         #expect(releases.value == 1, "released while a song played")
 
         // It ends; 30 s of quiet (more quiet reports meanwhile do not restart the wait) and it is released.
         await feature.playback(.stopped)
         await Self.settle()
-        await clock.advance(by: .seconds(15))
-        await Self.settle()
+        await elapse(.seconds(15))
         await feature.playback(.idle)
-        await clock.advance(by: .seconds(15))
-        await Self.settle()
+        await elapse(.seconds(15))
         #expect(releases.value == 2)
 
         // Start-up runs again while a song plays (bluetoothd came back mid-song): nothing is
         // released during the song; its quiet does it.
         await feature.playback(.playing)
         await feature.startupEnded()
-        await clock.advance(by: .seconds(20))
-        await Self.settle()
+        await elapse(.seconds(20))
         #expect(releases.value == 2, "released while a song played after start-up ran again")
         await feature.playback(.stopped)
         await Self.settle()
-        await clock.advance(by: .seconds(30))
-        await Self.settle()
+        await elapse(.seconds(30))
         #expect(releases.value == 3)
 
         // Wound down: a quiet report arms nothing.
         await feature.stop()
         await feature.playback(.stopped)
-        await clock.advance(by: .seconds(60))
-        await Self.settle()
+        await elapse(.seconds(60))
         #expect(releases.value == 3)
     }
 

@@ -178,17 +178,18 @@ struct PulseAudioDaemonTests {
     /// first (it failed, it ended) fails the wait at once with what the status said, and a timeout
     /// says the last status seen: "never got there" has more than one cause.
     static func untilPlayed(_ seconds: Double, by client: SpeakerdDBusClient, within limit: Duration = .seconds(30)) async throws {
-        let deadline = ContinuousClock.now + limit
-        while true {
-            let playback = try await client.status().playback
-            guard ["playing", "waiting"].contains(playback.state) else {
-                throw PulseAudioServerError("the song is \(describe(playback)) before \(seconds) s of it played")
+        var last: StatusReport.Playback?
+        do {
+            try await eventually("\(seconds) s of the song has played", within: limit) {
+                let playback = try await client.status().playback
+                last = playback
+                guard ["playing", "waiting"].contains(playback.state) else {
+                    throw PulseAudioServerError("the song is \(describe(playback)) before \(seconds) s of it played")
+                }
+                return playback.positionSeconds ?? 0 >= seconds
             }
-            if playback.positionSeconds ?? 0 >= seconds { return }
-            guard ContinuousClock.now < deadline else {
-                throw PulseAudioServerError("timed out waiting until \(seconds) s of the song has played: \(describe(playback))")
-            }
-            try await Task.sleep(for: .milliseconds(50))
+        } catch let timeout as TimedOut {
+            throw PulseAudioServerError("\(timeout): \(last.map(describe) ?? "no status")")
         }
     }
 

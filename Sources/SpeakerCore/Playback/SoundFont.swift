@@ -17,9 +17,12 @@ public final class SoundFont: Sendable {
     public static let defaultPath = "/usr/share/sounds/sf2/TimGM6mb.sf2"
     /// CD rate; what `fluidsynth -F` renders at too, so outputs compare sample for sample.
     public static let defaultSampleRate = 44_100
-    /// The device rates a song is rendered at (`lease(sampleRate:)`); a device that says another
-    /// (a broken reply) gets the font's own rate, and its server or plugin resamples.
-    public static let playableRates = 8_000...192_000
+    /// `rate` if a song may be rendered at it: a device that says another (a broken reply) gets
+    /// the font's own rate, and its server or plugin resamples. What `lease(sampleRate:)` and the
+    /// idle keep-alive both go by.
+    public static func playableRate(_ rate: Int?) -> Int? {
+        rate.flatMap { (8_000...192_000).contains($0) ? $0 : nil }
+    }
 
     public let path: String
     /// The rate the font was loaded at: songs render at it unless their device has its own.
@@ -79,7 +82,7 @@ public final class SoundFont: Sendable {
             return true
         }
         guard taken else { throw .inUse(path: path) }
-        guard let rate, rate != sampleRate, Self.playableRates.contains(rate) else {
+        guard let rate = Self.playableRate(rate), rate != sampleRate else {
             synthesizer.reset()
             return synthesizer
         }

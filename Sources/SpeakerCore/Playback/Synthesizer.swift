@@ -73,8 +73,7 @@ final class Synthesizer: @unchecked Sendable {
         let owner = fontOwner ?? self
         guard owner.font != nil else { return nil }
         let rate = rate ?? sampleRate
-        guard rate != sampleRate else { return try? Synthesizer(borrowingFontOf: owner, settings: settings, sampleRate: rate) }
-        guard let settings = try? SynthSettings(sampleRate: rate) else { return nil }
+        guard let settings = rate == sampleRate ? settings : try? SynthSettings(sampleRate: rate) else { return nil }
         return try? Synthesizer(borrowingFontOf: owner, settings: settings, sampleRate: rate)
     }
 

@@ -41,8 +41,7 @@ struct IdleKeepAlive {
     mutating func run(on route: AudioRoute?) {
         if isPlaying { return }
         // At the device's own rate when the route knows it, as songs are: nothing resamples it.
-        let rate = route?.sampleRate.flatMap { SoundFont.playableRates.contains($0) ? $0 : nil } ?? sampleRate
-        let source = PlaybackSource(keepAliveAt: rate, sound: sound)
+        let source = PlaybackSource(keepAliveAt: SoundFont.playableRate(route?.sampleRate) ?? sampleRate, sound: sound)
         let makeOutput = makeOutput
         let logger = logger
         let task = Task {
