@@ -142,9 +142,10 @@ struct HeardPositionTests {
     @Test("""
         the speaker dropping takes with it the audio its output held: when it is back the song goes on from \
         where the listener stopped hearing it, the note sounding there struck again, and the note that began in the \
-        lost audio is heard from its attack
-        """)
-    func speakerBackGoesOnFromTheHeardPosition() async throws {
+        lost audio is heard from its attack; also when the dead output goes on taking audio for a while after the \
+        speaker is gone, as PipeWire's sink did when bluetoothd died
+        """, arguments: [0, 1.0])
+    func speakerBackGoesOnFromTheHeardPosition(secondsPulledAfterTheDrop: Double) async throws {
         let clock = TestClock()
         let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
         let rate = try await Fixtures.soundFont().sampleRate
@@ -160,7 +161,12 @@ struct HeardPositionTests {
         #expect(await eventually { await player.snapshot().activity == .paused })
         let pausedAt = try #require(await player.snapshot().positionSeconds)
         #expect(abs(pausedAt - 0.75) < 0.01, "paused at \(pausedAt) s: what the speaker had heard is 0.75 s")
-        // The speaker's output died with the link: it plays nothing more.
+        // The speaker's output died with the link: what it is still given, if anything (the pause's
+        // silence, twice its latency here), reaches no one and pushes nothing out to a listener.
+        try await pull(beforeDrop, seconds: secondsPulledAfterTheDrop)
+        await clock.advance(by: PlaybackSession.defaultProgressInterval)
+        let stillAt = try #require(await player.snapshot().positionSeconds)
+        #expect(abs(stillAt - 0.75) < 0.01, "at \(stillAt) s after the dead output took \(secondsPulledAfterTheDrop) s more: the speaker heard 0.75 s")
 
         gate.raise(to: .playbackReady)
         #expect(await eventually { afterReturn.opens == 1 })

@@ -171,6 +171,13 @@ public actor PlaybackSession {
         }
     }
 
+    /// The song's speaker is gone: whatever its output held, or is still given, is never heard,
+    /// even if the output goes on taking audio for a while (`unheardSeconds` keeps it, and a
+    /// resumed song can go back over it). Until the song resumes or a new output takes it.
+    public func speakerGone() {
+        source?.holdUnheard()
+    }
+
     /// Resumes the paused song where it paused; returns once the output renders again.
     public func resume() async throws(PlaybackSessionError) {
         switch state {

@@ -67,6 +67,9 @@ public final class PlaybackSource: Sendable {
         /// the song plays, draining as a paused song's device plays the pause's frames. A device
         /// that died keeps it: those frames were never heard.
         var unheard = 0
+        /// The device's speaker is gone (`holdUnheard`): what the device pulls from now on
+        /// reaches no one, so pulls no longer drain `unheard`. Until a new output or a resume.
+        var unheardHeld = false
         /// Times the device ran out of audio while the song played (a gap heard).
         var underflows = 0
         var ended: Bool { stopped || (replacement == nil && scheduler?.isFinished == true) }
@@ -222,8 +225,9 @@ public final class PlaybackSource: Sendable {
             state.devicePulls &+= 1
             guard !state.ended else { return (0, 0, false, firstCall) }
             if state.paused {
-                // The pause's frames push the song's last ones out of the device's buffer.
-                state.unheard = max(0, state.unheard - frames)
+                // The pause's frames push the song's last ones out of the device's buffer, to the
+                // listener; once the speaker is gone they push them nowhere.
+                if !state.unheardHeld { state.unheard = max(0, state.unheard - frames) }
                 guard state.pauseSignal != nil else { return (0, 0, false, firstCall) }
                 for frame in 0..<frames {
                     let value = state.pauseSignal!.next()
@@ -381,6 +385,16 @@ public final class PlaybackSource: Sendable {
         }
     }
 
+    /// The device's speaker is gone: what the device held is never heard, however long it goes on
+    /// asking for audio. A sound server's graph can go on pulling a stream after its Bluetooth sink
+    /// lost the speaker (PipeWire's sink lived on for about a second after bluetoothd died, until
+    /// it released the transport), and counting those pulls as played out would make a resumed
+    /// song skip what the speaker never played (`unheardSeconds` falls to 0). Ends with a new
+    /// output or a resume.
+    func holdUnheard() {
+        state.withLock { $0.unheardHeld = true }
+    }
+
     /// How many times the song was paused: a paced output that slept through a whole pause (it
     /// never saw `isPaused`) learns from a changed count that it must not catch up on that time.
     var pauseCount: Int { state.withLock { $0.pauseCount } }
@@ -397,6 +411,7 @@ public final class PlaybackSource: Sendable {
             state.deviceLatency = nil
             state.linkDelay = 0
             state.unheard = 0
+            state.unheardHeld = false
         }
     }
 
@@ -406,6 +421,7 @@ public final class PlaybackSource: Sendable {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.paused = false
             state.started = false
+            state.unheardHeld = false
             defer { state.resumeWaiters = [:] }
             return Array(state.resumeWaiters.values)
         }

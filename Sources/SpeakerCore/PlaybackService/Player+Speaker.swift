@@ -29,6 +29,7 @@ extension Player {
             switch settings.onSpeakerLost {
             case .pause:
                 state = .paused(current, .speakerLost)
+                await current.session.speakerGone()
                 try? await current.session.pause()
                 await notePosition(of: current, playedOut: false)
                 logger.notice("speaker lost: \(current.file) paused at \(Self.loggedSeconds(lastPosition)); it resumes when the speaker is back")
@@ -41,6 +42,7 @@ extension Player {
         case let .paused(current, .user) where !ready && !current.outputMayBeGone:
             // Stays paused as the user asked; their `resume` opens the speaker's output again.
             state = .paused(current.speakerLeft, .user)
+            await current.session.speakerGone()
         case let .paused(current, .speakerLost) where ready:
             state = .playing(current)
             logger.notice("speaker back: \(current.file) resumed")
