@@ -58,7 +58,8 @@ struct PulseAudioSinkDaemonTests {
             let status = try await client.status()
             #expect(status.audioPath == "PulseAudio sink \(sink.name)")
             #expect(ReportJSON.encode(status).contains("\"audioPath\" : \"PulseAudio sink \(sink.name)\""))
-            #expect(status.humanReadable.contains("Audio:     PulseAudio sink \(sink.name)"))
+            #expect(status.humanReadable.contains("Audio:     PulseAudio sink \(sink.name) at 48 kHz"), "\(status.humanReadable)")
+            #expect(status.audioSampleRateHz == 48_000, "status does not say the rate the song renders at")
             // The position is the heard one: the status says how far the speaker is behind, as the
             // server's timing for the stream has it (at least a period, not seconds).
             try await PulseAudioDaemonTests.eventually("the status says the stream's latency") {

@@ -129,6 +129,8 @@ scenario_first_run() {
   step "connect pairs, trusts and connects" cli connect "$SPEAKER_ADDRESS"
   step "the speaker is trusted" trusted
   step "play is heard" play_song short.mid
+  # The speaker's path runs at 48 kHz here (SBC on both stacks): status says so, and songs render at it.
+  step "status says the path's rate" status_says audioSampleRateHz 48000 10
   # The A2DP profile came with connect's own Connect, not 4 s later from the profile nudge.
   step "no profile had to be asked for" not_said "$from" "asking BlueZ for its A2DP profile"
   step "speaker remembered" remembered

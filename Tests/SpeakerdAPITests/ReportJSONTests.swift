@@ -83,6 +83,26 @@ struct ReportJSONTests {
         #expect(!report.humanReadable.contains("Audio:"))
     }
 
+    @Test("the audio path's rate, which songs render at, shows beside it: audioSampleRateHz in --json, 'at 48 kHz' on the Audio line, and across D-Bus; left out when the device does not say")
+    func statusSaysTheAudioPathsRate() throws {
+        var report = StatusReport(
+            readiness: "playbackReady", message: "Ready: JBL Flip 5", speaker: nil, playback: .idle,
+            audioPath: "BlueALSA PCM /org/bluealsa/hci0/dev_11_22_33_AA_BB_CC/a2dpsrc/sink", audioSampleRateHz: 48_000)
+        let json = ReportJSON.encode(report)
+        #expect(json.contains("\"audioSampleRateHz\" : 48000"), "\(json)")
+        #expect(try ReportJSON.decode(StatusReport.self, from: json) == report)
+        #expect(try SpeakerdDBusRecords.status(from: SpeakerdDBusRecords.encode(report)) == report)
+        #expect(report.humanReadable.split(separator: "\n").contains("Audio:     BlueALSA PCM /org/bluealsa/hci0/dev_11_22_33_AA_BB_CC/a2dpsrc/sink at 48 kHz"),
+                "\(report.humanReadable)")
+        for (hertz, said) in [(44_100, "44.1 kHz"), (22_050, "22.05 kHz"), (11_025, "11.025 kHz"), (96_000, "96 kHz"), (8_001, "8.001 kHz")] {
+            #expect(StatusReport.kilohertz(hertz) == said)
+        }
+        report.audioSampleRateHz = nil
+        #expect(!ReportJSON.encode(report).contains("audioSampleRateHz"))
+        #expect(report.humanReadable.split(separator: "\n").contains("Audio:     BlueALSA PCM /org/bluealsa/hci0/dev_11_22_33_AA_BB_CC/a2dpsrc/sink"))
+        #expect(try SpeakerdDBusRecords.status(from: SpeakerdDBusRecords.encode(report)) == report)
+    }
+
     @Test("a playing song's place says the tempo heard there and the output's latency: in the Playback line, under stable keys, and across D-Bus")
     func statusSaysTempoAndLatency() throws {
         let playing = StatusReport.Playback(state: "playing", file: "song.mid", positionSeconds: 12.5, durationSeconds: 90,

@@ -1,3 +1,4 @@
+import AudioPath
 import PlaybackService
 import SpeakerdAPI
 import Systemd
@@ -32,7 +33,7 @@ extension SpeakerdDaemon {
         }
         let reason = await reasonAsOfNow()
         let waitingFor = reason.map { StatusReport.WaitingFor(code: $0.code.rawValue, message: $0.message) }
-        let audioPath: String? = if case .ready(let route) = inputs.audioPath { route.description } else { nil }
+        let route: AudioRoute? = if case .ready(let route) = inputs.audioPath { route } else { nil }
         // What the features show beside the verdict: the state file's problem, the speaker care's
         // note and volume, the path's warnings and `auto` choice.
         let stateProblem = await features.stateFile.problem
@@ -44,7 +45,7 @@ extension SpeakerdDaemon {
         return StatusReport(readiness: verdict.level.description, message: message, speaker: speaker,
                             playback: playback, waitingFor: waitingFor,
                             warnings: [stateProblem, profileNote].compactMap { $0 } + (notes?.warnings ?? []),
-                            audioPath: audioPath, outputChoice: notes?.automaticChoice?.description,
+                            audioPath: route?.description, audioSampleRateHz: route?.sampleRate, outputChoice: notes?.automaticChoice?.description,
                             volume: volume)
     }
 

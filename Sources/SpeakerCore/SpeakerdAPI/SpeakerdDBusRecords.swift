@@ -21,6 +21,7 @@ public enum SpeakerdDBusRecords {
         }
         if !report.warnings.isEmpty { bag["Warnings"] = .strings(report.warnings) }
         if let path = report.audioPath { bag["AudioPath"] = .string(path) }
+        if let rate = report.audioSampleRateHz { bag["AudioSampleRateHz"] = .uint32(UInt32(clamping: rate)) }
         if let choice = report.outputChoice { bag["OutputChoice"] = .string(choice) }
         if let volume = report.volume { bag["Volume"] = .uint32(UInt32(clamping: volume)) }
         return bag
@@ -79,6 +80,7 @@ public enum SpeakerdDBusRecords {
             waitingFor: try bag["WaitingFor"].map { (v: DBusValue) throws(DBusError) in try waitingFor(from: v) },
             warnings: try bag.decode("Warnings", as: [String].self) ?? [],
             audioPath: try bag.decode("AudioPath", as: String.self),
+            audioSampleRateHz: try bag.decode("AudioSampleRateHz", as: UInt32.self).map { Int($0) },
             outputChoice: try bag.decode("OutputChoice", as: String.self),
             volume: try bag.decode("Volume", as: UInt32.self).map { Int($0) })
     }

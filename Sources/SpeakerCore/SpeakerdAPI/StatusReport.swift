@@ -16,6 +16,10 @@ public struct StatusReport: Codable, Equatable, Sendable {
     /// What audio goes through to the speaker ("PulseAudio sink bluez_sink.…", "BlueALSA PCM …")
     /// while that path is ready; nil (the key left out of `--json`) otherwise.
     public var audioPath: String?
+    /// The rate of that device's audio, in Hz (a sink's sample spec, a BlueALSA PCM's rate), which
+    /// songs render at so that nothing on the way resamples them; nil (the key left out) when the
+    /// path is not ready or its device does not say (a file, the null output).
+    public var audioSampleRateHz: Int?
     /// Under `audio_output = auto`: what speakerd chose for the speaker and why ("BlueALSA
     /// (org.bluealsa is on the system bus)"); nil (the key left out) under any other setting.
     public var outputChoice: String?
@@ -25,7 +29,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
 
     public init(readiness: String, message: String, speaker: Speaker?, playback: Playback,
                 waitingFor: WaitingFor? = nil, warnings: [String] = [], audioPath: String? = nil,
-                outputChoice: String? = nil, volume: Int? = nil) {
+                audioSampleRateHz: Int? = nil, outputChoice: String? = nil, volume: Int? = nil) {
         self.readiness = readiness
         self.message = message
         self.speaker = speaker
@@ -33,12 +37,13 @@ public struct StatusReport: Codable, Equatable, Sendable {
         self.waitingFor = waitingFor
         self.warnings = warnings
         self.audioPath = audioPath
+        self.audioSampleRateHz = audioSampleRateHz
         self.outputChoice = outputChoice
         self.volume = volume
     }
 
     enum CodingKeys: String, CodingKey {
-        case readiness, message, speaker, playback, waitingFor, warnings, audioPath, outputChoice, volume
+        case readiness, message, speaker, playback, waitingFor, warnings, audioPath, audioSampleRateHz, outputChoice, volume
     }
 
     public init(from decoder: Decoder) throws {
@@ -50,6 +55,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
         waitingFor = try container.decodeIfPresent(WaitingFor.self, forKey: .waitingFor)
         warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
         audioPath = try container.decodeIfPresent(String.self, forKey: .audioPath)
+        audioSampleRateHz = try container.decodeIfPresent(Int.self, forKey: .audioSampleRateHz)
         outputChoice = try container.decodeIfPresent(String.self, forKey: .outputChoice)
         volume = try container.decodeIfPresent(Int.self, forKey: .volume)
     }
@@ -74,6 +80,7 @@ public struct StatusReport: Codable, Equatable, Sendable {
         try container.encode(waitingFor, forKey: .waitingFor)  // null when ready, never absent
         try container.encode(warnings, forKey: .warnings)
         try container.encodeIfPresent(audioPath, forKey: .audioPath)
+        try container.encodeIfPresent(audioSampleRateHz, forKey: .audioSampleRateHz)
         try container.encodeIfPresent(outputChoice, forKey: .outputChoice)
         try container.encodeIfPresent(volume, forKey: .volume)
     }
@@ -257,13 +264,24 @@ public struct StatusReport: Codable, Equatable, Sendable {
         if let place = playback.musicalPosition { playbackLine += ", " + place.sentence }
         if let latency = playback.latencyMs { playbackLine += " (latency \(latency) ms)" }
         if let error = playback.error { playbackLine += ": \(error)" }
+        let audioLine = audioPath.map { ["Audio:     \($0)" + (audioSampleRateHz.map { " at " + Self.kilohertz($0) } ?? "")] } ?? []
         let lines = [
             "Status:    \(message)",
             "Readiness: \(DaemonReadiness(rawValue: readiness)?.spoken ?? readiness)",
             "Speaker:   \(speakerLine)",
             "Playback:  \(playbackLine)",
-        ] + (playback.controls.map { ["Controls:  \($0.sentence)"] } ?? []) + nextLine + (audioPath.map { ["Audio:     \($0)"] } ?? []) + (outputChoice.map { ["Output:    auto chose \($0)"] } ?? [])
+        ] + (playback.controls.map { ["Controls:  \($0.sentence)"] } ?? []) + nextLine + audioLine + (outputChoice.map { ["Output:    auto chose \($0)"] } ?? [])
             + (volume.map { ["Volume:    \($0) %"] } ?? []) + warnings.map { "Warning:   \($0)" }
         return lines.joined(separator: "\n")
+    }
+
+    /// "48 kHz", "44.1 kHz", "22.05 kHz".
+    static func kilohertz(_ hertz: Int) -> String {
+        let thousandths = hertz % 1000
+        guard thousandths != 0 else { return "\(hertz / 1000) kHz" }
+        let digits = String(thousandths)
+        var fraction = String(repeating: "0", count: 3 - digits.count) + digits
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return "\(hertz / 1000).\(fraction) kHz"
     }
 }
