@@ -65,7 +65,7 @@ struct ClientFileKindTests {
         let directory = NSTemporaryDirectory() + "/kinds-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        FileManager.default.createFile(atPath: directory + "/song.mid", contents: Data([1, 2, 3]))
+        #expect(FileManager.default.createFile(atPath: directory + "/song.mid", contents: Data([1, 2, 3])))
         let file = try FileDescriptor.open(directory + "/song.mid", .readOnly)
         defer { try? file.close() }
         #expect(SongFileKind(descriptor: file.rawValue) == .regularFile)
