@@ -126,7 +126,12 @@ class Speaker:
         self.control = control
         self.heard = heard
         self.keys = heard + '.keys.json'
+        # When the last packet that was not silence came (`quiet`), and the last packet's frames:
+        # digital silence encodes to the same SBC frames packet after packet, so a packet equal
+        # to the one before is silence. PipeWire sends it to an idle sink until WirePlumber
+        # suspends it (5 s on), which `quiet` need not wait for.
         self.last_audio = 0.0
+        self.last_frames = b''
         self.hfp = hfp
         self.hfp_channel = 0  # the RFCOMM channel the Hands-Free record names, once serving
         self.hfp_link = None  # the connection Hands-Free was opened on (by either side)
@@ -237,7 +242,9 @@ class Speaker:
         rate = (16000, 32000, 44100, 48000)[header >> 6]
         samples = (4, 8, 12, 16)[(header >> 4) & 3] * (8 if header & 1 else 4)
         before = self.samples
-        self.last_audio = asyncio.get_running_loop().time()
+        if payload[1:] != self.last_frames:
+            self.last_audio = asyncio.get_running_loop().time()
+        self.last_frames = payload[1:]
         count = samples * (payload[0] & 0x0F)
         if self.next_timestamp is not None and packet.timestamp != self.next_timestamp:
             skipped = (packet.timestamp - self.next_timestamp) & 0xFFFFFFFF
@@ -400,8 +407,8 @@ class Speaker:
         say('idle')
 
     async def quiet(self, seconds: float = 1.5, limit: float = 20.0) -> None:
-        """Until no audio has come for `seconds`: a song that ended at the source is still on
-        its way here (the sound server's buffer, the link), and its last notes count."""
+        """Until no audio but silence has come for `seconds`: a song that ended at the source is
+        still on its way here (the sound server's buffer, the link), and its last notes count."""
         loop = asyncio.get_running_loop()
         end = loop.time() + limit
         while loop.time() < end and loop.time() - self.last_audio < seconds:
