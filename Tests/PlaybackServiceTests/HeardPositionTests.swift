@@ -189,6 +189,58 @@ struct HeardPositionTests {
         await player.stop()
     }
 
+    @Test("""
+        a song the user paused just before the speaker dropped: what its output had not yet played out is lost \
+        with it, whatever the dead output is still given, and the user's resume once the speaker is back goes on \
+        from where the listener stopped hearing it
+        """)
+    func userPauseThenSpeakerDropGoesOnFromTheHeardPosition() async throws {
+        let clock = TestClock()
+        let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
+        let rate = try await Fixtures.soundFont().sampleRate
+        let beforeDrop = HandDrivenDevice(pullsOnOpen: 1, latencyFrames: rate / 2)
+        let afterReturn = HandDrivenDevice(pullsOnOpen: 1, records: true)
+        let player = try await player(devices: [beforeDrop, afterReturn], clock: clock, gate: gate)
+        _ = try await player.play(song, named: "tune.mid")
+        // Rendered to 1.25 s, heard to 0.75 s; paused, and the speaker plays out 50 ms more
+        // (to 0.8 s) before it drops.
+        try await pull(beforeDrop, seconds: 1.25)
+        try await player.pause()
+        try await pull(beforeDrop, seconds: 0.05)
+
+        gate.drop(to: .adapter)
+        // Once the player has taken the drop in, what the dead output takes no longer moves the
+        // heard position (until then each period played out still does: a few ms here).
+        let source = try #require(beforeDrop.source)
+        #expect(await eventually {
+            let before = source.heardPositionSeconds
+            beforeDrop.pull(times: 1)
+            return source.heardPositionSeconds == before
+        })
+        try await pull(beforeDrop, seconds: 1.0)
+        let stillAt = try #require(await player.snapshot().positionSeconds)
+        #expect(abs(stillAt - 0.8) < 0.02, "at \(stillAt) s after the dead output took a second more: the speaker heard 0.8 s")
+        gate.raise(to: .playbackReady)
+        #expect(await player.snapshot().activity == .paused, "a user's pause outlasts the speaker's return")
+
+        let resumed = Task { try await player.resume() }
+        #expect(await eventually { afterReturn.opens == 1 })
+        #expect(await eventually { !(afterReturn.source?.isPaused ?? true) })
+        try await pull(afterReturn, seconds: 0.6)
+        _ = try await resumed.value
+
+        // The song goes on at about 0.8 s: C, sounding there, is struck again, and G's attack comes
+        // about 0.2 s in. Had the dead output's pulls counted as heard, it would go on at 1.25 s: G at once.
+        let heard = afterReturn.recorded
+        func window(_ from: Double, _ to: Double) -> ArraySlice<Float> { heard[Int(from * Double(rate))..<Int(to * Double(rate))] }
+        func c(_ part: ArraySlice<Float>) -> Double { WAVAnalysis.energy(at: 261.6, in: part, sampleRate: rate) }
+        func g(_ part: ArraySlice<Float>) -> Double { WAVAnalysis.energy(at: 392, in: part, sampleRate: rate) }
+        let beforeG = window(0.02, 0.17), afterG = window(0.27, 0.42)
+        #expect(c(beforeG) > 10 * g(beforeG), "C, sounding where the listener stopped hearing, is heard again first")
+        #expect(g(afterG) > 10 * c(afterG), "then G")
+        await player.stop()
+    }
+
     /// A one-note song played on a hand-driven device with `preRoll` ahead of it; `gaps` reports
     /// the device's underflows once it plays, and the song is pulled to its end. Returns the
     /// player's warnings about gaps.
