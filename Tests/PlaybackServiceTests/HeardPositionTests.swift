@@ -38,6 +38,37 @@ struct HeardPositionTests {
         device.pull(times: Int((seconds * Double(source.sampleRate) / 64).rounded(.up)))
     }
 
+    /// A speaker about to drop mid-song: the song rendered to 1.25 s (G began at 1.0 s) on an
+    /// output half a second behind, like a Bluetooth sink with its stream's buffer, so the
+    /// speaker has heard 0.75 s; `afterReturn` records what the speaker hears once it is back.
+    private struct SpeakerAboutToDrop {
+        let clock: TestClock<Duration>
+        let gate: ReadinessGate<DaemonReadiness>
+        let rate: Int
+        let beforeDrop: HandDrivenDevice
+        let afterReturn: HandDrivenDevice
+        let player: Player
+
+        /// How much C and G sound between `from` and `to` seconds of what the speaker heard after
+        /// it came back.
+        func heardAfterReturn(_ from: Double, _ to: Double) -> (c: Double, g: Double) {
+            let part = afterReturn.recorded[Int(from * Double(rate))..<Int(to * Double(rate))]
+            return (WAVAnalysis.energy(at: 261.6, in: part, sampleRate: rate), WAVAnalysis.energy(at: 392, in: part, sampleRate: rate))
+        }
+    }
+
+    private func speakerAboutToDrop() async throws -> SpeakerAboutToDrop {
+        let clock = TestClock()
+        let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
+        let rate = try await Fixtures.soundFont().sampleRate
+        let beforeDrop = HandDrivenDevice(pullsOnOpen: 1, latencyFrames: rate / 2)
+        let afterReturn = HandDrivenDevice(pullsOnOpen: 1, records: true)
+        let player = try await player(devices: [beforeDrop, afterReturn], clock: clock, gate: gate)
+        _ = try await player.play(song, named: "tune.mid")
+        try await pull(beforeDrop, seconds: 1.25)
+        return SpeakerAboutToDrop(clock: clock, gate: gate, rate: rate, beforeDrop: beforeDrop, afterReturn: afterReturn, player: player)
+    }
+
     @Test("the status's position is the rendered one less the output's latency, and says the latency; a file's has none")
     func statusShowsTheHeardPosition() async throws {
         let clock = TestClock()
@@ -146,16 +177,8 @@ struct HeardPositionTests {
         speaker is gone, as PipeWire's sink did when bluetoothd died
         """, arguments: [0, 1.0])
     func speakerBackGoesOnFromTheHeardPosition(secondsPulledAfterTheDrop: Double) async throws {
-        let clock = TestClock()
-        let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
-        let rate = try await Fixtures.soundFont().sampleRate
-        // The first output is half a second behind, like a Bluetooth sink with its stream's buffer.
-        let beforeDrop = HandDrivenDevice(pullsOnOpen: 1, latencyFrames: rate / 2)
-        let afterReturn = HandDrivenDevice(pullsOnOpen: 1, records: true)
-        let player = try await player(devices: [beforeDrop, afterReturn], clock: clock, gate: gate)
-        _ = try await player.play(song, named: "tune.mid")
-        // Rendered to 1.25 s: G began at 1.0 s, but the speaker, half a second behind, is at 0.75 s.
-        try await pull(beforeDrop, seconds: 1.25)
+        let scene = try await speakerAboutToDrop()
+        let (clock, gate, beforeDrop, afterReturn, player) = (scene.clock, scene.gate, scene.beforeDrop, scene.afterReturn, scene.player)
 
         gate.drop(to: .adapter)
         #expect(await eventually { await player.snapshot().activity == .paused })
@@ -177,15 +200,11 @@ struct HeardPositionTests {
         // The song goes on at 0.75 s: C, sounding there, is struck again, and G's attack comes a
         // quarter of a second in (1.0 s - 0.75 s). Resumed where rendering was (1.25 s), G would
         // sound at once, its attack lost with the old output, and C not at all.
-        let heard = afterReturn.recorded
-        #expect(WAVAnalysis.peak(heard[...]) > 0.01, "nothing heard after the speaker came back")
-        func window(_ from: Double, _ to: Double) -> ArraySlice<Float> { heard[Int(from * Double(rate))..<Int(to * Double(rate))] }
-        func c(_ part: ArraySlice<Float>) -> Double { WAVAnalysis.energy(at: 261.6, in: part, sampleRate: rate) }
-        func g(_ part: ArraySlice<Float>) -> Double { WAVAnalysis.energy(at: 392, in: part, sampleRate: rate) }
-        let beforeG = window(0.05, 0.22), afterG = window(0.28, 0.45)
-        #expect(c(beforeG) > 10 * g(beforeG), "C, sounding where the listener stopped hearing, is heard again first")
-        #expect(g(afterG) > 10 * c(afterG), "then G")
-        #expect(g(afterG) > 10 * g(beforeG), "G begins a quarter of a second in, not before")
+        #expect(WAVAnalysis.peak(afterReturn.recorded[...]) > 0.01, "nothing heard after the speaker came back")
+        let beforeG = scene.heardAfterReturn(0.05, 0.22), afterG = scene.heardAfterReturn(0.28, 0.45)
+        #expect(beforeG.c > 10 * beforeG.g, "C, sounding where the listener stopped hearing, is heard again first")
+        #expect(afterG.g > 10 * afterG.c, "then G")
+        #expect(afterG.g > 10 * beforeG.g, "G begins a quarter of a second in, not before")
         await player.stop()
     }
 
@@ -195,16 +214,9 @@ struct HeardPositionTests {
         from where the listener stopped hearing it
         """)
     func userPauseThenSpeakerDropGoesOnFromTheHeardPosition() async throws {
-        let clock = TestClock()
-        let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
-        let rate = try await Fixtures.soundFont().sampleRate
-        let beforeDrop = HandDrivenDevice(pullsOnOpen: 1, latencyFrames: rate / 2)
-        let afterReturn = HandDrivenDevice(pullsOnOpen: 1, records: true)
-        let player = try await player(devices: [beforeDrop, afterReturn], clock: clock, gate: gate)
-        _ = try await player.play(song, named: "tune.mid")
-        // Rendered to 1.25 s, heard to 0.75 s; paused, and the speaker plays out 50 ms more
-        // (to 0.8 s) before it drops.
-        try await pull(beforeDrop, seconds: 1.25)
+        let scene = try await speakerAboutToDrop()
+        let (gate, beforeDrop, afterReturn, player) = (scene.gate, scene.beforeDrop, scene.afterReturn, scene.player)
+        // Paused, and the speaker plays out 50 ms more (to 0.8 s) before it drops.
         try await player.pause()
         try await pull(beforeDrop, seconds: 0.05)
 
@@ -231,13 +243,9 @@ struct HeardPositionTests {
 
         // The song goes on at about 0.8 s: C, sounding there, is struck again, and G's attack comes
         // about 0.2 s in. Had the dead output's pulls counted as heard, it would go on at 1.25 s: G at once.
-        let heard = afterReturn.recorded
-        func window(_ from: Double, _ to: Double) -> ArraySlice<Float> { heard[Int(from * Double(rate))..<Int(to * Double(rate))] }
-        func c(_ part: ArraySlice<Float>) -> Double { WAVAnalysis.energy(at: 261.6, in: part, sampleRate: rate) }
-        func g(_ part: ArraySlice<Float>) -> Double { WAVAnalysis.energy(at: 392, in: part, sampleRate: rate) }
-        let beforeG = window(0.02, 0.17), afterG = window(0.27, 0.42)
-        #expect(c(beforeG) > 10 * g(beforeG), "C, sounding where the listener stopped hearing, is heard again first")
-        #expect(g(afterG) > 10 * c(afterG), "then G")
+        let beforeG = scene.heardAfterReturn(0.02, 0.17), afterG = scene.heardAfterReturn(0.27, 0.42)
+        #expect(beforeG.c > 10 * beforeG.g, "C, sounding where the listener stopped hearing, is heard again first")
+        #expect(afterG.g > 10 * afterG.c, "then G")
         await player.stop()
     }
 
