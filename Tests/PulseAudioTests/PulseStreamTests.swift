@@ -129,6 +129,59 @@ struct PulseStreamTests {
         _ = try await recording.finish()
     }
 
+    @Test("a stream whose owner stalls grows its buffer at each gap up to the most it may: the stall that starved it twice then plays through, and a longer one leaves it at that most",
+          .timeLimit(.minutes(2)), arguments: SoundServerKind.allCases)
+    func bufferGrowsAfterUnderflows(kind: SoundServerKind) async throws {
+        let directory = try TemporaryDirectory.makeURL()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (server, sink, recording) = try await Self.speakerSink(in: directory, kind: kind)
+        let tone = Tone(frequency: 440, sampleRate: 44_100)
+        let underflows = Atomic(0)
+        let stall = Atomic(0) // milliseconds the next render sleeps
+        let stream = try await PulseStream.open(server: server.address, sink: sink.name, sampleRate: 44_100,
+                                                period: 512, periods: 16, maxPeriods: 64, name: "growing",
+                                                underflow: { _ in underflows.add(1, ordering: .relaxed) }) { left, right, frames in
+            let sleep = stall.exchange(0, ordering: .relaxed)
+            if sleep > 0 { Thread.sleep(forTimeInterval: Double(sleep) / 1000) }
+            tone.render(left: left, right: right, frames: frames)
+        }
+        defer { stream.close() }
+        _ = try await recording.firstSoundArrival()
+        // What the server queues for the stream: with ADJUST_LATENCY both servers keep about half
+        // of what was asked in the stream's own buffer (9 periods of 16) and the rest in the sink.
+        var granted = [stream.serverBufferFrames]
+        #expect(granted[0] > 0, "the server did not say what it keeps queued")
+        try await Task.sleep(for: .seconds(1))
+        #expect(underflows.load(ordering: .relaxed) == 0, "a stream that kept up was told of a gap")
+
+        // A quarter of a second: more than 16 periods (186 ms) ride out, then more than 32 do
+        // (both servers: a gap each time; a stream that never grew would have one every time).
+        for gap in [1, 2] {
+            stall.store(250, ordering: .relaxed)
+            try await eventually("gap \(gap) is reported", within: .seconds(10), every: .milliseconds(50)) {
+                underflows.load(ordering: .relaxed) == gap
+            }
+            try await eventually("the server queues more after gap \(gap)", within: .seconds(5), every: .milliseconds(50)) {
+                stream.serverBufferFrames > granted[gap - 1]
+            }
+            granted.append(stream.serverBufferFrames)
+            try await Task.sleep(for: .seconds(1)) // refilled
+        }
+        // At 64 periods (743 ms) the same stall plays through.
+        stall.store(250, ordering: .relaxed)
+        try await Task.sleep(for: .seconds(2))
+        #expect(underflows.load(ordering: .relaxed) == 2,
+                "a quarter-second stall starved a stream grown to 64 periods (the server queues \(granted) frames)")
+        // One longer than the most it may hold is a gap, and the buffer grows no further.
+        stall.store(1_500, ordering: .relaxed)
+        try await eventually("the long stall's gap is reported", within: .seconds(10), every: .milliseconds(50)) {
+            underflows.load(ordering: .relaxed) == 3
+        }
+        try await Task.sleep(for: .seconds(1))
+        #expect(stream.serverBufferFrames == granted[2], "the buffer grew past its most: \(granted) then \(stream.serverBufferFrames) frames")
+        _ = try await recording.finish()
+    }
+
     @Test("closing a stream stops its renders at once and takes it off the server", .timeLimit(.minutes(1)))
     func closeEndsTheStream() async throws {
         let directory = try TemporaryDirectory.makeURL()

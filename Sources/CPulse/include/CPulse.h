@@ -63,6 +63,8 @@
     X(pa_stream_get_latency) \
     X(pa_stream_set_underflow_callback) \
     X(pa_stream_get_underflow_index) \
+    X(pa_stream_set_buffer_attr) \
+    X(pa_stream_get_buffer_attr) \
     X(pa_stream_disconnect) \
     X(pa_stream_unref)
 

@@ -48,6 +48,11 @@ public struct DeviceOutput: AudioOutput {
     /// which a resume plays again (`Player.goBack`).
     static let periodFrames = 512
     static let periods = 16
+    /// What speakerd's own stream to a sink may grow to after underflows (each doubles it): 64
+    /// periods, about 0.7 s. A machine busy enough to starve the stream once tends to again (in
+    /// the real-Bluetooth guest on a loaded host, dozens of gaps a song), and a gap heard is worse
+    /// than latency that the status and the heard position account for.
+    static let maxPeriods = 64
 
     public let backend: Backend
     public let stallLimit: Duration

@@ -18,7 +18,8 @@ final class PulseStreamDevice {
         do {
             stream = try await PulseStream.open(
                 server: server, sink: sink, sampleRate: source.sampleRate,
-                period: DeviceOutput.periodFrames, periods: DeviceOutput.periods, name: "speakerd",
+                period: DeviceOutput.periodFrames, periods: DeviceOutput.periods,
+                maxPeriods: DeviceOutput.maxPeriods, name: "speakerd",
                 latency: { source.reportDeviceLatency(microseconds: $0) },
                 underflow: { source.noteOutputUnderflow(atStreamFrame: $0) }) { left, right, frames in
                 _ = source.renderForDevice(left: left, right: right, frames: frames)

@@ -40,8 +40,14 @@ public final class PulseStream: @unchecked Sendable {
     private let sampleRate: Int
     /// Frames per render call: the owner is asked for at most this many at a time.
     private let period: Int
-    /// The buffer the server keeps filled (`tlength`): the stream's target latency.
+    /// The buffer asked of the server at first (`tlength`): the stream's target latency.
     private let bufferFrames: Int
+    /// The most the buffer may grow to after underflows (equal to `bufferFrames`: it never grows).
+    private let maxBufferFrames: Int
+    /// The buffer asked for now: doubled at each underflow up to `maxBufferFrames`. Main loop only.
+    private var askedBufferFrames: Int
+    /// What the server keeps queued (`tlength`, as it granted), in frames; 0 until it has said.
+    private let grantedBufferFrames = Atomic(0)
     private let name: String
     private let left: UnsafeMutablePointer<Float>
     private let right: UnsafeMutablePointer<Float>
@@ -64,9 +70,11 @@ public final class PulseStream: @unchecked Sendable {
     ///     does. Never autospawned: a daemon must not start a sound server of its own.
     ///   - period: frames per request from the server (and per render call).
     ///   - periods: the buffer the server keeps filled, in periods: the stream's target latency.
+    ///   - maxPeriods: what that buffer may grow to, in periods: each underflow (a gap the
+    ///     listener heard) doubles it up to this. Nil: it never grows.
     ///   - timeout: how long a server that does not answer may take before the open fails.
     public static func open(
-        server: String?, sink: String, sampleRate: Int, period: Int, periods: Int, name: String,
+        server: String?, sink: String, sampleRate: Int, period: Int, periods: Int, maxPeriods: Int? = nil, name: String,
         timeout: Duration = .seconds(10), latency: LatencyReport? = nil, underflow: UnderflowReport? = nil,
         render: @escaping Render
     ) async throws(PulseStreamError) -> PulseStream {
@@ -76,7 +84,8 @@ public final class PulseStream: @unchecked Sendable {
         case .failure(let error): throw PulseStreamError(sink: sink, reason: error.reason)
         }
         let stream = PulseStream(connection: connection, sink: sink, sampleRate: sampleRate,
-                                 period: period, bufferFrames: period * periods, name: name, latency: latency, underflow: underflow, render: render)
+                                 period: period, bufferFrames: period * periods, maxBufferFrames: period * max(periods, maxPeriods ?? periods),
+                                 name: name, latency: latency, underflow: underflow, render: render)
         stream.start(server: server)
         let outcome: Result<Void, PulseStreamError>
         do { outcome = try await stream.opened.result(timeout: timeout) } catch {
@@ -89,11 +98,12 @@ public final class PulseStream: @unchecked Sendable {
     }
 
     private init(connection: PulseConnection, sink: String, sampleRate: Int,
-                 period: Int, bufferFrames: Int, name: String, latency: LatencyReport?, underflow: UnderflowReport?,
-                 render: @escaping Render) {
+                 period: Int, bufferFrames: Int, maxBufferFrames: Int, name: String, latency: LatencyReport?,
+                 underflow: UnderflowReport?, render: @escaping Render) {
         (self.connection, self.sink) = (connection, sink)
         (latencyReport, underflowReport) = (latency, underflow)
         (self.sampleRate, self.period, self.bufferFrames, self.name) = (sampleRate, period, bufferFrames, name)
+        (self.maxBufferFrames, askedBufferFrames) = (maxBufferFrames, bufferFrames)
         left = .allocate(capacity: period)
         right = .allocate(capacity: period)
         self.render = Mutex(render)
@@ -103,6 +113,11 @@ public final class PulseStream: @unchecked Sendable {
         left.deallocate()
         right.deallocate()
     }
+
+    /// The frames the server keeps queued for the stream (its `tlength`, as the server granted
+    /// it): the stream's target latency, which grows after underflows when `open` allowed it;
+    /// 0 until the server has said.
+    public var serverBufferFrames: Int { grantedBufferFrames.load(ordering: .relaxed) }
 
     /// How the stream ended, once it has (the server ended it, or its owner closed it).
     public var end: PulseStreamEnd? {
@@ -200,13 +215,12 @@ public final class PulseStream: @unchecked Sendable {
             // A byte index into what was written; -1 when the server does not say.
             let index = owner.pulse.pa_stream_get_underflow_index(stream)
             owner.underflowReport?(index >= 0 ? Int(index) / PulseStream.frameBytes : nil)
+            owner.growBuffer(of: stream)
         }, me)
         // The server keeps `bufferFrames` queued (the owner's periods: speakerd's DeviceOutput asks
         // for about 186 ms, which a sound server's own scheduling and a Bluetooth sink that came
-        // back need) and asks for a period at a time.
-        let unset = UInt32.max
-        var buffer = pa_buffer_attr(maxlength: unset, tlength: UInt32(bufferFrames * Self.frameBytes), prebuf: unset,
-                                    minreq: UInt32(period * Self.frameBytes), fragsize: unset)
+        // back need) and asks for a period at a time; the buffer grows after underflows (growBuffer).
+        var buffer = bufferAttributes(frames: bufferFrames)
         // DONT_MOVE: when the sink goes away the server ends the stream instead of moving it to
         // its default sink. ADJUST_LATENCY: the sink's own latency is set to honour `tlength`.
         // INTERPOLATE_TIMING and AUTO_TIMING_UPDATE: libpulse keeps the timing current, so the
@@ -219,9 +233,42 @@ public final class PulseStream: @unchecked Sendable {
         }
     }
 
+    /// Asks the server to keep `frames` queued, a period at a time.
+    private func bufferAttributes(frames: Int) -> pa_buffer_attr {
+        let unset = UInt32.max
+        return pa_buffer_attr(maxlength: unset, tlength: UInt32(frames * Self.frameBytes), prebuf: unset,
+                              minreq: UInt32(period * Self.frameBytes), fragsize: unset)
+    }
+
+    /// After an underflow: the buffer doubles, up to `maxBufferFrames`. Why: a machine busy
+    /// enough to starve the stream once (a burst of other work, a slow SD card, a sink that
+    /// changed its latency mid-song) tends to again, and each time the listener hears a gap; a
+    /// sound server's own sinks raise their wake-up margin after an underrun the same way. The
+    /// cost is latency, which the stream's timing reports (so the heard position and `status`
+    /// follow), and it lasts only as long as the stream (the song).
+    private func growBuffer(of stream: OpaquePointer) {
+        guard askedBufferFrames < maxBufferFrames else { return }
+        askedBufferFrames = min(maxBufferFrames, askedBufferFrames * 2)
+        var buffer = bufferAttributes(frames: askedBufferFrames)
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let operation = pulse.pa_stream_set_buffer_attr(stream, &buffer, { stream, success, me in
+            guard let stream, let me, success != 0 else { return }
+            Unmanaged<PulseStream>.fromOpaque(me).takeUnretainedValue().noteGrantedBuffer(of: stream)
+        }, me)
+        if let operation { pulse.pa_operation_unref(operation) }
+    }
+
+    /// What the server granted, from its answer (the stream's buffer attributes).
+    private func noteGrantedBuffer(of stream: OpaquePointer) {
+        guard let granted = pulse.pa_stream_get_buffer_attr(stream) else { return }
+        grantedBufferFrames.store(Int(granted.pointee.tlength) / Self.frameBytes, ordering: .relaxed)
+    }
+
     private func streamChanged(_ stream: OpaquePointer) {
         switch pulse.pa_stream_get_state(stream) {
-        case PA_STREAM_READY: opened.succeed(())
+        case PA_STREAM_READY:
+            noteGrantedBuffer(of: stream)
+            opened.succeed(())
         case PA_STREAM_FAILED, PA_STREAM_TERMINATED:
             // libpulse reports the server's "stream killed" command as a failure with PA_ERR_KILLED.
             finish(killed: pulse.pa_context_errno(context) == Int32(PA_ERR_KILLED.rawValue))
