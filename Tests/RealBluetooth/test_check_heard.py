@@ -47,8 +47,7 @@ def write(path: str, signal: np.ndarray, gain: float = 0.3) -> str:
     return path
 
 
-def judge(folder: str, heard: np.ndarray) -> tuple[int, str]:
-    reference = write(os.path.join(folder, 'reference.wav'), song(PITCHES), gain=0.8)
+def judge(folder: str, reference: str, heard: np.ndarray) -> tuple[int, str]:
     recording = write(os.path.join(folder, 'heard.wav'), heard)
     run = subprocess.run([sys.executable, os.path.join(HERE, 'check_heard.py'), reference, recording],
                          capture_output=True, text=True, check=False)
@@ -72,8 +71,9 @@ def main() -> int:
     ]
     failures = 0
     with tempfile.TemporaryDirectory() as folder:
+        reference = write(os.path.join(folder, 'reference.wav'), whole, gain=0.8)
         for name, heard, counts, words in scenarios:
-            status, verdict = judge(folder, heard)
+            status, verdict = judge(folder, reference, heard)
             wrong = []
             if (status == 0) != counts:
                 wrong.append(f'exit {status}')

@@ -40,12 +40,11 @@ public final class PulseStream: @unchecked Sendable {
     private let sampleRate: Int
     /// Frames per render call: the owner is asked for at most this many at a time.
     private let period: Int
-    /// The buffer asked of the server at first (`tlength`): the stream's target latency.
-    private let bufferFrames: Int
-    /// The most the buffer may grow to after underflows (equal to `bufferFrames`: it never grows).
-    private let maxBufferFrames: Int
-    /// The buffer asked for now: doubled at each underflow up to `maxBufferFrames`. Main loop only.
+    /// The buffer asked of the server (`tlength`): the stream's target latency, the owner's
+    /// periods at first, doubled at each underflow up to `maxBufferFrames`. Main loop only.
     private var askedBufferFrames: Int
+    /// The most the buffer may grow to after underflows (the first ask: it never grows).
+    private let maxBufferFrames: Int
     /// What the server keeps queued (`tlength`, as it granted), in frames; 0 until it has said.
     private let grantedBufferFrames = Atomic(0)
     private let name: String
@@ -102,7 +101,7 @@ public final class PulseStream: @unchecked Sendable {
                  underflow: UnderflowReport?, render: @escaping Render) {
         (self.connection, self.sink) = (connection, sink)
         (latencyReport, underflowReport) = (latency, underflow)
-        (self.sampleRate, self.period, self.bufferFrames, self.name) = (sampleRate, period, bufferFrames, name)
+        (self.sampleRate, self.period, self.name) = (sampleRate, period, name)
         (self.maxBufferFrames, askedBufferFrames) = (maxBufferFrames, bufferFrames)
         left = .allocate(capacity: period)
         right = .allocate(capacity: period)
@@ -217,10 +216,10 @@ public final class PulseStream: @unchecked Sendable {
             owner.underflowReport?(index >= 0 ? Int(index) / PulseStream.frameBytes : nil)
             owner.growBuffer(of: stream)
         }, me)
-        // The server keeps `bufferFrames` queued (the owner's periods: speakerd's DeviceOutput asks
+        // The server keeps `askedBufferFrames` queued (the owner's periods: speakerd's DeviceOutput asks
         // for about 186 ms, which a sound server's own scheduling and a Bluetooth sink that came
         // back need) and asks for a period at a time; the buffer grows after underflows (growBuffer).
-        var buffer = bufferAttributes(frames: bufferFrames)
+        var buffer = bufferAttributes(frames: askedBufferFrames)
         // DONT_MOVE: when the sink goes away the server ends the stream instead of moving it to
         // its default sink. ADJUST_LATENCY: the sink's own latency is set to honour `tlength`.
         // INTERPOLATE_TIMING and AUTO_TIMING_UPDATE: libpulse keeps the timing current, so the
