@@ -49,6 +49,38 @@ struct PairingRefusedTests {
         await daemon.shutdown()
     }
 
+    /// BlueZ's signals and its answers reach speakerd by different paths: the "connected" and
+    /// "disconnected" of the link a refused pairing brought up can be read after `Pair`'s refusal,
+    /// when the attempt has already failed. The late "connected" is still the pairing's link.
+    @Test("a refused pairing's link, reported only after the refusal, is not taken for the speaker connected, nor remembered")
+    func refusedPairingsLinkReportedLate() async throws {
+        let speaker = try BluetoothAddress(DaemonWorld.flip.address)
+        let bluez = FakeBlueZClient(
+            adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)],
+            devices: [Device(address: speaker, name: "JBL Flip 5", deviceClass: 0x240414)])
+        await bluez.refusePairing(speaker)
+        let clock = TestClock<Duration>()
+        let journal = Journal()
+        let daemon = InProcessDaemon.unstarted(on: bluez, state: TemporaryDirectory(), clock: clock, journal: journal)
+        let started = daemon.startInBackground()
+        _ = try await clock.advance(atMost: .seconds(5), until: "first run's scan has ended, waiting for the user") { started.isSet }
+
+        await bluez.holdEvents()
+        var refusal: SpeakerdError?
+        do { _ = try await daemon.connect(speaker) } catch { refusal = error }
+        #expect(try #require(refusal, "connect succeeded although the speaker refused to pair").description.contains("pairing failed"))
+        await bluez.releaseEvents()
+        try await eventually("the late 'disconnected' of the pairing's link is handled") {
+            !journal.containing("disconnected").isEmpty || !journal.containing("connected to").isEmpty
+        }
+        for _ in 0..<20 { await Task.yield() }
+        #expect(journal.containing("connected to JBL Flip 5").isEmpty, "\(journal.all)")
+        #expect(await daemon.stateStore.knownSpeakers.isEmpty, "a speaker that never paired is remembered")
+        #expect(!daemon.gate.isReached(.speakerConnected))
+        #expect(try await daemon.status().speaker?.connected != true)
+        await daemon.shutdown()
+    }
+
     /// Real bluetoothd's pairing brings the link up first, with no audio profile on it. In the
     /// real-Bluetooth guest that link ended speakerd's attempt as soon as BlueZ said "paired":
     /// the trust and the `Connect` after it were given up, so the speaker stayed untrusted (its own

@@ -259,8 +259,9 @@ public actor SpeakerLink {
         let target = snapshot.target?.address
         switch event {
         case .connected(let address) where address == target:
-            // BlueZ is asked only while our own attempt for it is under way.
-            if attemptLinkUp?.address == address, isPairingLink(address, paired: (try? await bluez?.device(address))??.paired) { return }
+            // BlueZ is asked only while our own attempt for it is under way, or for a new speaker.
+            if mayBePairingLink(address, known: known),
+               isPairingLink(address, paired: (try? await bluez?.device(address))??.paired, known: known) { return }
             await linkUp()
         case .connected(let address):
             // Said once, by the daemon: "connected to NAME (ADDRESS), it connected by itself".
@@ -288,7 +289,7 @@ public actor SpeakerLink {
             }
         case .deviceChanged(let device) where device.address == target:
             if device.connected {
-                guard !isPairingLink(device.address, paired: device.paired) else { return }
+                guard !isPairingLink(device.address, paired: device.paired, known: known) else { return }
                 await linkUp()
                 await servicesResolved(device)
             } else {
@@ -308,13 +309,22 @@ public actor SpeakerLink {
 
     // MARK: - Internals
 
-    /// Whether a link BlueZ reports up for `address` is only the one our attempt pairs over: to
+    /// Whether a link BlueZ reports up for `address` is only the one an attempt pairs over: to
     /// pair, bluetoothd brings up a link first (`Connected` true while `Paired` is still false),
     /// and drops it again if the speaker refuses. The speaker is connected, and remembered, only
     /// once paired: the attempt says so when its `Pair` and `Connect` succeed.
+    /// Not only while our attempt is under way: BlueZ's signals reach us by another path than its
+    /// answers, and the "connected" of a pairing the speaker refused can be read after the
+    /// attempt has failed. A speaker not remembered is only
+    /// ever one an attempt pairs, so its unpaired link is never taken for the speaker connected.
     /// `paired` is BlueZ's word on the device (nil: it does not know the device).
-    private func isPairingLink(_ address: BluetoothAddress, paired: Bool?) -> Bool {
-        attemptLinkUp?.address == address && paired == false
+    private func isPairingLink(_ address: BluetoothAddress, paired: Bool?, known: [KnownSpeaker]) -> Bool {
+        paired == false && mayBePairingLink(address, known: known)
+    }
+
+    /// Whether a link up for `address` could be a pairing's (so BlueZ's word on it is needed).
+    private func mayBePairingLink(_ address: BluetoothAddress, known: [KnownSpeaker]) -> Bool {
+        attemptLinkUp?.address == address || !known.contains { $0.address == address }
     }
 
     /// The target's link is up. Reported by several paths at once (our `Connect` returning,
@@ -473,6 +483,14 @@ public actor SpeakerLink {
     private func runAttempt(_ address: BluetoothAddress) async -> AttemptResult {
         guard let bluez else { return .failed(reason: "BlueZ is not reachable") }
         let settingUp = SettingUpMark()
+        // The speaker may connect by itself while our Connect still pages it (switched on
+        // meanwhile): BlueZ answers that Connect only after its page timeout, or never. The link
+        // being up ends the attempt then (see `attemptLinkUp`). Marked before the operation is
+        // queued, as its work may start at once: a pairing link reported before the mark was seen
+        // as the speaker connected (CI, under AddressSanitizer).
+        let linkCameUp = OneShotSignal<Void, Never>()
+        attemptLinkUp = (address, linkCameUp)
+        defer { if attemptLinkUp?.signal === linkCameUp { attemptLinkUp = nil } }
         let ticket = await operations.add("connect \(address)", group: "link", timeout: .seconds(10)) { [weak self] context in
             // The user may have disconnected while this waited in the queue: their disconnect
             // cancels the attempt (as `cancelInFlight` does), so no Connect goes out after it
@@ -481,12 +499,6 @@ public actor SpeakerLink {
             try await Self.connectSteps(bluez, address, clock: self.clock, settingUp: settingUp)
         }
         let operations = operations
-        // The speaker may connect by itself while our Connect still pages it (switched on
-        // meanwhile): BlueZ answers that Connect only after its page timeout, or never. The link
-        // being up ends the attempt then (see `attemptLinkUp`).
-        let linkCameUp = OneShotSignal<Void, Never>()
-        attemptLinkUp = (address, linkCameUp)
-        defer { if attemptLinkUp?.signal === linkCameUp { attemptLinkUp = nil } }
         let outcome: OperationOutcome
         do {
             let ended = try await withTaskCancellationHandler {
