@@ -41,6 +41,22 @@ struct PairingRefusedTests {
         #expect(!daemon.gate.isReached(.speakerConnected))
         #expect(await daemon.stateStore.knownSpeakers.isEmpty, "a speaker that never paired is remembered")
         #expect(journal.containing("connected to JBL Flip 5").isEmpty, "\(journal.all)")
+        #expect(message.contains("put it in pairing mode"), "\(message)")
+
+        // Not out of reach, and not retried: paging it again cannot put it in pairing mode. The
+        // reason says what to do, and a play fails at once with it rather than waiting.
+        try await eventually("readiness says the speaker did not pair") {
+            try await daemon.status().waitingFor?.code == "pairingRefused"
+        }
+        let waitingFor = try #require(try await daemon.status().waitingFor)
+        #expect(waitingFor.message == "JBL Flip 5 did not pair (it rejected the keys); put it in pairing mode, then 'composer-cli connect 11:22:33:AA:BB:CC'")
+        #expect(await daemon.verdict.waitingFor?.waitingCanSucceed == false)
+        for _ in 0..<120 {
+            await clock.advance(by: .seconds(1))
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        #expect(await bluez.calls.filter { $0 == .pair(speaker) }.count == 1, "the speaker was paged to pair again by itself")
+        #expect(try await daemon.status().waitingFor?.code == "pairingRefused")
 
         await bluez.refusePairing(speaker, false)
         let report = try await daemon.connect(speaker)

@@ -185,6 +185,31 @@ struct ReconnectPolicyTests {
         #expect(policy.handle(.userAskedToConnect) == .connectNow)
     }
 
+    @Test("""
+        a speaker that would not pair is not paged again: no retry, not when it shows up, not for a waiting play, \
+        not after a suspend or its pairing link dropping, until the user asks
+        """)
+    func refusedPairingWaitsForTheUser() async {
+        var policy = makePolicy()
+        #expect(policy.handle(.userAskedToConnect) == .connectNow)
+        // The pairing's link drops before BlueZ answers Pair: a retry is armed, then withdrawn.
+        guard case .retry = policy.handle(.linkLost(.remote)) else { Issue.record("expected a retry"); return }
+        #expect(policy.handle(.pairingRefused) == .cancelRetry)
+        #expect(policy.state == .needsPairing)
+        #expect(policy.handle(.deviceSeen) == .none)
+        #expect(policy.handle(.requestWaiting) == .none)
+        #expect(policy.handle(.linkLost(.remote)) == .none)
+        await clock.advance(by: .seconds(600))
+        #expect(policy.handle(.retryDue) == .none)
+        _ = policy.handle(.preparingForSleep)
+        #expect(policy.handle(.linkLost(.timeout)) == .none)
+        #expect(policy.handle(.resumedFromSleep) == .none)
+        #expect(policy.state == .needsPairing)
+        #expect(policy.handle(.userAskedToConnect) == .connectNow, "the user's connect tries it again")
+        #expect(policy.handle(.connected) == .cancelRetry)
+        #expect(policy.state == .connected)
+    }
+
     @Test("a local disconnect (bluetoothctl on this machine) counts as the user's")
     func localDisconnectIsRespected() {
         var policy = makePolicy()

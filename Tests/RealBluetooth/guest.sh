@@ -228,7 +228,8 @@ scenario_adapter_back() {
 }
 
 # f. A speaker that refuses pairing (forgotten on both sides, then asked to pair): `connect` fails
-#    with one line that says pairing failed, and nothing is remembered; once the speaker accepts,
+#    with one line that says pairing failed, status says the speaker did not pair (speakerd does
+#    not page it again by itself), and nothing is remembered; once the speaker accepts,
 #    `connect` pairs it and play is heard.
 connect_refused() {
   local status=0
@@ -246,6 +247,7 @@ scenario_pairing_refused() {
   step "pairable adapter" pairable
   step "scan finds the speaker" scan_finds
   step "connect fails, saying pairing failed" connect_refused
+  step "status says it did not pair (not out of reach, nothing retried)" status_says code '"pairingRefused"' 10
   step "nothing remembered" forgotten
   step "the speaker accepts pairing" speaker "refuse off" "refusing pairing: no"
   step "connect pairs and connects" cli connect "$SPEAKER_ADDRESS"

@@ -83,6 +83,20 @@ public struct BlueZError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The full D-Bus error name.
     public var dbusName: String { Self.errorPrefix + kind.shortName }
 
+    /// Why a `Pair` that failed so left the speaker unpaired for good, in a few words: it is not
+    /// in pairing mode, or it refused the keys, and trying again will not change that until a
+    /// person acts. Nil for other failures (a speaker out of reach, a busy adapter), which a
+    /// retry may get past.
+    public var pairingRefusal: String? {
+        switch kind {
+        case .authenticationFailed: "it rejected the keys"
+        case .authenticationRejected, .rejected: "it rejected the pairing"
+        case .authenticationCanceled, .canceled: "the pairing was cancelled"
+        case .authenticationTimeout: "it did not answer the pairing in time"
+        default: nil
+        }
+    }
+
     /// The br-/le- connection reason BlueZ put in the message, if any.
     public var connectionFailure: ConnectionFailure? { ConnectionFailure(message: message) }
 

@@ -11,6 +11,9 @@ public actor ReconnectController<C: Clock> where C.Duration == Duration {
     public enum AttemptResult: Sendable, Equatable {
         case connected
         case failed(reason: String)
+        /// The speaker would not pair (not in pairing mode, or it refused the keys): retrying
+        /// cannot help until a person acts, so none is made.
+        case pairingRefused(reason: String)
     }
 
     /// What observers are told after each decision.
@@ -20,6 +23,8 @@ public actor ReconnectController<C: Clock> where C.Duration == Duration {
         case connected
         case attemptFailed(reason: String)
         case holding
+        /// The speaker would not pair; nothing is tried until the user asks (the reason is BlueZ's).
+        case needsPairing(reason: String)
     }
 
     /// Running until `shutdown()`; after it nothing is started again. Without this, an attempt
@@ -118,6 +123,10 @@ public actor ReconnectController<C: Clock> where C.Duration == Duration {
         case .failed(let reason):
             continuation.yield(.attemptFailed(reason: reason))
             handle(.connectFailed)
+        case .pairingRefused(let reason):
+            continuation.yield(.attemptFailed(reason: reason))
+            handle(.pairingRefused)
+            if case .needsPairing = policy.state { continuation.yield(.needsPairing(reason: reason)) }
         }
     }
 }

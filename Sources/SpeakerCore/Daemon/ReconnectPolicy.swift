@@ -11,6 +11,8 @@
 /// - the speaker ended the link (reason remote): gentle backoff; re-arm when it shows up
 ///   again, but never sooner than `minimumGentleSpacing` after the previous attempt;
 /// - the user disconnected (through speakerd, or locally): nothing until asked;
+/// - the speaker would not pair (not in pairing mode, or it refused the keys): nothing until
+///   asked, as no retry can put it in pairing mode (and each one pages it again);
 /// - resume from suspend: reconnect after `resumeDelay`.
 public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
     /// Why BlueZ says a link went down (`Device1.Disconnected` reason, or none).
@@ -34,6 +36,8 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
         /// The device appeared on the bus, an RSSI was seen, or the adapter was powered.
         case deviceSeen
         case userDisconnected
+        /// An attempt's `Pair` was refused (see `BlueZError.Kind.meansNotPaired`).
+        case pairingRefused
         case userAskedToConnect
         /// The speaker was forgotten or replaced: nothing to keep connected.
         case targetCleared
@@ -70,6 +74,7 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
     public enum WakeIntent: Sendable, Equatable {
         case reconnect
         case stayHeld
+        case stayNeedingPairing
         case nothing
     }
 
@@ -81,6 +86,8 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
         case waiting(Mode, attempt: Int, retryAt: C.Instant)
         /// The user disconnected: no attempt until they ask.
         case heldByUser
+        /// The speaker would not pair: no attempt until the user asks (once it is in pairing mode).
+        case needsPairing
         case asleep(WakeIntent)
     }
 
@@ -121,6 +128,12 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
         case (.userDisconnected, _), (.linkLost(.local), _):
             if case .asleep = state { state = .asleep(.stayHeld) } else { state = .heldByUser }
             return .cancelRetry
+        case (.pairingRefused, .asleep):
+            state = .asleep(.stayNeedingPairing)
+            return .cancelRetry
+        case (.pairingRefused, _):
+            state = .needsPairing
+            return .cancelRetry
         case (.targetCleared, _):
             state = .idle
             return .cancelRetry
@@ -134,9 +147,10 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
             return wake(Self.wakeIntent(for: state), now: now)
 
         case (.linkLost, .asleep(let intent)):
-            state = .asleep(intent == .nothing ? .nothing : .reconnect)
+            // A speaker that would not pair still will not, whatever its link did meanwhile.
+            if intent != .nothing, intent != .stayNeedingPairing { state = .asleep(.reconnect) }
             return .none
-        case (.linkLost, .idle), (.linkLost, .heldByUser):
+        case (.linkLost, .idle), (.linkLost, .heldByUser), (.linkLost, .needsPairing):
             return .none
         case (.linkLost(let reason), .connected):
             return scheduleRetry(Self.mode(for: reason), attempt: 0, now: now)
@@ -218,6 +232,9 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
         case .stayHeld:
             state = .heldByUser
             return .none
+        case .stayNeedingPairing:
+            state = .needsPairing
+            return .none
         case .nothing:
             state = .idle
             return .none
@@ -231,6 +248,7 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
         switch state {
         case .idle: .nothing
         case .heldByUser: .stayHeld
+        case .needsPairing: .stayNeedingPairing
         case .asleep(let intent): intent
         case .connected, .connecting, .waiting: .reconnect
         }

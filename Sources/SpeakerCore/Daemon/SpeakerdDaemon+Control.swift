@@ -94,8 +94,14 @@ extension SpeakerdDaemon: SpeakerdControl {
         }
         linkHistory.userChose()
         await link.choose(chosen, name: name, why: .userPick)
-        if case .failed(let reason) = await link.connectNow() {
+        switch await link.connectNow() {
+        case .connected:
+            break
+        case .failed(let reason):
             throw .rejected(name: SpeakerdBus.ErrorName.bluetooth, message: "\(name) (\(chosen)) did not connect: \(reason)")
+        case .pairingRefused(let why):
+            throw .rejected(name: SpeakerdBus.ErrorName.bluetooth,
+                            message: "\(name) (\(chosen)) did not connect: pairing failed (\(why)); put it in pairing mode and run this again")
         }
         return await currentStatus()
     }

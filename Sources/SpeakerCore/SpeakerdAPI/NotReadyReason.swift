@@ -20,6 +20,7 @@ public struct NotReadyReason: Equatable, Sendable, CustomStringConvertible {
         case connecting
         case speakerUnreachable
         case userDisconnected
+        case pairingRefused
         case blueALSANotRunning
         case noAudioDevice
         case soundServerUnreachable
@@ -70,6 +71,14 @@ public struct NotReadyReason: Equatable, Sendable, CustomStringConvertible {
 
     public static func userDisconnected(_ name: String) -> NotReadyReason {
         NotReadyReason(.userDisconnected, "disconnected from \(name) as asked; 'composer-cli connect' reconnects",
+                       waitingCanSucceed: false)
+    }
+
+    /// A speaker that would not pair: waiting cannot end in playback, as nothing is retried (a
+    /// speaker not in pairing mode is not put in it by paging it again).
+    public static func pairingRefused(_ name: String, address: String, _ why: String) -> NotReadyReason {
+        NotReadyReason(.pairingRefused,
+                       "\(name) did not pair (\(why)); put it in pairing mode, then 'composer-cli connect \(address)'",
                        waitingCanSucceed: false)
     }
 

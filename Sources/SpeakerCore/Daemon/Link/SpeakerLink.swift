@@ -380,6 +380,7 @@ public actor SpeakerLink {
         case .attempting: snapshot.activity = snapshot.connected ? .idle : .connecting
         case .retryScheduled(let delay): snapshot.activity = .retrying(in: delay)
         case .holding: snapshot.activity = .heldByUser
+        case .needsPairing(let reason): snapshot.activity = .needsPairing(reason: reason)
         case .connected: snapshot.activity = .idle
         case .attemptFailed: return
         }
@@ -538,6 +539,7 @@ public actor SpeakerLink {
         case .ok: return .connected
         case .failed(let reason):
             noteFailure(address, reason)
+            if let refusal = settingUp.refusal { return .pairingRefused(reason: refusal) }
             return .failed(reason: reason)
         case .timedOut:
             let reason = "it did not answer within 10 s (off or out of range)"
@@ -595,7 +597,12 @@ public actor SpeakerLink {
             if device.connected { return }
             if !device.paired || !device.trusted {
                 settingUp.set(true)
-                if !device.paired { try await bluez.pair(address) }
+                if !device.paired {
+                    do { try await bluez.pair(address) } catch let error as BlueZClientError {
+                        if let refusal = error.bluezError?.pairingRefusal { settingUp.refused(refusal) }
+                        throw error
+                    }
+                }
                 if !device.trusted { try await bluez.setTrusted(address, true) }
                 settingUp.set(false)
             }
@@ -633,8 +640,13 @@ public actor SpeakerLink {
 /// (the pairing's own) does not end the attempt, which runs on to its trust and its `Connect`.
 /// Once the `Connect` is out, the link up ends the attempt as before: BlueZ goes on with a call
 /// it has been sent, and nothing waits for a page that no longer matters.
+/// It also carries why the speaker would not pair, when its `Pair` was refused: the attempt then
+/// ends in `pairingRefused`, which no retry follows.
 final class SettingUpMark: Sendable {
     private let flag = Atomic<Bool>(false)
+    private let refusalSaid = Mutex<String?>(nil)
     func set(_ value: Bool) { flag.store(value, ordering: .releasing) }
     var isSet: Bool { flag.load(ordering: .acquiring) }
+    func refused(_ why: String) { refusalSaid.withLock { $0 = why } }
+    var refusal: String? { refusalSaid.withLock { $0 } }
 }

@@ -38,6 +38,8 @@ public struct LinkSnapshot: Equatable, Sendable {
         case retrying(in: Duration?)
         /// The user disconnected it: nothing happens until they ask.
         case heldByUser
+        /// It would not pair (BlueZ's reason): nothing happens until the user asks again.
+        case needsPairing(reason: String)
         /// The machine is asleep.
         case asleep
     }

@@ -122,6 +122,7 @@ public struct ReadinessInputs: Equatable, Sendable {
         }
         switch link.activity {
         case .heldByUser: return .userDisconnected(target.name)
+        case .needsPairing(let why): return .pairingRefused(target.name, address: target.address.description, why)
         case .retrying(let delay): return .unreachable(target.name, retryIn: delay)
         case .idle, .connecting, .asleep: return .connecting(target.name)
         }
