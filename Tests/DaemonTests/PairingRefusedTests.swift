@@ -13,23 +13,39 @@ import Testing
 /// said "connected … as you asked" and remembered a speaker it never paired.
 @Suite("Pairing a new speaker: refused, and the link pairing brings up")
 struct PairingRefusedTests {
+    /// A first run (nothing remembered) on bluetoothd with one powered adapter and a new speaker
+    /// it has seen but never paired, once start-up's scan has ended and it waits for the user.
+    struct FirstRun {
+        let speaker: BluetoothAddress
+        let bluez: FakeBlueZClient
+        let clock: TestClock<Duration>
+        let journal: Journal
+        let daemon: SpeakerdDaemon
+        /// Kept for the scenario's life: the daemon's state directory.
+        let state: TemporaryDirectory
+
+        static func waitingForTheUser(refusingPairing: Bool) async throws -> FirstRun {
+            let speaker = try BluetoothAddress(DaemonWorld.flip.address)
+            let bluez = FakeBlueZClient(
+                adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)],
+                devices: [Device(address: speaker, name: "JBL Flip 5", deviceClass: 0x240414)])
+            await bluez.refusePairing(speaker, refusingPairing)
+            let (state, clock, journal) = (TemporaryDirectory(), TestClock<Duration>(), Journal())
+            let daemon = InProcessDaemon.unstarted(on: bluez, state: state, clock: clock, journal: journal)
+            let started = daemon.startInBackground()
+            _ = try await clock.advance(atMost: .seconds(5), until: "first run's scan has ended, waiting for the user") { started.isSet }
+            return FirstRun(speaker: speaker, bluez: bluez, clock: clock, journal: journal, daemon: daemon, state: state)
+        }
+    }
+
     @Test("""
         connect to a speaker that refuses pairing fails saying pairing failed; the link bluetoothd paired over is \
         not taken for the speaker connected, and nothing is remembered. Once it accepts, connect pairs it, \
         and it is connected and remembered
         """)
     func refusedThenAccepted() async throws {
-        let speaker = try BluetoothAddress(DaemonWorld.flip.address)
-        let bluez = FakeBlueZClient(
-            adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)],
-            devices: [Device(address: speaker, name: "JBL Flip 5", deviceClass: 0x240414)])
-        await bluez.refusePairing(speaker)
-        let state = TemporaryDirectory()
-        let clock = TestClock<Duration>()
-        let journal = Journal()
-        let daemon = InProcessDaemon.unstarted(on: bluez, state: state, clock: clock, journal: journal)
-        let started = daemon.startInBackground()
-        _ = try await clock.advance(atMost: .seconds(5), until: "first run's scan has ended, waiting for the user") { started.isSet }
+        let world = try await FirstRun.waitingForTheUser(refusingPairing: true)
+        let (speaker, bluez, clock, journal, daemon) = (world.speaker, world.bluez, world.clock, world.journal, world.daemon)
 
         var refusal: SpeakerdError?
         do { _ = try await daemon.connect(speaker) } catch { refusal = error }
@@ -63,6 +79,7 @@ struct PairingRefusedTests {
         #expect(report.speaker == .init(address: speaker.description, name: "JBL Flip 5", connected: true))
         #expect(await daemon.stateStore.knownSpeakers.map(\.address) == [speaker])
         await daemon.shutdown()
+        _ = world  // its state directory lives until here
     }
 
     /// BlueZ's signals and its answers reach speakerd by different paths: the "connected" and
@@ -70,16 +87,8 @@ struct PairingRefusedTests {
     /// when the attempt has already failed. The late "connected" is still the pairing's link.
     @Test("a refused pairing's link, reported only after the refusal, is not taken for the speaker connected, nor remembered")
     func refusedPairingsLinkReportedLate() async throws {
-        let speaker = try BluetoothAddress(DaemonWorld.flip.address)
-        let bluez = FakeBlueZClient(
-            adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)],
-            devices: [Device(address: speaker, name: "JBL Flip 5", deviceClass: 0x240414)])
-        await bluez.refusePairing(speaker)
-        let clock = TestClock<Duration>()
-        let journal = Journal()
-        let daemon = InProcessDaemon.unstarted(on: bluez, state: TemporaryDirectory(), clock: clock, journal: journal)
-        let started = daemon.startInBackground()
-        _ = try await clock.advance(atMost: .seconds(5), until: "first run's scan has ended, waiting for the user") { started.isSet }
+        let world = try await FirstRun.waitingForTheUser(refusingPairing: true)
+        let (speaker, bluez, journal, daemon) = (world.speaker, world.bluez, world.journal, world.daemon)
 
         await bluez.holdEvents()
         var refusal: SpeakerdError?
@@ -95,6 +104,7 @@ struct PairingRefusedTests {
         #expect(!daemon.gate.isReached(.speakerConnected))
         #expect(try await daemon.status().speaker?.connected != true)
         await daemon.shutdown()
+        _ = world  // its state directory lives until here
     }
 
     /// Real bluetoothd's pairing brings the link up first, with no audio profile on it. In the
@@ -104,14 +114,8 @@ struct PairingRefusedTests {
     /// profile nudge asked for it 4 s later, which status then showed as a warning.
     @Test("connect to a new speaker pairs, trusts it and connects its audio, though pairing's own link came up first")
     func pairingLinkDoesNotCutTheConnectShort() async throws {
-        let speaker = try BluetoothAddress(DaemonWorld.flip.address)
-        let bluez = FakeBlueZClient(
-            adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)],
-            devices: [Device(address: speaker, name: "JBL Flip 5", deviceClass: 0x240414)])
-        let clock = TestClock<Duration>()
-        let daemon = InProcessDaemon.unstarted(on: bluez, state: TemporaryDirectory(), clock: clock, journal: Journal())
-        let started = daemon.startInBackground()
-        _ = try await clock.advance(atMost: .seconds(5), until: "first run's scan has ended, waiting for the user") { started.isSet }
+        let world = try await FirstRun.waitingForTheUser(refusingPairing: false)
+        let (speaker, bluez, daemon) = (world.speaker, world.bluez, world.daemon)
 
         let report = try await daemon.connect(speaker)
         #expect(report.speaker?.connected == true)
@@ -123,5 +127,6 @@ struct PairingRefusedTests {
         #expect(try await bluez.device(speaker)?.trusted == true, "the speaker is paired but not trusted")
         #expect(await daemon.stateStore.knownSpeakers.map(\.address) == [speaker])
         await daemon.shutdown()
+        _ = world  // its state directory lives until here
     }
 }
