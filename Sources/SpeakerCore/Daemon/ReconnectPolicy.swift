@@ -36,7 +36,7 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
         /// The device appeared on the bus, an RSSI was seen, or the adapter was powered.
         case deviceSeen
         case userDisconnected
-        /// An attempt's `Pair` was refused (see `BlueZError.Kind.meansNotPaired`).
+        /// An attempt's `Pair` was refused (see `BlueZError.pairingRefusal`).
         case pairingRefused
         case userAskedToConnect
         /// The speaker was forgotten or replaced: nothing to keep connected.
@@ -128,11 +128,8 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
         case (.userDisconnected, _), (.linkLost(.local), _):
             if case .asleep = state { state = .asleep(.stayHeld) } else { state = .heldByUser }
             return .cancelRetry
-        case (.pairingRefused, .asleep):
-            state = .asleep(.stayNeedingPairing)
-            return .cancelRetry
         case (.pairingRefused, _):
-            state = .needsPairing
+            if case .asleep = state { state = .asleep(.stayNeedingPairing) } else { state = .needsPairing }
             return .cancelRetry
         case (.targetCleared, _):
             state = .idle

@@ -260,8 +260,7 @@ public actor SpeakerLink {
         switch event {
         case .connected(let address) where address == target:
             // BlueZ is asked only while our own attempt for it is under way, or for a new speaker.
-            if mayBePairingLink(address, known: known),
-               isPairingLink(address, paired: (try? await bluez?.device(address))??.paired, known: known) { return }
+            if mayBePairingLink(address, known: known), (try? await bluez?.device(address))??.paired == false { return }
             await linkUp()
         case .connected(let address):
             // Said once, by the daemon: "connected to NAME (ADDRESS), it connected by itself".
