@@ -123,10 +123,10 @@ public enum LiveControl: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .seek(let position):
             let target: Double
-            do { target = try position.seconds(in: song) } catch { throw .position(error) }
+            do { target = try position.startSeconds(in: song) } catch { throw .position(error) }
             guard target < song.durationSeconds else { throw .startsAfterEnd(start: target, end: song.durationSeconds) }
             next.from = .seconds(target)
-            if let section = try Self.section(of: arrangement.loop, in: song), !(section.start..<section.end).contains(target) {
+            if let section = try Self.section(of: arrangement.loop, in: song), !(section.start <= target && target < section.end) {
                 next.loop = nil
                 next.loopPasses = 1
             }
@@ -140,8 +140,11 @@ public enum LiveControl: Sendable, Equatable, CustomStringConvertible {
         case .loop(let section):
             next.loop = section
             next.loopPasses = section == nil ? 1 : 0
-            if let bounds = try Self.section(of: section, in: song), !(bounds.start..<bounds.end).contains(seconds) {
-                next.from = .seconds(bounds.start)
+            if let section, let bounds = try Self.section(of: section, in: song) {
+                // An inverted or empty section is the person's mistake, refused here, before any
+                // range is built from it.
+                guard bounds.start < bounds.end else { throw .emptyLoop(section) }
+                if !(bounds.start <= seconds && seconds < bounds.end) { next.from = .seconds(bounds.start) }
             }
         case .tempo(let tempo):
             next.tempo = tempo == .percent(100) ? nil : tempo
@@ -166,7 +169,7 @@ public enum LiveControl: Sendable, Equatable, CustomStringConvertible {
     private static func section(of loop: LoopSection?, in song: MIDISong) throws(SongArrangementError) -> (start: Double, end: Double)? {
         guard let loop else { return nil }
         do {
-            return (try loop.start.seconds(in: song), try loop.end.seconds(in: song))
+            return (try loop.start.startSeconds(in: song), try loop.end.seconds(in: song))
         } catch {
             throw .position(error)
         }

@@ -58,7 +58,7 @@ public enum PlaybackServiceError: Error, Equatable, Sendable, CustomStringConver
         case let .invalidSong(file, reason):
             "cannot play \(file): \(reason)"
         case let .songTooLarge(file, bytes, limit):
-            "\(file) is \(Mebibytes.amount(bytes)), over the \(Mebibytes.limit(limit)) limit for one song"
+            "\(file) is \(Mebibytes.amount(bytes, over: limit)), over the \(Mebibytes.limit(limit)) limit for one song"
         case let .busy(file, reason):
             "busy: not taking \(file) now: \(reason)"
         case let .notReady(_, after, waitingFor):
@@ -78,7 +78,7 @@ public enum PlaybackServiceError: Error, Equatable, Sendable, CustomStringConver
         case let .notStartedYet(operation, file):
             "cannot \(operation): \(file) has not started yet (it waits for the speaker)"
         case let .controlRefused(operation, file, reason):
-            "cannot \(operation) in \(file): \(reason)"
+            "'\(operation)' does not fit \(file): \(reason); the song plays on as it was"
         case .shuttingDown:
             "speakerd is shutting down; it takes no more songs"
         }

@@ -50,9 +50,17 @@ struct LiveControlEndToEndTests {
             #expect(asWritten.status == 0 && asWritten.standardOutput.contains(" of 2, 120 BPM\n"), "\(asWritten.standardOutput)")
             let refused = try await cli("seek", "99")
             #expect(refused.status != 0)
-            #expect(refused.standardError.hasPrefix("composer-cli: cannot seek in test-c-major-scale.mid: "), "\(refused.standardError)")
+            #expect(refused.standardError.hasPrefix("composer-cli: 'seek 99' does not fit test-c-major-scale.mid: "), "\(refused.standardError)")
             #expect(refused.standardError.contains("99") && refused.standardError.split(separator: "\n").count == 1,
                     "one line naming the bar: \(refused.standardError)")
+            // A section that ends before it starts, live, is one refused line (InvalidControl), not
+            // the daemon's end; so is one that ends where it starts.
+            for backwards in ["2-1", "3s-1s", "1:3-1:2"] {
+                let inverted = try await cli("loop", backwards)
+                #expect(inverted.status != 0 && inverted.standardError.contains("ends where it starts or before")
+                            && inverted.standardError.split(separator: "\n").count == 1, "loop \(backwards): \(inverted.standardError)")
+            }
+            #expect(try await client.status().playback.state == "playing", "an inverted loop leaves the song playing")
             let malformed = try await cli("tempo", "fast")
             #expect(malformed.status == 64 && malformed.standardError.contains("tempo: 'fast' is not a tempo"), "\(malformed.standardError)")
             #expect(try await client.status().playback.state == "playing", "a refused control leaves the song playing")
