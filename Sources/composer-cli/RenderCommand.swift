@@ -53,7 +53,17 @@ struct RenderCommand: AsyncParsableCommand {
         let request = RenderRequest(midiPath: file, outputPath: output, soundFontPath: soundFont,
                                     maxDurationSeconds: maxDuration, arrangement: try arrangement.arrangement())
         let render = Task { try await request.run() }
-        let interruption = Interruption { render.cancel() }
+        let interruption = Interruption { signal in
+            render.cancel()
+            // A render stops at its next block once cancelled; one still reading a pipe whose
+            // writer never closes cannot see it, so after a moment the command ends regardless
+            // (no partial WAV exists before the song is read).
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(700)) {
+                let line = Array("composer-cli: the render was interrupted; nothing was written to \(output)\n".utf8)
+                _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+                Glibc._exit(128 + signal)
+            }
+        }
         defer { interruption.stop() }
         do {
             let summary = try await render.value
@@ -69,39 +79,6 @@ struct RenderCommand: AsyncParsableCommand {
             }
             throw SpeakerdError.local("\(error)")
         }
-    }
-}
-
-/// SIGINT and SIGTERM cancel the render instead of killing the process, so the render can
-/// remove its partial file before composer-cli exits.
-final class Interruption: @unchecked Sendable {
-    private let sources: [any DispatchSourceSignal]
-    private let signal = Mutex<Int32?>(nil)
-
-    init(onSignal: @escaping @Sendable () -> Void) {
-        var made: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            Glibc.signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            made.append(source)
-        }
-        sources = made
-        for (source, number) in zip(sources, [SIGINT, SIGTERM]) {
-            source.setEventHandler { [weak self] in
-                self?.signal.withLock { if $0 == nil { $0 = number } }
-                onSignal()
-            }
-            source.activate()
-        }
-    }
-
-    /// The first signal received, if any.
-    var received: Int32? { signal.withLock { $0 } }
-
-    func stop() {
-        for source in sources { source.cancel() }
-        Glibc.signal(SIGINT, SIG_DFL)
-        Glibc.signal(SIGTERM, SIG_DFL)
     }
 }
 

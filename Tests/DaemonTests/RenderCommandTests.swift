@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 import TestSupport
 
@@ -68,6 +69,74 @@ struct RenderCommandTests {
         #expect(!directory.entries().contains("endless.wav"))
     }
 
+    @Test("a directory, a device or a named pipe nobody writes to is one line, at once or within the pipe's wait, and no file")
+    func inputsThatHoldNoSong() async throws {
+        let directory = TemporaryDirectory()
+        let output = directory.path + "/x.wav"
+        let folder = try await ExecutableRun.run("composer-cli", ["render", directory.path, "-o", output])
+        #expect(folder.status == 1)
+        #expect(folder.standardError == "composer-cli: \(directory.path) is a directory, not a MIDI file\n")
+        let device = try await ExecutableRun.run("composer-cli", ["render", "/dev/zero", "-o", output])
+        #expect(device.status == 1 && device.standardError == "composer-cli: /dev/zero is a character device, not a MIDI file\n",
+                "\(device.standardError)")
+        let fifo = directory.path + "/nobody.mid"
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let started = ContinuousClock.now
+        let lonely = try await ExecutableRun.run("composer-cli", ["render", fifo, "-o", output])
+        #expect(lonely.status == 1)
+        #expect(lonely.standardError.hasPrefix("composer-cli: nothing wrote to the named pipe \(fifo) within 5 s; start its writer first")
+                    && lonely.standardError.split(separator: "\n").count == 1, "\(lonely.standardError)")
+        #expect(ContinuousClock.now - started < .seconds(15), "the render waited \(ContinuousClock.now - started) for a writer")
+        #expect(directory.entries() == ["nobody.mid"])
+    }
+
+    @Test("SIGTERM ends a render stuck reading a pipe whose writer never closes, within a second, with its line",
+          arguments: [(SIGTERM, Int32(143)), (SIGINT, Int32(130))])
+    func signalEndsAStuckRead(_ signal: Int32, _ status: Int32) async throws {
+        let directory = TemporaryDirectory()
+        let fifo = directory.path + "/slow.mid"
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let cli = ExecutableRun.productsDirectory.appendingPathComponent("composer-cli").path
+        let output = directory.path + "/slow.wav"
+        let sent = Mutex<ContinuousClock.Instant?>(nil)
+        // The writer sends four bytes and keeps the pipe open for a minute.
+        let run = try await ExecutableRun.run(program: "/bin/sh", ["-c", "(printf MThd; sleep 60) >\"$1\" & exec \"$0\" render \"$1\" -o \"$2\"",
+                                                                    cli, fifo, output]) { pid in
+            try await eventually("composer-cli has the pipe open") {
+                ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).contains {
+                    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) == fifo
+                }
+            }
+            sent.withLock { $0 = .now }
+            kill(pid, signal)
+        }
+        let took = ContinuousClock.now - (sent.withLock { $0 } ?? .now)
+        #expect(run.status == status)
+        #expect(run.standardError == "composer-cli: the render was interrupted; nothing was written to \(output)\n")
+        #expect(took < .milliseconds(1500), "ended \(took) after the signal")
+        #expect(!directory.entries().contains("slow.wav"))
+    }
+
+    @Test("controls that would change nothing or leave nothing to hear are one line each, and no file")
+    func controlsWithNoEffect() async throws {
+        let directory = TemporaryDirectory()
+        let song = try GatedPlayEndToEndTests.song()
+        let output = directory.path + "/x.wav"
+        for (arguments, line) in [
+            (["--loop-count", "3"], "composer-cli: --loop-count: has no loop to repeat: give --loop A-B with it"),
+            (["--loop", "1-1", "--to", "2"], "composer-cli: --to: has no effect with --loop: the song ends where the loop ends (B in A-B); give one or the other"),
+            (["--solo", "16"], "composer-cli: \(song): nothing would sound: with solo channel 16 no note is left to play"),
+            (["--from", "3"], "composer-cli: \(song): there is no bar 3: the song has 2 bars"),
+            (["--to", "3"], "composer-cli: \(song): there is no bar 3: the song has 2 bars"),
+            (["--soundfont", "/nonexistent.sf2"], "composer-cli: soundfont /nonexistent.sf2 not found or not readable; check the path given (--soundfont or soundfont =)"),
+        ] {
+            let run = try await ExecutableRun.run("composer-cli", ["render", song, "-o", output] + arguments)
+            #expect(run.status != 0 && run.standardError.split(separator: "\n").count == 1, "\(arguments): \(run.standardError)")
+            #expect(run.standardError.hasPrefix(line), "\(arguments): \(run.standardError)")
+            #expect(directory.entries().isEmpty, "\(arguments) left \(directory.entries())")
+        }
+    }
+
     @Test("a write error midway (the file-size limit) removes the partial file and says why")
     func writeErrorRemovesPartial() async throws {
         let directory = TemporaryDirectory()
@@ -81,7 +150,7 @@ struct RenderCommandTests {
         #expect(directory.entries() == ["rest.mid"])
     }
 
-    @Test("render --from 2 --to 3 --transpose -2 writes bar 2 alone, a tone lower; a bar the song lacks is one line and no file")
+    @Test("render --from 2 --to 2 --transpose -2 writes bar 2 alone (--to includes its bar), a tone lower; a bar the song lacks is one line and no file")
     func composersControls() async throws {
         let directory = TemporaryDirectory()
         let song = directory.path + "/three-bars.mid"
@@ -89,7 +158,7 @@ struct RenderCommandTests {
         try Data(ClientSongs.smf(program: 74, notes: [(69, 0.5, 1.5), (69, 2.5, 3.5), (69, 4.5, 5.5)], end: 6))
             .write(to: URL(fileURLWithPath: song))
         let output = directory.path + "/bar2.wav"
-        let run = try await ExecutableRun.run("composer-cli", ["render", song, "-o", output, "--from", "2", "--to", "3", "--transpose", "-2"])
+        let run = try await ExecutableRun.run("composer-cli", ["render", song, "-o", output, "--from", "2", "--to", "2", "--transpose", "-2"])
         #expect(run.status == 0, "\(run.standardError)")
         let wav = try WAVFile(path: output)
         #expect(wav.seconds >= 2 && wav.seconds <= 3.01, "rendered \(wav.seconds) s")

@@ -97,7 +97,7 @@ extension MIDIFileError {
             case .limitExceeded(let limit, let value, let max):
                 return "\(limit.noun) \(value) exceeds the limit of \(max)"
             case .fileTooLarge(let bytes?, let limit):
-                return "it is \(Mebibytes.amount(bytes)), over the \(Mebibytes.limit(limit)) limit for one song"
+                return "it is \(Mebibytes.amount(bytes, over: limit)), over the \(Mebibytes.limit(limit)) limit for one song"
             case .fileTooLarge(nil, let limit):
                 return "it is larger than the \(Mebibytes.limit(limit)) limit for one song"
             case .unreadable(let path, let reason):

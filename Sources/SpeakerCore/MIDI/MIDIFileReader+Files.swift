@@ -16,10 +16,16 @@ extension MIDIFileReader {
             throw MIDIFileError(.unreadable(path: path, reason: "\(error)"))
         }
         defer { try? descriptor.close() }
+        return try read(file: descriptor, name: path, limits: limits)
+    }
+
+    /// Reads the song behind an open file or stream, as `read(contentsOfFile:)` does: a file
+    /// over the limit is refused by its size before any of it is read. The descriptor stays open.
+    public static func read(file descriptor: FileDescriptor, name path: String, limits: MIDIReadLimits = .default) throws(MIDIFileError) -> MIDISong {
         // Seekable only when it is a regular file (or a device): a FIFO says ESPIPE.
         if let size = try? descriptor.seek(offset: 0, from: .end) {
             guard size <= Int64(limits.maxFileBytes) else {
-                throw MIDIFileError(.fileTooLarge(bytes: Int(size), limit: limits.maxFileBytes))
+                throw MIDIFileError(.fileTooLarge(bytes: Int(clamping: size), limit: limits.maxFileBytes))
             }
             do {
                 _ = try descriptor.seek(offset: 0, from: .start)

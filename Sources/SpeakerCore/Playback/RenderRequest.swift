@@ -1,4 +1,6 @@
+import Glibc
 import MIDI
+import SystemPackage
 /// `composer-cli render FILE -o OUT.wav`: read, load, render — offline, without the daemon.
 ///
 /// Lives here rather than in the CLI so the executable only parses arguments, and so the same
@@ -30,6 +32,51 @@ public struct RenderRequest: Sendable {
     /// The release tail a render may add after the song's last event.
     static let tailSeconds = 1.0
 
+    /// How long a named pipe may go without a writer before the render gives up on it.
+    public static let namedPipeWriterWait = Duration.seconds(5)
+
+    /// The song at `midiPath`. What can never deliver a song is refused at once, as `play` refuses
+    /// it: a directory, a device. A named pipe is opened without waiting (a plain open would wait
+    /// for a writer for ever) and read once something writes to it; nothing within
+    /// `namedPipeWriterWait` is one clear line. A pipe from the shell is read.
+    private func readSong() throws(RenderError) -> MIDISong {
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.open(FilePath(midiPath), .readOnly, options: [.closeOnExec, .nonBlocking])
+        } catch {
+            throw .midi(path: midiPath, MIDIFileError(.unreadable(path: midiPath, reason: "\(error)")))
+        }
+        defer { try? descriptor.close() }
+        let kind = SongFileKind(descriptor: descriptor.rawValue)
+        if let kind, !kind.canHoldSong { throw .notASongFile(kind.refusal(of: midiPath)) }
+        if kind == .namedPipe, !Self.awaitWriter(descriptor, within: Self.namedPipeWriterWait) {
+            throw .notASongFile("nothing wrote to the named pipe \(midiPath) within \(Self.namedPipeWriterWait.components.seconds) s; "
+                + "start its writer first (or pipe the song in: ... | composer-cli render /dev/stdin)")
+        }
+        // Reads block again: a pipe's writer may be slow (an interrupt still ends the command).
+        let flags = fcntl(descriptor.rawValue, F_GETFL)
+        if flags >= 0 { _ = fcntl(descriptor.rawValue, F_SETFL, flags & ~O_NONBLOCK) }
+        do {
+            return try MIDIFileReader.read(file: descriptor, name: midiPath)
+        } catch {
+            throw .midi(path: midiPath, error)
+        }
+    }
+
+    /// Whether a writer opened the named pipe behind `descriptor` (it wrote, or opened and closed
+    /// it) within `limit`: its read end polls readable or hung up from then on, never before.
+    private static func awaitWriter(_ descriptor: FileDescriptor, within limit: Duration) -> Bool {
+        var entry = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+        let deadline = ContinuousClock.now + limit
+        while true {
+            let left = deadline - ContinuousClock.now
+            let milliseconds = max(0, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            let ready = poll(&entry, 1, milliseconds)
+            if ready > 0 { return true }
+            if ready == 0 || errno != EINTR { return false }
+        }
+    }
+
     /// Reads the MIDI file and checks its length (failing fast, before the slow SoundFont load),
     /// then loads the SoundFont and renders the WAV. Every failure is a `RenderError` whose
     /// description is one line; a cancelled render throws `.cancelled` and leaves no file.
@@ -37,12 +84,7 @@ public struct RenderRequest: Sendable {
         // `-o DIR/` names a directory, whether it exists or not: say so before any slow work
         // (an existing DIR without the slash fails at the write, "Is a directory", as before).
         if outputPath.hasSuffix("/") { throw .outputIsDirectory(outputPath) }
-        var song: MIDISong
-        do {
-            song = try MIDIFileReader.read(contentsOfFile: midiPath)
-        } catch {
-            throw .midi(path: midiPath, error)
-        }
+        var song = try readSong()
         do {
             song = try arrangement.arrange(song)
         } catch {
@@ -90,6 +132,8 @@ public enum RenderError: Error, Sendable, Equatable {
     case cancelled(output: String)
     /// `-o` names a directory, not the WAV file to write in it.
     case outputIsDirectory(String)
+    /// The input can never deliver a song (a directory, a device, a named pipe): its refusal.
+    case notASongFile(String)
     case other(String)
 }
 
@@ -114,6 +158,7 @@ extension RenderError: CustomStringConvertible {
         case let .outputIsDirectory(path):
             let directory = path.hasSuffix("/") ? String(path.dropLast()) : path
             return "\(path) is a directory: name the WAV file to write in it (-o \(directory)/song.wav)"
+        case let .notASongFile(refusal): return refusal
         case let .other(message): return message
         }
     }

@@ -56,7 +56,7 @@ extension ClientFileReader.Failure {
         case let .notASong(kind):
             "what the client sent is \(kind), not a MIDI file"
         case let .fileTooLarge(size, limit):
-            "the file is \(Mebibytes.amount(size)), over the \(Mebibytes.limit(limit)) limit for one song"
+            "the file is \(Mebibytes.amount(size, over: limit)), over the \(Mebibytes.limit(limit)) limit for one song"
         case let .busy(refusal):
             refusal.description
         }
