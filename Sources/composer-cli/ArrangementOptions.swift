@@ -9,7 +9,7 @@ struct ArrangementOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Starts at this bar (BAR[:BEAT[:TICK]]) or time (like 12.5s).", valueName: "pos"))
     var from: String?
 
-    @Option(help: ArgumentHelp("Stops at this bar or time.", valueName: "pos"))
+    @Option(help: ArgumentHelp("Stops at the end of this bar (included, as in --loop: --from 9 --to 16 plays bars 9 to 16), at a beat (16:3) or a time (like 40s).", valueName: "pos"))
     var to: String?
 
     @Option(help: ArgumentHelp(
@@ -18,11 +18,11 @@ struct ArrangementOptions: ParsableArguments {
     var loop: String?
 
     @Option(name: .customLong("loop-count"), help: ArgumentHelp(
-        "Plays the loop this many times (1 to 1000); without it, play loops until 'composer-cli loop off' and render plays it once.",
+        "Plays the loop this many times (1 to 1000); needs --loop. Without it, play loops until 'composer-cli loop off' and render plays it once.",
         valueName: "n"))
     var loopCount: Int?
 
-    @Option(help: ArgumentHelp("Plays at this tempo: a percentage (80%) or quarter notes per minute (96bpm).", valueName: "tempo"))
+    @Option(help: ArgumentHelp("Plays at this tempo: a percentage (80%), or 96bpm: the song's opening tempo becomes 96 quarter notes a minute and every later tempo keeps its proportion to it.", valueName: "tempo"))
     var tempo: String?
 
     // `--transpose -2` must take -2 as its value, not as an unknown option.
@@ -41,6 +41,9 @@ struct ArrangementOptions: ParsableArguments {
     func validate() throws {
         if let loopCount, !(1...SongArrangement.maxLoopPasses).contains(loopCount) {
             throw ValidationError("--loop-count: a loop plays 1 to \(SongArrangement.maxLoopPasses) times, not \(loopCount)")
+        }
+        if loopCount != nil, loop == nil {
+            throw ValidationError("--loop-count: has no loop to repeat: give --loop A-B with it")
         }
         _ = try arrangement()
         do { _ = try text.arrangement() } catch { throw ValidationError(error.description) }

@@ -17,6 +17,8 @@ struct PackedArrangementTests {
         let layout = try arrangement.layout(of: song)
         let (start, stop, section, factor) = (layout.start, layout.stop, layout.section, layout.factor)
         let silenced = try arrangement.silencedChannels(in: song)
+        // A mute or solo that leaves nothing to hear is refused before anything is laid, both ways.
+        if !silenced.isEmpty { try arrangement.requireSomethingAudible(in: song, layout, silenced: silenced) }
         let countIn = layout.countIn
         var written = countIn.seconds
         var segments = [(start, stop)]
@@ -179,11 +181,14 @@ struct PackedArrangementTests {
 
     @Test("a muted part costs the arranged song a bit an event, not a copy")
     func mutedPartCostsABitAnEvent() throws {
-        let bytes = Self.denseFile(notes: 200_000)
+        // Every note but the last is on channel 1: soloing channel 2 silences all their note-ons
+        // (one note on channel 2 is left to hear, or the solo would be refused).
+        var bytes = Self.denseFile(notes: 200_000)
+        bytes.insert(contentsOf: [0x00, 0x91, 0x3C, 0x64, 0x01, 0x81, 0x3C, 0x00], at: bytes.count - 4)
+        bytes.replaceSubrange(18..<22, with: SMFBytes.bigEndian32(bytes.count - 22))
         let written = try MIDIFileReader.read(bytes)
-        // Every note is on channel 1: soloing channel 2 silences every note-on.
         let arranged = try SongArrangement(tempo: .percent(90), transpose: 30, solo: [.channel(2)]).arrange(written)
-        #expect(arranged.events.count == written.events.count / 2)
+        #expect(arranged.events.count == written.events.count - 100_000)
         #expect(written.memoryFootprint + arranged.memoryFootprint(besides: written) <= 2 * bytes.count)
         #expect(arranged.memoryFootprint(besides: written) <= written.events.count / 8 + written.events.count / 16 + 4096)
         let before = try Self.unpackedArrangement(SongArrangement(tempo: .percent(90), transpose: 30, solo: [.channel(2)]),

@@ -22,15 +22,45 @@ public enum MIDISongPosition: Sendable, Equatable, CustomStringConvertible {
         self = .bars(MIDIBarPosition(bar: numbers[0], beat: numbers.count > 1 ? numbers[1] : 1, tick: numbers.count > 2 ? numbers[2] : 0))
     }
 
+    /// Parses a place where something ends (`--to`, a loop's `B`), in the one bar convention
+    /// every control follows: a whole bar is included, so `16` ends where bar 17 begins; a beat
+    /// or a tick (`16:3`) or seconds end exactly there.
+    public init(parsingEnd text: String) throws(MIDIPositionError) {
+        let position = try MIDISongPosition(parsing: text)
+        if case .bars(let place) = position, !text.contains(":") {
+            self = .bars(MIDIBarPosition(bar: place.bar + 1))
+        } else {
+            self = position
+        }
+    }
+
     /// Seconds from the start of `song`; throws if the song has no such bar or no bars at all.
+    /// A bar is any from the first to the one after the last (where the song ends), so a place
+    /// that starts something wants `startSeconds`.
     public func seconds(in song: MIDISong) throws(MIDIPositionError) -> Double {
         switch self {
         case .seconds(let seconds):
             return seconds
         case .bars(let position):
             guard let bars = song.bars else { throw .noBars }
-            return try bars.seconds(of: position)
+            do {
+                return try bars.seconds(of: position)
+            } catch .noSuchBar(let bar, let count) where position.beat == 1 && position.tick == 0 && bar > count + 1 {
+                // A whole bar as an end was read as the start of the next (`parsingEnd`): name the
+                // bar the person wrote.
+                throw .noSuchBar(bar - 1, bars: count)
+            }
         }
+    }
+
+    /// Seconds from the start of `song` of a place something starts at (`--from`, `seek`, a
+    /// loop's `A`): as `seconds(in:)`, but a bar past the last is named as such, never taken for
+    /// the song's end.
+    public func startSeconds(in song: MIDISong) throws(MIDIPositionError) -> Double {
+        if case .bars(let position) = self, let bars = song.bars, position.bar > bars.barCount {
+            throw .noSuchBar(position.bar, bars: bars.barCount)
+        }
+        return try seconds(in: song)
     }
 
     public var description: String {

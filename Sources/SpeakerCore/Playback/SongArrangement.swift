@@ -103,8 +103,8 @@ public struct SongArrangement: Sendable, Equatable {
         let start: Double, end: Double
         var section: (start: Double, end: Double)?
         do throws(MIDIPositionError) {
-            if let loop { section = (try loop.start.seconds(in: song), try loop.end.seconds(in: song)) }
-            start = try from?.seconds(in: song) ?? section?.start ?? 0
+            if let loop { section = (try loop.start.startSeconds(in: song), try loop.end.seconds(in: song)) }
+            start = try from?.startSeconds(in: song) ?? section?.start ?? 0
             end = try to?.seconds(in: song) ?? song.durationSeconds
         } catch {
             throw .position(error)
@@ -112,7 +112,7 @@ public struct SongArrangement: Sendable, Equatable {
         if let section, section.end <= section.start { throw .emptyLoop(loop!) }
         let stop = section?.end ?? end
         guard start < stop || (start == 0 && stop == 0) else { throw .startsAfterEnd(start: start, end: stop) }
-        return Layout(start: start, stop: stop, section: section, factor: try tempoFactor(for: song, at: start),
+        return Layout(start: start, stop: stop, section: section, factor: try tempoFactor(for: song),
                       countIn: countInEvents(for: song, at: start))
     }
 
@@ -158,6 +158,7 @@ public struct SongArrangement: Sendable, Equatable {
     private func lay(_ song: MIDISong, limits: MIDIReadLimits, loopingLive: Bool) throws(SongArrangementError) -> ArrangedSong {
         let layout = try layout(of: song)
         let silenced = try silencedChannels(in: song)
+        if !silenced.isEmpty { try requireSomethingAudible(in: song, layout, silenced: silenced) }
         if var view = MIDIEventList.ArrangedBuilder(written: song.events, factor: layout.factor, keyShift: keyShift),
            let laid = try laidOut(song, layout, silenced: silenced, limits: limits, loopingLive: loopingLive, into: &view) {
             return arranged(song, events: view.list(), laid)
@@ -269,12 +270,17 @@ public struct SongArrangement: Sendable, Equatable {
     /// The tempo a listener hears at `seconds` of the written song, in quarter notes a minute:
     /// the written tempo there times the `tempo` control; nil for a song without bars.
     public func heardQuarterNotesPerMinute(of song: MIDISong, atSeconds seconds: Double) -> Double? {
-        guard let bars = song.bars, let factor = try? tempoFactor(for: song, at: seconds) else { return nil }
+        guard let bars = song.bars, let factor = try? tempoFactor(for: song) else { return nil }
         return bars.quarterNotesPerMinute(atSeconds: seconds) * factor
     }
 
-    /// Tempo as a factor of the written one (2 = twice as fast).
-    func tempoFactor(for song: MIDISong, at seconds: Double) throws(SongArrangementError) -> Double {
+    /// Tempo as a factor of the written one (2 = twice as fast), the same all through the song.
+    ///
+    /// `96bpm` makes the song's opening tempo 96 BPM and scales every later tempo by the same
+    /// factor, so a song written 120 then 90 plays 96 then 72: the tempo map keeps its shape, and
+    /// `96bpm` is the same as the percentage it works out to, wherever the song starts (`--from`)
+    /// or the control is given (live). So `play`, `render` and a live `tempo` agree to the frame.
+    func tempoFactor(for song: MIDISong) throws(SongArrangementError) -> Double {
         switch tempo {
         case nil:
             return 1
@@ -282,11 +288,29 @@ public struct SongArrangement: Sendable, Equatable {
             guard Self.tempoPercentRange.contains(percent) else { throw .tempo(tempo!) }
             return percent / 100
         case .beatsPerMinute(let bpm):
-            let written = song.bars?.quarterNotesPerMinute(atSeconds: seconds) ?? 120
+            let written = song.bars?.quarterNotesPerMinute(atSeconds: 0) ?? 120
             let factor = bpm / written
             guard Self.tempoPercentRange.contains(factor * 100) else { throw .tempo(tempo!) }
             return factor
         }
+    }
+
+    /// Refuses a mute or solo that leaves no note to hear in what plays (the way in and the
+    /// loop's section): a composer who soloed an empty channel, or muted and soloed the same
+    /// part, would otherwise hear 45 s of silence with no word of why.
+    func requireSomethingAudible(in song: MIDISong, _ layout: Layout, silenced: Set<UInt8>) throws(SongArrangementError) {
+        let from = min(layout.start, layout.section?.start ?? layout.start)
+        for index in song.events.indices {
+            let seconds = song.events.seconds(at: index)
+            if seconds >= layout.stop { break }
+            guard seconds >= from, case let .noteOn(channel, key, velocity) = song.events.message(at: index), velocity > 0,
+                  !silenced.contains(channel), transposed(key, on: channel) != nil else { continue }
+            return
+        }
+        var asked: [String] = []
+        if !mute.isEmpty { asked.append("mute " + mute.map(\.description).joined(separator: ", ")) }
+        if !solo.isEmpty { asked.append("solo " + solo.map(\.description).joined(separator: ", ")) }
+        throw .nothingAudible(asked.joined(separator: " and "))
     }
 
     /// The channels whose notes are silenced by `mute` and `solo`.
@@ -511,12 +535,8 @@ public struct LoopSection: Sendable, Equatable, CustomStringConvertible {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 2 else { throw .malformed(text) }
         start = try MIDISongPosition(parsing: String(parts[0]))
-        var end = try MIDISongPosition(parsing: String(parts[1]))
-        // "to bar 24" means through it: the loop ends where bar 25 begins.
-        if case .bars(let position) = end, position.beat == 1, position.tick == 0, !parts[1].contains(":") {
-            end = .bars(MIDIBarPosition(bar: position.bar + 1))
-        }
-        self.end = end
+        // "to bar 24" means through it: the loop ends where bar 25 begins, as `--to 24` does.
+        end = try MIDISongPosition(parsingEnd: String(parts[1]))
     }
 
     /// As `init(parsing:)` reads it back, and as a person writes it: `17-24` for a loop that ends
@@ -585,6 +605,10 @@ public enum SongArrangementError: Error, Sendable, Equatable, CustomStringConver
     case noSuchTrack(String, known: [String])
     case tooManyEvents(limit: Int)
     case tooLong(seconds: Double, limit: Double)
+    /// With these mutes and solos (as a person reads them) no note is left to play.
+    case nothingAudible(String)
+    /// An option that would change nothing, with why.
+    case noEffect(String)
 
     public var description: String {
         switch self {
@@ -601,6 +625,8 @@ public enum SongArrangementError: Error, Sendable, Equatable, CustomStringConver
                 : "there is no track named '\(name)': the song has \(known.map { "'\($0)'" }.joined(separator: ", "))"
         case .tooManyEvents(let limit): "the arranged song would hold more than \(limit) events: loop fewer times"
         case let .tooLong(seconds, limit): "the arranged song would last \(seconds.formatted) s, over the \(limit.formatted) s limit"
+        case let .nothingAudible(asked): "nothing would sound: with \(asked) no note is left to play"
+        case let .noEffect(why): why
         }
     }
 }
