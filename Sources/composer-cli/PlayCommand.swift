@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import ComposerCLIKit
+import Dispatch
 import Glibc
 import Playback
 import SpeakerdAPI
@@ -28,8 +29,11 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(help: "Add the song to the queue instead of replacing the current one.")
     var queue = false
 
-    @Flag(help: "Wait until the song has finished, showing its progress on a terminal.")
+    @Flag(help: "Wait until the song has finished, showing its progress on a terminal; Ctrl-C then stops the song.")
     var wait = false
+
+    @Flag(help: "With --wait: Ctrl-C (or SIGTERM) ends the wait and leaves the song playing.")
+    var detach = false
 
     @OptionGroup(title: "The composer's controls") var arrangement: ArrangementOptions
 
@@ -51,6 +55,10 @@ struct PlayCommand: AsyncParsableCommand {
         return descriptor
     }
 
+    func validate() throws {
+        if detach, !wait { throw ValidationError("--detach goes with --wait: without --wait the song always plays on") }
+    }
+
     func run() async throws {
         // Every file is opened before anything is sent: a playlist with a typo plays nothing.
         var descriptors: [FileDescriptor] = []
@@ -58,6 +66,12 @@ struct PlayCommand: AsyncParsableCommand {
         for file in files { descriptors.append(try open(file)) }
         let names = files.map { URL(fileURLWithPath: $0).lastPathComponent }
         let daemon = try await common.daemon()
+        // With --wait the person is at the song, as with aplay or fluidsynth: an interrupt stops
+        // it (unless --detach), says which in one line, and ends the command within a second.
+        let interruption = wait ? Interruption { signal in
+            Self.interrupted(by: signal, song: names.last ?? names[0], stopping: !detach, daemon: daemon)
+        } : nil
+        defer { interruption?.stop() }
         // The playlist's rest joins the queue first-to-last once the first is sent; the first
         // alone decides what the command reports and waits for.
         let first = PlayRequest(file: descriptors[0], displayName: names[0], queue: queue, arrangement: arrangement.text)
@@ -107,12 +121,10 @@ struct PlayCommand: AsyncParsableCommand {
             fflush(nil)  // the line has no newline to flush it
         }
         if terminal { print("") }
-        if outcome.isFailure, !common.json {
-            // A dead audio device or a restarted daemon is an error: one line on stderr, exit 1.
-            throw SpeakerdError.local(outcome.sentence(for: name))
-        }
-        common.show(json: ReportJSON.encode(outcome.status), human: outcome.sentence(for: name))
-        if !outcome.endedAsAsked { throw ExitCode(1) }
+        if common.json { print(ReportJSON.encode(PlayWaitReport(file: name, outcome: outcome, started: started))) }
+        // A song lost to an error or replaced by another ends the command non-zero, with its line on stderr.
+        guard outcome.endedAsAsked else { throw SpeakerdError.local(outcome.sentence(for: name)) }
+        if !common.json { print(outcome.sentence(for: name)) }
     }
 
     /// While the song waits to start: speakerd's reason with a spinner, redrawn at the status
@@ -133,6 +145,30 @@ struct PlayCommand: AsyncParsableCommand {
                 try? await Task.sleep(for: PlaybackWaiter.minimumPollInterval)
             }
             return drew
+        }
+    }
+
+    /// An interrupt during `--wait`: the song is stopped (or left playing with `--detach`), one
+    /// line on stderr says which, and the command exits as the signal would (130, 143). A daemon
+    /// that does not answer the stop within a second is not waited for: the line says so.
+    private static func interrupted(by signal: Int32, song: String, stopping: Bool, daemon: SpeakerdDBusClient) {
+        @Sendable func finish(_ line: String) -> Never {
+            // Below the progress line, which has no newline of its own, on a terminal.
+            let text = Array("\(isatty(STDOUT_FILENO) == 1 ? "\n" : "")composer-cli: \(line)\n".utf8)
+            _ = text.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            Glibc._exit(128 + signal)
+        }
+        guard stopping else { finish("interrupted: \(song) plays on ('composer-cli stop' stops it)") }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(900)) {
+            finish("interrupted: speakerd did not answer the stop in time; 'composer-cli stop' stops \(song)")
+        }
+        Task {
+            do {
+                _ = try await daemon.stop()
+                finish("interrupted: stopped \(song) (play --wait --detach leaves a song playing)")
+            } catch {
+                finish("interrupted: could not stop \(song): \(error)")
+            }
         }
     }
 

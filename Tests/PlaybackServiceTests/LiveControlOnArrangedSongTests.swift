@@ -29,7 +29,12 @@ struct LiveControlOnArrangedSongTests {
         // 4.1 s, clear of bar 2's first beat (written second 2): a control taken a few
         // milliseconds before the render caught up with the clock landed in bar 1 (seen in CI).
         await harness.play(for: .milliseconds(4100))
-        #expect(await harness.eventually { await harness.position() >= 4.05 }, "the arranged song did not reach 4.1 s")
+        // The status tells the written song's place (4.1 s at half tempo is its second 2.05),
+        // with its bar and the tempo heard, before any live control as after one.
+        #expect(await harness.eventually { await harness.position() >= 2.02 }, "the song did not reach the written 2.05 s")
+        let before = await harness.player.snapshot()
+        #expect(before.musicalPosition?.bar == 2 && before.musicalPosition?.bpm == 60, "\(String(describing: before.musicalPosition))")
+        #expect(before.controls?.tempo == "50%", "\(String(describing: before.controls))")
 
         let after = try await harness.player.adjust(.transpose(2))
         let place = try #require(after.positionSeconds)
@@ -53,8 +58,12 @@ struct LiveControlOnArrangedSongTests {
         let wayIn = whole / 3
         let into = wayIn + wayIn / 2
         await harness.play(for: .milliseconds(Int64(into * 1000)))
-        #expect(await harness.eventually { await harness.position() >= into - 0.05 })
-        let timeline = await harness.position()
+        // The status tells the place in the written song: in the section, as in every pass.
+        let place = arrangement.songSeconds(atArranged: into, in: written)
+        #expect(place >= 2 && place < 6)
+        #expect(await harness.eventually { await harness.position() >= place - 0.05 })
+        #expect(await harness.player.snapshot().musicalPosition?.bar == 3)
+        let timeline = into
         #expect(arrangement.passesLeft(atArranged: timeline, in: written) == 2)
 
         let faster = try await harness.player.adjust(.tempo(.percent(200)))

@@ -137,3 +137,41 @@ extension PlaybackWaiter.Outcome {
         }
     }
 }
+
+/// What `play --wait --json` prints once the song is over: which song, how it ended (the stable
+/// word `outcome`: finished, stopped, replaced, failed, daemonRestarted), why it failed, and the
+/// status as it started and as it ended, so a script learns in one record what `--wait` saw.
+public struct PlayWaitReport: Encodable, Sendable {
+    public var file: String
+    public var outcome: String
+    public var error: String?
+    public var replacedBy: String?
+    public var started: StatusReport
+    public var ended: StatusReport
+
+    enum CodingKeys: String, CodingKey { case file, outcome, error, replacedBy, started, ended }
+
+    public init(file: String, outcome: PlaybackWaiter.Outcome, started: StatusReport) {
+        self.file = file
+        self.started = started
+        ended = outcome.status
+        switch outcome {
+        case .finished: self.outcome = "finished"
+        case .stopped: self.outcome = "stopped"
+        case let .replaced(other, _): (self.outcome, replacedBy) = ("replaced", other)
+        case let .failed(reason, _): (self.outcome, error) = ("failed", reason)
+        case .daemonRestarted: (self.outcome, error) = ("daemonRestarted", outcome.sentence(for: file))
+        }
+    }
+
+    /// Every key is always there (null when it does not apply), so scripts can rely on them.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(file, forKey: .file)
+        try container.encode(outcome, forKey: .outcome)
+        try container.encode(error, forKey: .error)
+        try container.encode(replacedBy, forKey: .replacedBy)
+        try container.encode(started, forKey: .started)
+        try container.encode(ended, forKey: .ended)
+    }
+}

@@ -57,13 +57,12 @@ extension Player {
                 if await !self.sessionReported(event, ticket: item.ticket) { return }
             }
         }
-        // A loop until `loop off` is told in the written song's seconds, as under a live control.
-        let current = CurrentSong(ticket: item.ticket, file: item.file,
-                                  durationSeconds: item.loopStart != nil ? item.written.durationSeconds : item.song.durationSeconds,
+        // Told in the written song's seconds, whatever the song plays with (`songPosition`).
+        let current = CurrentSong(ticket: item.ticket, file: item.file, durationSeconds: item.written.durationSeconds,
                                   session: session, written: item.written, arrangement: item.arrangement,
-                                  underLiveControl: item.loopStart != nil, sessionEvents: forwarder)
+                                  sessionEvents: forwarder)
         state = .playing(current)
-        lastPosition = 0
+        lastPosition = current.songPosition(0)
         lastLatency = nil
         // Said when the song starts, not when it was asked for: a queued or waiting song may never play.
         logger.info("playing \(item.file)\(onSpeaker)")
@@ -155,7 +154,8 @@ extension Player {
             guard case let .playing(song) = state else { return true }
             let gaps = await song.session.outputUnderflows
             guard currentTicket == ticket, case let .playing(current) = state else { return true }
-            lastPosition = current.durationSeconds
+            // Where the song as played ends, in the written song (a `--to`, a loop's end).
+            lastPosition = current.arrangement.isIdentity ? current.durationSeconds : current.songPosition(.greatestFiniteMagnitude)
             state = .idle
             logger.info("finished playing \(current.file)\(onSpeaker)")
             if gaps > 0 {
@@ -175,7 +175,7 @@ extension Player {
             // The status keeps saying why until the next song, so `status` and `play --wait`
             // report a dead device instead of an innocent "idle".
             if let current {
-                let position = await current.session.heardPositionSeconds
+                let position = current.songPosition(await current.session.heardPositionSeconds)
                 guard currentTicket == ticket else { return false } // Replaced or stopped meanwhile.
                 lastPosition = position
                 state = .failed(file: file, reason: reason, position: position, duration: current.durationSeconds)

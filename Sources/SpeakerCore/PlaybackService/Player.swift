@@ -55,13 +55,10 @@ public actor Player: DaemonPlayback {
         /// The song as written, and the controls it plays with now (`adjust`).
         let written: MIDISong
         var arrangement: SongArrangement
-        /// A live control changed the song: positions are told in the written song's seconds
-        /// (the session's timeline starts again at each control).
-        var underLiveControl = false
-
-        /// Bar and beat at `position` (as the status tells it), when it is the written song's.
+        /// Bar and beat at `position` (as the status tells it: the written song's seconds, whatever
+        /// the song was started or is played with).
         func musicalPosition(at position: Double) -> StatusReport.MusicalPosition? {
-            guard underLiveControl || arrangement.isIdentity, let bars = written.bars, bars.barCount > 0 else { return nil }
+            guard let bars = written.bars, bars.barCount > 0 else { return nil }
             let seconds = min(position, written.durationSeconds)
             let place = bars.position(atSeconds: seconds)
             return StatusReport.MusicalPosition(bar: min(place.bar, bars.barCount), beat: place.bar > bars.barCount ? 1 : place.beat,
@@ -69,9 +66,11 @@ public actor Player: DaemonPlayback {
                                                 bpm: arrangement.heardQuarterNotesPerMinute(of: written, atSeconds: seconds))
         }
 
-        /// A position on the session's timeline as the status tells it.
+        /// A position on the session's timeline as the status tells it: in the written song's
+        /// seconds, so a song's bars and beats are the same whether its tempo, start or loop came
+        /// with `play` or live (the session's timeline starts again at each live control).
         func songPosition(_ timeline: Double) -> Double {
-            underLiveControl ? arrangement.songSeconds(atArranged: timeline, in: written) : timeline
+            arrangement.songSeconds(atArranged: timeline, in: written)
         }
         /// Forwards the session's progress, end and failure to the player.
         let sessionEvents: Task<Void, Never>
@@ -501,13 +500,12 @@ public actor Player: DaemonPlayback {
             applied.restrikesHeldNotes = false
             arrangement = applied
         } catch {
-            throw .controlRefused(operation: control.name, file: song.file, reason: error.description)
+            throw .controlRefused(operation: control.description, file: song.file, reason: error.description)
         }
         // Another song may have taken over while the position was asked for.
         guard var now = playingSong, now.ticket == song.ticket else { throw .nothingPlaying(operation: control.name) }
         guard await now.session.replaceSong(with: arranged) else { throw .nothingPlaying(operation: control.name) }
         now.arrangement = arrangement
-        now.underLiveControl = true
         now.durationSeconds = song.written.durationSeconds
         switch state {
         case .playing: state = .playing(now)

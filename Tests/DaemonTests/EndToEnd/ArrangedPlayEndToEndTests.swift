@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import Synchronization
 import MIDI
 import SpeakerdAPI
 @testable import Playback
@@ -41,6 +43,53 @@ struct ArrangedPlayEndToEndTests {
             #expect(malformed.standardError.contains("--tempo: 'fast' is not a tempo"), "\(malformed.standardError)")
         }
         #expect((wav?.seconds ?? 0) < 0.5, "a refused song reached the output: \(wav?.seconds ?? 0) s")
+    }
+
+    @Test("a song started with --tempo shows its bar, beat, tempo heard and controls in status from its first second, in the written song's bars")
+    func statusOfASongStartedWithControls() async throws {
+        let songPath = try GatedPlayEndToEndTests.song()
+        _ = try await Self.withReadySpeakerd { bus, client in
+            let played = try await ExecutableRun.run("composer-cli", ["play", songPath, "--tempo", "50%", "--from", "2", "--bus", bus])
+            #expect(played.status == 0, "\(played.standardError)")
+            let status = try await ExecutableRun.run("composer-cli", ["status", "--json", "--bus", bus])
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any])
+            let playback = try #require(object["playback"] as? [String: Any], "\(status.standardOutput)")
+            let place = try #require(playback["musicalPosition"] as? [String: Any], "no bar and beat: \(status.standardOutput)")
+            #expect(place["bar"] as? Int == 2 && place["bars"] as? Int == 2 && place["bpm"] as? Double == 60, "\(place)")
+            let controls = try #require(playback["controls"] as? [String: Any], "no controls: \(status.standardOutput)")
+            #expect(controls["tempo"] as? String == "50%", "\(controls)")
+            let position = try #require(playback["positionSeconds"] as? Double)
+            #expect(position >= 2 && position < 4, "the position is in the written song (bar 2 starts at 2 s): \(position)")
+            _ = try await client.stop()
+        }
+    }
+
+    @Test("Ctrl-C on play --wait stops the song and says so in one line; with --detach the song plays on, and the line says how to stop it",
+          arguments: [false, true])
+    func interruptedWait(detached: Bool) async throws {
+        let songPath = try GatedPlayEndToEndTests.song()
+        _ = try await Self.withReadySpeakerd { bus, client in
+            let sent = Mutex<ContinuousClock.Instant?>(nil)
+            let run = try await ExecutableRun.run("composer-cli", ["play", songPath, "--wait", "--bus", bus] + (detached ? ["--detach"] : [])) { pid in
+                try await eventually("the song plays") { try await client.status().playback.state == "playing" }
+                sent.withLock { $0 = .now }
+                kill(pid, SIGINT)
+            }
+            let took = ContinuousClock.now - (sent.withLock { $0 } ?? .now)
+            #expect(run.status == 130, "\(run.standardError)")
+            #expect(took < .milliseconds(1500), "composer-cli ended \(took) after Ctrl-C")
+            let state = try await client.status().playback.state
+            if detached {
+                #expect(run.standardError == "composer-cli: interrupted: test-c-major-scale.mid plays on ('composer-cli stop' stops it)\n")
+                #expect(state == "playing", "--detach left the song \(state)")
+                _ = try await client.stop()
+            } else {
+                #expect(run.standardError == "composer-cli: interrupted: stopped test-c-major-scale.mid (play --wait --detach leaves a song playing)\n")
+                #expect(state == "stopped", "the song is \(state) after Ctrl-C")
+            }
+        }
+        let refused = try await ExecutableRun.run("composer-cli", ["play", songPath, "--detach"])
+        #expect(refused.status != 0 && refused.standardError.contains("--detach goes with --wait"), "\(refused.standardError)")
     }
 
     /// speakerd on the fake BlueZ with the Flip known and connected, its output a WAV file;
