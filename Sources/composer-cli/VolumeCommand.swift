@@ -27,8 +27,10 @@ struct VolumeCommand: AsyncParsableCommand {
 
     /// The change asked for; nil to only show the volume.
     func change() throws -> VolumeChange? {
-        guard let text = value.first else { return nil }
-        guard value.count == 1 else { throw ValidationError("give one volume value, not \(value.count): \(value.joined(separator: " "))") }
+        // `volume -- -10`: the `--` that ends options is the shell idiom, not a value.
+        let words = value.first == "--" ? Array(value.dropFirst()) : value
+        guard let text = words.first else { return nil }
+        guard words.count == 1 else { throw ValidationError("give one volume value, not \(words.count): \(words.joined(separator: " "))") }
         do { return try VolumeChange(parsing: text) } catch { throw ValidationError(error.description) }
     }
 

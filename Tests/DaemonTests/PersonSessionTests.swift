@@ -143,6 +143,8 @@ struct PersonSessionTests {
                 try await fake.addSpeaker(sony)
                 try await eventually("the Sony's line is out before the scan ends") { output().contains("33:44:55:CC:DD:EE  Sony SRS  -") }
                 #expect(ContinuousClock.now - started < .seconds(6), "the line came only at the end of the scan")
+                #expect(output().contains("11:22:33:AA:BB:CC  JBL Flip 5"),
+                        "the speaker BlueZ already knew comes with the first announcement, not at the scan's end: \(output())")
             }
             #expect(run.status == 0, "\(run.standardError)")
             #expect(ContinuousClock.now - started >= .seconds(6), "a 6 s scan ended early")

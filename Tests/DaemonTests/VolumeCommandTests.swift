@@ -59,6 +59,11 @@ struct VolumeCommandTests {
         #expect(lowered.status == 0, "\(lowered.standardError)")
         #expect(lowered.standardOutput.hasPrefix("Volume: 35 % on JBL Flip 5"))
         #expect(await control.level == 35)
+        // `--` ends the options, as in any command: what follows is the value.
+        let dashed = try await ExecutableRun.run("composer-cli", ["volume", "--bus", world.address, "--", "-10"])
+        #expect(dashed.status == 0, "\(dashed.standardError)")
+        #expect(dashed.standardOutput.hasPrefix("Volume: 25 % on JBL Flip 5"), "\(dashed.standardOutput)")
+        #expect(await control.level == 25)
 
         let raised = try await ExecutableRun.run("composer-cli", ["volume", "--json", "+80", "--bus", world.address])
         #expect(raised.status == 0, "\(raised.standardError)")

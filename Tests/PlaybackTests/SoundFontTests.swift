@@ -12,13 +12,13 @@ struct SoundFontTests {
         #expect(font.sampleRate == 44_100)
     }
 
-    @Test("a missing SoundFont is reported by path with what to do")
+    @Test("a missing SoundFont the person named is reported by path, without telling them to pass the option they passed")
     func missing() async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("absent.sf2").path
         let error = await #expect(throws: SoundFontError.missing(path: path)) { try await SoundFont.load(path: path) }
-        #expect(error?.description == "soundfont \(path) not found; install timgm6mb-soundfont or pass --soundfont FILE")
+        #expect(error?.description == "soundfont \(path) not found or not readable; check the path given (--soundfont or soundfont =)")
     }
 
     @Test("a directory given as a SoundFont is reported as missing, not crashed on")

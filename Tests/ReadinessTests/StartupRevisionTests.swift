@@ -73,7 +73,7 @@ struct StartupRevisionTests {
         ops.end("soundfont", .fail("no soundfont"))
 
         let timeline = await run.value
-        #expect(timeline.abortReason?.contains("required operation soundfont") == true)
+        #expect(timeline.abortReason?.contains("the required step 'soundfont'") == true)
         #expect(timeline.operations.first { $0.name == "speaker" }?.outcome == .cancelled)
     }
 

@@ -96,7 +96,7 @@ struct StartupSequencerTests {
         await readEvents(until: .started("preload soundfont"), from: &events)
         ops.end("connect bus", .fail("no system bus at /run/dbus/system_bus_socket"))
         let timeline = await run.value
-        #expect(timeline.abortReason == "required operation connect bus ended failed: no system bus at /run/dbus/system_bus_socket")
+        #expect(timeline.abortReason == "the required step 'connect bus' failed: no system bus at /run/dbus/system_bus_socket")
         #expect(timeline.entry("preload soundfont")?.outcome == .cancelled)
         #expect(timeline.entry("find BlueZ")?.outcome == .cancelled)
         #expect(timeline.entry("playback ready")?.outcome == .cancelled)

@@ -1,3 +1,4 @@
+import DBus
 /// An error reply from bluetoothd (`org.bluez.Error.*`), typed, with the D-Bus message kept.
 ///
 /// Following bluer, the kind is the error name without its `org.bluez.Error.` prefix, so code can
@@ -132,7 +133,7 @@ public struct BlueZError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        let detail = message.isEmpty ? "" : " (\(dbusName): \(message))"
+        let detail = message.isEmpty ? "" : " (\(dbusName): \(DBusError.gist(of: message)))"
         if message.isEmpty { return "\(explanation) (\(dbusName))" }
         return explanation + detail
     }

@@ -5,18 +5,21 @@ import SpeakerdAPI
 /// speaker the moment it turns up rather than after the whole scan; then, when the scan's answer
 /// comes, the devices only it had (known speakers not heard this time) and a closing line.
 ///
-/// A device is printed once, the first time it is heard (it has a signal strength); later
-/// announcements of it (its signal changing) print nothing. Which devices are listed follows
-/// `scan`'s rule: audio sinks only, every device with `--all`.
+/// A device is printed once, the first time an announcement carries it: one heard with its signal
+/// strength, one BlueZ already knew but has not heard this time with "—" (it is known now, so
+/// it is not held back to the end); later announcements of it (its signal changing) print
+/// nothing. Which devices are listed follows `scan`'s rule: audio sinks only, every device with
+/// `--all`.
 public struct ScanStream: Sendable {
     public let showAll: Bool
     private var printed: Set<String> = []
 
     public init(showAll: Bool) { self.showAll = showAll }
 
-    /// The lines for the devices in an announcement that are heard and not printed yet.
+    /// The lines for the devices in an announcement not printed yet, the heard ones first.
     public mutating func lines(announced report: ScanReport) -> [String] {
-        report.listed(all: showAll).candidates.filter { $0.rssi != nil }.compactMap { print($0) }
+        let listed = report.listed(all: showAll).candidates
+        return (listed.filter { $0.rssi != nil } + listed.filter { $0.rssi == nil }).compactMap { print($0) }
     }
 
     /// The lines that end the stream: the devices of the scan's answer not printed yet (best

@@ -51,11 +51,34 @@ public enum DBusError: Error, Sendable, Hashable {
     }
 }
 
+extension DBusError {
+    /// The line of a peer's error message that says what went wrong, for a one-line error or log:
+    /// a service written in Python (python-dbusmock) sends a whole traceback for an exception it
+    /// did not expect, whose last line is the exception; anything else, its first line. Bounded,
+    /// since a peer chooses the message.
+    public static func gist(of message: String) -> String {
+        let lines = message.split(whereSeparator: \.isNewline).map { $0.trimmingBlanks }.filter { !$0.isEmpty }
+        var line = (message.hasPrefix("Traceback (") ? lines.last : lines.first) ?? ""
+        if line.hasPrefix("dbus.exceptions.DBusException: ") { line = line.dropFirst("dbus.exceptions.DBusException: ".count) }
+        return line.count > maxGistCharacters ? String(line.prefix(maxGistCharacters)) + "…" : String(line)
+    }
+
+    static let maxGistCharacters = 240
+}
+
+extension Substring {
+    fileprivate var trimmingBlanks: Substring {
+        guard let first = firstIndex(where: { $0 != " " && $0 != "\t" }),
+              let last = lastIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
+        return self[first...last]
+    }
+}
+
 extension DBusError: CustomStringConvertible {
     public var description: String {
         switch self {
         case .remote(let name, let message):
-            message.isEmpty ? name : "\(name): \(message)"
+            message.isEmpty ? name : "\(name): \(Self.gist(of: message))"
         case .timeout(let method, let milliseconds):
             "no reply to \(method) within \(milliseconds) ms (is the service running and responsive?)"
         case .cancelled:

@@ -14,7 +14,9 @@ import Synchronization
 /// `SoundFontError.inUse` while another one holds it.
 public final class SoundFont: Sendable {
     /// Debian's `timgm6mb-soundfont`: small (6 MB), General MIDI complete, installed by scripts/setup.
-    public static let defaultPath = "/usr/share/sounds/sf2/TimGM6mb.sf2"
+    public static let defaultPath = "/usr/share/sounds/sf2/" + packagedFileName
+    /// The file Debian's timgm6mb-soundfont installs.
+    public static let packagedFileName = "TimGM6mb.sf2"
     /// CD rate; what `fluidsynth -F` renders at too, so outputs compare sample for sample.
     public static let defaultSampleRate = 44_100
     /// `rate` if a song may be rendered at it: a device that says another (a broken reply) gets

@@ -15,8 +15,11 @@ public enum SoundFontError: Error, Equatable, Sendable {
 extension SoundFontError: CustomStringConvertible {
     public var description: String {
         switch self {
-        case let .missing(path):
+        case let .missing(path) where path.hasSuffix("/" + SoundFont.packagedFileName):
             "soundfont \(path) not found; install timgm6mb-soundfont or pass --soundfont FILE"
+        case let .missing(path):
+            // Another font the person named: installing the packaged one would not help.
+            "soundfont \(path) not found or not readable; check the path given (--soundfont or soundfont =)"
         case let .invalid(path):
             "soundfont \(path) is not a valid SoundFont 2 file (corrupt or another format); pass --soundfont FILE"
         case let .outOfMemory(what):

@@ -47,4 +47,16 @@ public enum OperationOutcome: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         if let reason { "\(kind): \(reason)" } else { kind }
     }
+
+    /// How it ended, as the end of a sentence about the operation: "failed: no system bus",
+    /// "timed out", "was cancelled", "was skipped: …", "finished".
+    public var sentence: String {
+        switch self {
+        case .ok: "finished"
+        case let .failed(reason): reason.isEmpty ? "failed" : "failed: \(reason)"
+        case .timedOut: "timed out"
+        case .cancelled: "was cancelled"
+        case let .skipped(reason): reason.isEmpty ? "was skipped" : "was skipped: \(reason)"
+        }
+    }
 }

@@ -68,7 +68,7 @@ extension StartupSequencer {
             }
             for dependent in ready where outcomes[dependent] == nil { startOperation(dependent) }
         } else if step.requirement == .required {
-            abort("required operation \(step.name) ended \(outcome)")
+            abort("the required step '\(step.name)' \(outcome.sentence)")
         } else {
             skipDependents(of: index, because: "\(step.name) ended \(outcome.kind)")
         }
