@@ -1,4 +1,6 @@
+import Foundation
 import MIDI
+import TestSupport
 @testable import Playback
 import Testing
 
@@ -119,5 +121,53 @@ struct SizeWordsTests {
         let limit = 100 << 20
         #expect(Mebibytes.amount(limit + 20, over: limit) == "100.0 MiB (104857620 bytes)")
         #expect(Mebibytes.amount(limit + (1 << 20), over: limit) == "101.0 MiB")
+    }
+}
+
+/// A loop's passes on FluidSynth's block grid: each pass is laid a whole number of 64-frame blocks
+/// after the last, so every pass sounds as the one before it to the sample (but for the faint
+/// tail of what came before it), where the section's own length would shift each pass a little
+/// on the grid.
+@Suite("Loop seams on the block grid")
+struct LoopSeamGridTests {
+    static let rate = ArrangementAudioTests.rate
+
+    /// One second of the recorder (a pitch that shows any shift), looped from the start.
+    static let song = ArrangementAudioTests.song([ArrangementAudioTests.program(0, Fixtures.recorder)]
+                                                 + ArrangementAudioTests.note(0, 81, 0.05, 0.55), bars: 1)
+
+    func render(_ arranged: ArrangedSong) async throws -> [Float] {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("out.wav").path
+        _ = try await OfflineRenderer.render(arranged, soundFont: try await Fixtures.soundFont(), to: path)
+        return try WAVFile(path: path).monoFloat
+    }
+
+    @Test("render --loop 0s-1s --loop-count 4: the passes after the first are laid 44160 frames apart (1 s rounded up to whole blocks) and sound alike, sample for sample")
+    func passesAreAlike() async throws {
+        let loop = LoopSection(start: .seconds(0), end: .seconds(1))
+        let arranged = try SongArrangement(loop: loop, loopPasses: 4).arranged(Self.song)
+        #expect(arranged.seams.map(\.seconds) == [1, 2, 3])
+        let mono = try await render(arranged)
+        let pass = 44_160
+        #expect(pass % SongScheduler.blockFrames == 0 && pass >= Self.rate)
+        #expect(mono.count >= 4 * pass, "the render lasts \(mono.count) frames")
+        func slice(_ index: Int, shift: Int = 0) -> ArraySlice<Float> {
+            mono[(index * pass + shift)..<(index * pass + shift + Self.rate * 6 / 10)]
+        }
+        func difference(_ a: ArraySlice<Float>, _ b: ArraySlice<Float>) -> Double {
+            let pairs = zip(a, b).map { Double($0 - $1) * Double($0 - $1) }
+            return (pairs.reduce(0, +) / Double(pairs.count)).squareRoot()
+        }
+        let level = WAVAnalysis.rms(slice(1))
+        #expect(level > 0.01, "the pass is silent: \(level)")
+        // Passes 3 and 4 against pass 2: only dither and a long-decayed tail tell them apart.
+        for index in 2...3 {
+            let apart = difference(slice(index), slice(1))
+            #expect(apart < level / 100, "pass \(index + 1) differs from pass 2 by \(apart) RMS, against a level of \(level)")
+        }
+        // The check can tell: the same pass 16 frames off differs by far more.
+        #expect(difference(slice(2, shift: 16), slice(1)) > level / 10)
     }
 }

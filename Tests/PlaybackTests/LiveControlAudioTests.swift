@@ -52,8 +52,9 @@ struct LiveControlAudioTests {
         #expect(live.song.events[start.eventIndex] == MIDITimedEvent(seconds: 6, message: .controlChange(channel: 0, controller: 121, value: 0)))
         #expect(live.song.events[..<start.eventIndex].allSatisfy { $0.seconds <= 6 })
         #expect(live.song.durationSeconds == 6 + 4, "the live song holds the way in and one pass")
-        let offline = try SongArrangement(from: .bars(MIDIBarPosition(bar: 2)), loop: loop, loopPasses: 6).arrange(song)
-        #expect(offline.durationSeconds == 6 + 5 * 4)
+        let offline = try SongArrangement(from: .bars(MIDIBarPosition(bar: 2)), loop: loop, loopPasses: 6).arranged(song)
+        #expect(offline.song.durationSeconds == 6 + 5 * 4)
+        #expect(offline.seams.map(\.seconds) == [6, 10, 14, 18, 22], "a seam where each pass after the way in begins")
 
         let frames = 20 * Self.rate
         let heardLive: [Int16]
@@ -68,7 +69,7 @@ struct LiveControlAudioTests {
         }
         let heardOffline: [Int16]
         do {
-            let source = try PlaybackSource(song: offline, soundFont: try await Fixtures.soundFont())
+            let source = try PlaybackSource(arranged: offline, soundFont: try await Fixtures.soundFont())
             heardOffline = Self.render(source, frames: frames)
         }
         #expect(heardLive.count == frames && heardOffline.count == frames)

@@ -22,7 +22,12 @@ public enum OfflineRenderer {
     /// `AudioOutputError.fileNotWritable` when the file cannot be written, and
     /// `CancellationError` when the task is cancelled: then nothing is written at all.
     public static func render(_ song: MIDISong, soundFont: SoundFont, to path: String) async throws -> Summary {
-        let source = try PlaybackSource(song: song, soundFont: soundFont)
+        try await render(ArrangedSong(song: song), soundFont: soundFont, to: path)
+    }
+
+    /// `render`, for a song as arranged: its section loop's passes each on the same samples.
+    public static func render(_ song: ArrangedSong, soundFont: SoundFont, to path: String) async throws -> Summary {
+        let source = try PlaybackSource(arranged: song, soundFont: soundFont)
         defer { source.stop() }
         try await WAVFileOutput(path: path, pacing: .offline, keepWhenCancelled: false).play(source)
         return Summary(frames: source.renderedFrames, sampleRate: source.sampleRate, songSeconds: source.durationSeconds)

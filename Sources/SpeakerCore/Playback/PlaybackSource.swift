@@ -94,7 +94,7 @@ public final class PlaybackSource: Sendable {
                 return frames
             }
             guard var current = synthesizer, silent < frames else { return silent }
-            if let next = replacement {
+            if var next = replacement {
                 // A live control: whatever sounded stops, and the new timeline starts on a
                 // synthesiser as fresh as one a render starting there would use (its first events,
                 // the chase, set the state its position has), so what follows is that render, to
@@ -107,6 +107,7 @@ public final class PlaybackSource: Sendable {
                     replacementSynthesizer = nil
                 } else {
                     current.reset()
+                    next.align(toBlockPhase: current.blockPhase)
                 }
                 framesBefore += scheduler?.position ?? 0
                 scheduler = next
@@ -146,7 +147,7 @@ public final class PlaybackSource: Sendable {
                 keepAliveWhilePaused: Bool = false, keepAliveSound: KeepAliveSound = .bursts) throws(SoundFontError) {
         let synthesizer = try soundFont.lease(sampleRate: sampleRate)
         let rate = synthesizer.sampleRate
-        let scheduler = SongScheduler(song: song, sampleRate: rate)
+        let scheduler = SongScheduler(song: song, sampleRate: rate, blockPhase: synthesizer.blockPhase)
         self.soundFont = soundFont
         self.sampleRate = rate
         self.preRollFrames = Self.frames(in: preRoll, sampleRate: rate)
@@ -273,12 +274,11 @@ public final class PlaybackSource: Sendable {
     /// Where the song is on its timeline, as seconds, capped at its duration (the tail is not
     /// music): since the start, or since the last live control, within a live loop's pass.
     public var positionSeconds: Double {
-        let (frames, end) = state.withLock { state in
+        state.withLock { state in
             // A control not yet taken up: its timeline starts at 0.
-            if let next = state.replacement { return (0, next.endFrame) }
-            return (state.timeline, state.scheduler?.endFrame ?? 0)
+            guard state.replacement == nil, let scheduler = state.scheduler else { return 0 }
+            return scheduler.timelineSeconds(atFrame: min(state.timeline, scheduler.endFrame))
         }
-        return min(Double(frames), Double(end)) / Double(sampleRate)
     }
 
     /// Where the listener is on the timeline, as seconds: `positionSeconds` less what the device
@@ -286,11 +286,10 @@ public final class PlaybackSource: Sendable {
     /// null output, and once a paused song's device has played out what it held. Live controls
     /// act at `positionSeconds` (where rendering goes on); the status shows this.
     public var heardPositionSeconds: Double {
-        let (frames, end) = state.withLock { state in
-            if let next = state.replacement { return (0, next.endFrame) }
-            return (max(0, state.timeline - state.unheard), state.scheduler?.endFrame ?? 0)
+        state.withLock { state in
+            guard state.replacement == nil, let scheduler = state.scheduler else { return 0 }
+            return scheduler.timelineSeconds(atFrame: min(max(0, state.timeline - state.unheard), scheduler.endFrame))
         }
-        return min(Double(frames), Double(end)) / Double(sampleRate)
     }
 
     /// Seconds of the song rendered but not heard: while it plays, the device's latency; after

@@ -85,11 +85,13 @@ public struct RenderRequest: Sendable {
         // (an existing DIR without the slash fails at the write, "Is a directory", as before).
         if outputPath.hasSuffix("/") { throw .outputIsDirectory(outputPath) }
         var song = try readSong()
+        let arranged: ArrangedSong
         do {
-            song = try arrangement.arrange(song)
+            arranged = try arrangement.arranged(song)
         } catch {
             throw .arrangement(path: midiPath, error)
         }
+        song = arranged.song
         guard song.durationSeconds <= maxDurationSeconds else {
             throw .tooLong(path: midiPath, seconds: song.durationSeconds, limit: maxDurationSeconds)
         }
@@ -106,7 +108,7 @@ public struct RenderRequest: Sendable {
             throw .soundFont(error)
         }
         do {
-            return try await OfflineRenderer.render(song, soundFont: soundFont, to: outputPath)
+            return try await OfflineRenderer.render(arranged, soundFont: soundFont, to: outputPath)
         } catch let error as AudioOutputError {
             throw .output(error)
         } catch is CancellationError {

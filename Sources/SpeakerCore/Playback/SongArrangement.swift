@@ -76,6 +76,16 @@ public struct SongArrangement: Sendable, Equatable {
         return try lay(song, limits: limits, loopingLive: false).song
     }
 
+    /// The song as laid for playing or rendering, with the seams of its section loop (the start of
+    /// each pass after the way in) for the scheduler, which lays every pass on the same samples
+    /// (`SongScheduler`): a loop until `loop off` as `arrangeLive` lays it, any other as `arrange`.
+    public func arranged(_ song: MIDISong, limits: MIDIReadLimits = .default) throws(SongArrangementError) -> ArrangedSong {
+        if loopsUntilTurnedOff { return try arrangeLive(song, limits: limits) }
+        guard !isIdentity else { return ArrangedSong(song: song) }
+        guard loopPasses >= 1 else { throw .loopPasses(loopPasses) }
+        return try lay(song, limits: limits, loopingLive: false)
+    }
+
     /// The song as played live (`seek`, `loop` and the other controls while a song plays): like
     /// `arrange`, but a section loop is laid down once, the way in and then one pass, and the
     /// scheduler plays that pass again and again until the loop is turned off
@@ -166,19 +176,20 @@ public struct SongArrangement: Sendable, Equatable {
         var timed = TimedArrangedEvents(written: song.events, factor: layout.factor)
         // The seconds clock takes any event: it never refuses one.
         let laid = try laidOut(song, layout, silenced: silenced, limits: limits, loopingLive: loopingLive, into: &timed)
-        return arranged(song, events: MIDIEventList(timed.events), laid ?? Laid(duration: 0, loopStart: nil))
+        return arranged(song, events: MIDIEventList(timed.events), laid ?? Laid(duration: 0, loopStart: nil, seams: []))
     }
 
     /// What laying out a song gives beside its events.
     struct Laid {
         var duration: Double
         var loopStart: ArrangedSong.LoopStart?
+        var seams: [ArrangedSong.LoopStart]
     }
 
     private func arranged(_ song: MIDISong, events: MIDIEventList, _ laid: Laid) -> ArrangedSong {
         let arranged = MIDISong(events: events, durationSeconds: laid.duration, title: song.title,
                                 trackNames: song.trackNames, warnings: song.warnings, bars: nil, trackChannels: song.trackChannels)
-        return ArrangedSong(song: arranged, loopStart: laid.loopStart)
+        return ArrangedSong(song: arranged, loopStart: laid.loopStart, seams: laid.seams)
     }
 
     /// Lays the arranged song's events into `sink`, in order: the count-in's clicks merged by time
@@ -215,9 +226,11 @@ public struct SongArrangement: Sendable, Equatable {
         var count = countIn.events.count
         var passStart = 0.0
         var wayIn = 0
+        var seams: [ArrangedSong.LoopStart] = []
         for (index, segment) in segments.enumerated() {
             var laidHere = 0
             if index == 1 { passStart = written }
+            if index >= 1 { seams.append(ArrangedSong.LoopStart(eventIndex: sink.count, seconds: written / factor)) }
             /// An event the arrangement adds at `written` (as it is now).
             func add(_ message: MIDIMessage) -> Bool {
                 laidHere += 1
@@ -262,7 +275,7 @@ public struct SongArrangement: Sendable, Equatable {
         }
         let loopStart = loopingLive && section != nil
             ? ArrangedSong.LoopStart(eventIndex: wayIn, seconds: passStart / factor) : nil
-        return Laid(duration: duration, loopStart: loopStart)
+        return Laid(duration: duration, loopStart: loopStart, seams: seams)
     }
 
     // MARK: - The controls
@@ -512,10 +525,14 @@ public struct ArrangedSong: Sendable {
 
     public var song: MIDISong
     public var loopStart: LoopStart?
+    /// Where each pass of a section loop begins after the way in: the one pass that repeats, or
+    /// every pass of a counted loop. The scheduler lays each on the same samples as the first.
+    public var seams: [LoopStart]
 
-    public init(song: MIDISong, loopStart: LoopStart? = nil) {
+    public init(song: MIDISong, loopStart: LoopStart? = nil, seams: [LoopStart]? = nil) {
         self.song = song
         self.loopStart = loopStart
+        self.seams = seams ?? loopStart.map { [$0] } ?? []
     }
 }
 

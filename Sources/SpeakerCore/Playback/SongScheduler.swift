@@ -1,7 +1,9 @@
 import MIDI
-/// Our own sample-accurate sequencer: it renders audio exactly up to each event's frame, sends the
-/// event, and goes on, so a note sounds on the frame its time says (FluidSynth's `fluid_player`
-/// only dispatches on 64-frame block boundaries and renders some valid files as silence).
+/// Our own sequencer: it renders audio up to each event's frame, sends the event, and goes on
+/// (FluidSynth's `fluid_player` renders some valid files as silence, and pads every song with two
+/// seconds). FluidSynth takes an event up at its next 64-frame block (`blockFrames`), so a note
+/// sounds within one block of its time; a section loop's passes are laid on that grid so each
+/// pass sounds, to the sample, as the first.
 ///
 /// After the song's last event it releases every held note and renders a short *release tail*:
 /// until the output falls below `ReleaseTail.silenceThreshold` for one `ReleaseTail.chunkFrames`
@@ -26,52 +28,108 @@ struct SongScheduler {
         case finished
     }
 
+    /// FluidSynth renders in blocks of this many frames (`FLUID_BUFSIZE`): an event sent between
+    /// two of its blocks sounds from the next block on. So a note takes effect on that grid,
+    /// within 1.45 ms at 44.1 kHz, as in FluidSynth itself; a fresh synthesiser starts the grid on
+    /// the frame a song or a live control starts, so what follows a seek is, to the sample, what
+    /// a render starting there writes.
+    static let blockFrames = 64
+
+    /// One pass of a section loop after the way in: its first event, where it begins on the
+    /// arranged timeline, and the frame it is laid at (on the block grid).
+    private struct Pass {
+        let index: Int
+        let seconds: Double
+        var base = 0
+    }
+
     /// The song's events, shared with the song (no copy: a long song's events are its memory).
     /// Their frames are computed as they come up (`frame(ofEvent:)`).
     private let events: MIDIEventList
     private let rate: Double
-    let endFrame: Int
+    private(set) var endFrame: Int
     let maximumTailFrames: Int
     private var nextEvent = 0
     private var phase = Phase.song
     /// Frames rendered so far, the tail included.
     private(set) var position = 0
-    /// A live section loop: at `endFrame` the scheduler goes back to the pass that begins with
-    /// event `index` at frame `frame`, on the very next frame, for as long as it is set.
-    private var loop: (index: Int, frame: Int)?
+    /// A section loop's passes after the way in. Each is laid on the block grid and lasts a whole
+    /// number of blocks (`passFrames`), so every pass's notes fall on the same samples of it: a
+    /// pass equals the first to the sample, at the cost of at most 63 frames a pass (the section
+    /// rounded up to the block). Empty without a loop.
+    private var passes: [Pass] = []
+    /// The length of one pass on the grid: the section's frames rounded up to whole blocks.
+    private var passFrames = 0
+    /// A live section loop: after its one pass the scheduler goes back to it, on the very next
+    /// frame, for as long as the song is not replaced.
+    private let repeats: Bool
+    /// The pass the events being sent belong to; -1 for the way in.
+    private var currentPass = -1
     /// Frames the loop has gone back by so far: the timeline's frame is `position - wrapped`.
     private var wrapped = 0
     /// The frame the last event sent was given: a later event never plays before it (see
     /// `frame(ofEvent:)`). Going back for a loop restores the value it had before the pass.
     private var lastEventFrame = 0
-    /// `lastEventFrame` as it was just before the loop's pass begins.
+    /// `lastEventFrame` as it was just before the first pass begins: the way in's last event.
     private var loopLastEventFrame = 0
 
     /// Where the song is on its own (arranged) timeline: with a live loop, the place in the pass.
     var timelineFrame: Int { position - wrapped }
 
-    /// A song whose section loop repeats until the song is replaced (`SongArrangement.arrangeLive`).
-    init(song: ArrangedSong, sampleRate: Int) {
-        self.init(song: song.song, sampleRate: sampleRate)
-        if let start = song.loopStart, start.eventIndex <= events.count {
-            let frame = Self.frame(at: start.seconds, rate: rate)
-            // A pass of at least one frame, or going back would never move on.
-            if frame < endFrame {
-                loop = (start.eventIndex, frame)
-                loopLastEventFrame = Self.lastFrame(of: events, before: start.eventIndex, rate: rate)
-            }
-        }
+    /// A song as arranged, with the seams of its section loop (`ArrangedSong.seams`); with
+    /// `ArrangedSong.loopStart` its pass repeats until the song is replaced.
+    /// `blockPhase`: frames the synthesiser has rendered since its last block boundary (0 for a
+    /// fresh one), so the passes are laid on its grid.
+    init(song: ArrangedSong, sampleRate: Int, blockPhase: Int = 0) {
+        self.init(song: song.song, sampleRate: sampleRate, repeats: song.loopStart != nil)
+        let seams = song.seams.filter { $0.eventIndex <= events.count && $0.seconds.isFinite && $0.seconds >= 0 }
+        guard let first = seams.first, zip(seams, seams.dropFirst()).allSatisfy({ $0.eventIndex <= $1.eventIndex && $0.seconds < $1.seconds })
+        else { return }
+        // Every pass is as long as the first: the next seam, or the song's end for the last one.
+        let passSeconds = (seams.count > 1 ? seams[1].seconds : song.song.durationSeconds) - first.seconds
+        let raw = Self.frame(at: passSeconds, rate: rate)
+        // A pass of at least one frame, or going back would never move on.
+        guard raw > 0 else { return }
+        passes = seams.map { Pass(index: $0.eventIndex, seconds: $0.seconds) }
+        passFrames = (raw + Self.blockFrames - 1) / Self.blockFrames * Self.blockFrames
+        loopLastEventFrame = Self.lastFrame(of: events, before: first.eventIndex, rate: rate)
+        align(toBlockPhase: blockPhase)
     }
 
     init(song: MIDISong, sampleRate: Int) {
+        self.init(song: song, sampleRate: sampleRate, repeats: false)
+    }
+
+    private init(song: MIDISong, sampleRate: Int, repeats: Bool) {
         let rate = Double(sampleRate)
         self.events = song.events
         self.rate = rate
+        self.repeats = repeats
         // The last event's frame: no event plays before an earlier one's (see `frame(ofEvent:)`).
         let lastFrame = Self.lastFrame(of: song.events, before: song.events.count, rate: rate)
         let durationFrames = Self.frame(at: song.durationSeconds, rate: rate)
         self.endFrame = max(durationFrames, lastFrame)
         self.maximumTailFrames = Int(ReleaseTail.maximumSeconds * rate)
+    }
+
+    /// Lays the passes on the grid of a synthesiser `phase` frames into its block (before the song
+    /// renders a frame on it): the first pass on the first block boundary at or after its place,
+    /// each next one a whole pass later. No allocation: the passes are laid again in place.
+    mutating func align(toBlockPhase phase: Int) {
+        guard !passes.isEmpty, position == 0 else { return }
+        let block = Self.blockFrames
+        let boundary = (block - phase % block) % block  // the first block boundary, in this song's frames
+        let place = max(Self.frame(at: passes[0].seconds, rate: rate), loopLastEventFrame)
+        let first = place + ((boundary - place) % block + block) % block
+        for index in passes.indices { passes[index].base = first + index * passFrames }
+        endFrame = first + passes.count * passFrames
+    }
+
+    /// The arranged timeline's seconds at `frame` of this scheduler's timeline: within a pass, its
+    /// place in the pass (the grid's rounding of the passes is not the song's time).
+    func timelineSeconds(atFrame frame: Int) -> Double {
+        guard let pass = passes.last(where: { $0.base <= frame }) else { return Double(frame) / rate }
+        return pass.seconds + Double(min(frame - pass.base, passFrames)) / rate
     }
 
     /// The latest frame of the events before `end`: where an event after them plays at the
@@ -80,10 +138,20 @@ struct SongScheduler {
         (0..<end).reduce(0) { max($0, frame(at: events.seconds(at: $1), rate: rate)) }
     }
 
-    /// The frame event `index` plays on. The reader sorts events; the order is kept monotonic
-    /// anyway, so a hand-built song with a stray earlier time plays it at once instead of never.
+    /// Follows the pass `nextEvent` belongs to.
+    private mutating func followPasses() {
+        while currentPass + 1 < passes.count, nextEvent >= passes[currentPass + 1].index { currentPass += 1 }
+    }
+
+    /// The frame event `index` (of the pass under way) plays on: within a pass, its place in the
+    /// pass from the pass's base, so every pass lays its events alike. The reader sorts events;
+    /// the order is kept monotonic anyway, so a hand-built song with a stray earlier time plays it
+    /// at once instead of never.
     private func frame(ofEvent index: Int) -> Int {
-        max(Self.frame(at: events.seconds(at: index), rate: rate), lastEventFrame)
+        let seconds = events.seconds(at: index)
+        guard currentPass >= 0 else { return max(Self.frame(at: seconds, rate: rate), lastEventFrame) }
+        let pass = passes[currentPass]
+        return max(pass.base + min(Self.frame(at: seconds - pass.seconds, rate: rate), passFrames), lastEventFrame)
     }
 
     /// Longest song we schedule: a day. Our reader's limits keep real files far below it; the
@@ -118,20 +186,23 @@ struct SongScheduler {
                 return produced
             case .song:
                 let timeline = position - wrapped
+                followPasses()
                 while nextEvent < events.count {
                     let frame = frame(ofEvent: nextEvent)
                     guard frame <= timeline else { break }
                     lastEventFrame = frame
                     synthesizer.send(events.message(at: nextEvent))
                     nextEvent += 1
+                    followPasses()
                 }
                 if timeline >= endFrame {
-                    if let loop {
+                    if repeats, let pass = passes.first {
                         // The pass's own releases were sent at its end; its chase and first
-                        // events follow on this same frame: no gap, and no drift, as the pass is
-                        // a whole number of frames.
-                        wrapped += endFrame - loop.frame
-                        nextEvent = loop.index
+                        // events follow on this same frame: no gap, no drift, and the same samples
+                        // every pass, as the pass is a whole number of blocks.
+                        wrapped += passFrames
+                        nextEvent = pass.index
+                        currentPass = 0
                         lastEventFrame = loopLastEventFrame
                         continue
                     }

@@ -20,6 +20,9 @@ final class Synthesizer: @unchecked Sendable {
     /// The SoundFont loaded by `loadSoundFont`, or, once `takeUpFont()` added it here, the one
     /// borrowed from `fontOwner`.
     private var font: OpaquePointer?
+    /// Frames rendered since FluidSynth's last block boundary (`SongScheduler.blockFrames`): where
+    /// on its grid the next event would wait, for a song taking up a synthesiser that played before.
+    private(set) var blockPhase = 0
 
     init(sampleRate: Int) throws(SoundFontError) {
         let settings = try SynthSettings(sampleRate: sampleRate)
@@ -138,10 +141,12 @@ final class Synthesizer: @unchecked Sendable {
     func renderInterleavedS16(_ buffer: UnsafeMutableBufferPointer<Int16>, offset: Int, frames: Int) {
         let base = UnsafeMutableRawPointer(buffer.baseAddress!)
         _ = fluid.fluid_synth_write_s16(handle, Int32(frames), base, Int32(offset * 2), 2, base, Int32(offset * 2 + 1), 2)
+        blockPhase = (blockPhase + frames) % SongScheduler.blockFrames
     }
 
     /// Renders `frames` frames of float stereo into two planar buffers starting at frame `offset`.
     func renderPlanarFloat(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, offset: Int, frames: Int) {
         _ = fluid.fluid_synth_write_float(handle, Int32(frames), left, Int32(offset), 1, right, Int32(offset), 1)
+        blockPhase = (blockPhase + frames) % SongScheduler.blockFrames
     }
 }

@@ -35,7 +35,7 @@ extension Player {
         let events = await session.events()
         guard currentTicket == item.ticket else { throw abandonment(of: item) }
 
-        let playing = Task { try await session.start(ArrangedSong(song: item.song, loopStart: item.loopStart), title: item.file) }
+        let playing = Task { try await session.start(ArrangedSong(song: item.song, loopStart: item.loopStart, seams: item.seams), title: item.file) }
         state = .starting(item, session: session, task: playing)
         let outcome = await withTaskCancellationHandler { await playing.result } onCancel: { playing.cancel() }
         guard currentTicket == item.ticket else {

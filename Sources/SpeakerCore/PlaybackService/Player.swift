@@ -44,6 +44,8 @@ public actor Player: DaemonPlayback {
         let arrangement: SongArrangement
         /// Where the pass of a loop that repeats until `loop off` begins in `song`.
         let loopStart: ArrangedSong.LoopStart?
+        /// Where each pass of its section loop begins (`ArrangedSong.seams`).
+        let seams: [ArrangedSong.LoopStart]
     }
 
     /// The song that owns the session.
@@ -217,18 +219,15 @@ public actor Player: DaemonPlayback {
         let written = song
         var arrangement = SongArrangement()
         var loopStart: ArrangedSong.LoopStart?
+        var seams: [ArrangedSong.LoopStart] = []
         if !request.arrangement.isEmpty {
             // The composer's controls, checked again (any client may send them) and applied
             // under the reader's limits: a loop of a thousand passes is bounded like a long file.
             do {
                 arrangement = try request.arrangement.arrangement()
-                if arrangement.loopsUntilTurnedOff {
-                    // `play --loop A-B` without a count: the pass repeats until `loop off`.
-                    let arranged = try arrangement.arrangeLive(song, limits: settings.readLimits)
-                    (song, loopStart) = (arranged.song, arranged.loopStart)
-                } else {
-                    song = try arrangement.arrange(song, limits: settings.readLimits)
-                }
+                // `play --loop A-B` without a count: the pass repeats until `loop off`.
+                let arranged = try arrangement.arranged(song, limits: settings.readLimits)
+                (song, loopStart, seams) = (arranged.song, arranged.loopStart, arranged.seams)
             } catch let error as ArrangementTextError {
                 throw .invalidSong(file: request.displayName, reason: error.description)
             } catch {
@@ -239,7 +238,7 @@ public actor Player: DaemonPlayback {
             throw .cannotWait(file: request.displayName, reason: waiting.message)
         }
         return try await play(song, named: request.displayName, queue: request.queue, written: written, arrangement: arrangement,
-                              loopStart: loopStart)
+                              loopStart: loopStart, seams: seams)
     }
 
     public func play(file: FileDescriptor, displayName: String, queue: Bool) async throws(PlaybackServiceError) -> PlaybackSnapshot {
@@ -250,7 +249,8 @@ public actor Player: DaemonPlayback {
     /// `written` is the song before `arrangement` (the composer's controls) made `song` of it.
     public func play(_ song: MIDISong, named file: String, queue wantsQueue: Bool = false,
                      written: MIDISong? = nil, arrangement: SongArrangement = SongArrangement(),
-                     loopStart: ArrangedSong.LoopStart? = nil) async throws(PlaybackServiceError) -> PlaybackSnapshot {
+                     loopStart: ArrangedSong.LoopStart? = nil,
+                     seams: [ArrangedSong.LoopStart]? = nil) async throws(PlaybackServiceError) -> PlaybackSnapshot {
         if case .shutDown = state { throw .shuttingDown }
         watchSpeakerIfNeeded()
         let memory = arrangement.isIdentity ? song.memoryFootprint
@@ -260,7 +260,7 @@ public actor Player: DaemonPlayback {
         }
         let item = PendingSong(ticket: nextTicket, song: song, file: file, memory: memory,
                                written: arrangement.isIdentity ? song : (written ?? song), arrangement: arrangement,
-                               loopStart: loopStart)
+                               loopStart: loopStart, seams: seams ?? loopStart.map { [$0] } ?? [])
         nextTicket += 1
         if wantsQueue, currentTicket != nil {
             queue.append(item)
@@ -494,9 +494,7 @@ public actor Player: DaemonPlayback {
             var applied = try control.applied(to: song.arrangement, at: here, in: song.written,
                                               passesLeft: song.arrangement.passesLeft(atArranged: timeline, in: song.written))
             applied.restrikesHeldNotes = restrikingHeldNotes
-            arranged = applied.loopsUntilTurnedOff
-                ? try applied.arrangeLive(song.written, limits: settings.readLimits)
-                : ArrangedSong(song: try applied.arrange(song.written, limits: settings.readLimits), loopStart: nil)
+            arranged = try applied.arranged(song.written, limits: settings.readLimits)
             applied.restrikesHeldNotes = false
             arrangement = applied
         } catch {
