@@ -106,6 +106,12 @@ struct FirstRunTests {
         #expect(waiting.readiness == "adapter")
         #expect(waiting.speaker == nil)
         #expect(fake.state.read("state.json") == nil, "nothing is remembered before the user picks")
+        // The start-up did not pick, and nothing failed: its scan-and-pick says it left the pick
+        // to the person, and no playbackReady step waits on (and is charged for) their time.
+        let timeline = try #require(await daemon.startupTimeline)
+        #expect(timeline.entry(StartupScenarios.Step.scanAndPick)?.outcome
+                == .skipped("auto_pick is off: 2 speakers found; waiting for you to pick ('composer-cli scan', or 'composer-cli connect ADDRESS')"))
+        #expect(timeline.entry(StartupScenarios.Step.playbackReady) == nil)
 
         // `composer-cli scan` while waiting: the daemon scans again and answers, best first.
         let answered = DoneFlag()

@@ -62,6 +62,12 @@ struct StartupScenarioGraphTests {
         #expect(plan.waits(Step.playbackReady, for: Step.connectKnown))
         #expect(plan.waits(Step.soundfont, for: Step.bus))
         #expect(!plan.waits(Step.connectKnown, for: Step.soundfont))
+        // A first run without auto_pick ends waiting for the person, as the first run does: no
+        // playbackReady step takes their time at the picker for start-up's.
+        let manual = StartupScenarios.scenario(for: .init(hasKnownSpeakers: false, autoPick: false, requestWaiting: true))
+        #expect(manual.name == "launched by request" && !manual.steps.contains { $0.name == Step.playbackReady })
+        #expect(StartupScenarios.scenario(for: .init(hasKnownSpeakers: false, autoPick: true, requestWaiting: true))
+            .steps.contains { $0.name == Step.playbackReady })
         #expect(StartupScenarios.soundfontWaitsForConnect(in: scenario))
         #expect(!StartupScenarios.soundfontWaitsForConnect(in: StartupScenarios.launchedByRequest(hasKnownSpeakers: false)))
     }

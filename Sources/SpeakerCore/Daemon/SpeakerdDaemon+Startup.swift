@@ -114,7 +114,7 @@ extension SpeakerdDaemon {
             return
         }
         guard object.methodCallsReceived > 0 else { return }
-        let scenario = StartupScenarios.launchedByRequest(hasKnownSpeakers: run.knownSpeakers)
+        let scenario = StartupScenarios.launchedByRequest(hasKnownSpeakers: run.knownSpeakers, autoPick: configuration.autoPick)
         do {
             try await run.sequencer.revise(to: scenario, operations: run.operations,
                                            budget: StartupScenarios.budget(for: scenario))
@@ -208,7 +208,9 @@ extension SpeakerdDaemon {
         await link.choose(first.address, name: first.name, why: .lastKnown)
         await link.unreachableAtBoot()
         logger.notice("no known speaker answered; scanning for others")
-        try await scanAndPick(choices: choices)
+        // The known speakers stay the reconnect policy's to page: without auto_pick the scan only
+        // offers the others to the person, which ends this step as it ended before.
+        do { try await scanAndPick(choices: choices) } catch is OperationSkipped {}
     }
 
     /// Scans; with `auto_pick`, connects the best candidate, unless the user made a choice of
@@ -241,6 +243,10 @@ extension SpeakerdDaemon {
         }
         await update { $0.choosing = .user }
         if configuration.autoPick { throw DaemonOperationError.noSpeakerFound }
+        // Without auto_pick the pick is the person's: the step did not pick, and nothing failed.
+        let sinks = candidates.count(where: \.audioSink)
+        throw OperationSkipped("auto_pick is off: \(sinks == 0 ? "no speaker" : sinks == 1 ? "1 speaker" : "\(sinks) speakers") found; "
+            + "waiting for you to pick ('composer-cli scan', or 'composer-cli connect ADDRESS')")
     }
 
     /// The `soundfont` step: once `connectIssued` (if any) resolved, loads the soundfont as a

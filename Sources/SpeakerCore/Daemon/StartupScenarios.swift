@@ -66,7 +66,7 @@ public enum StartupScenarios {
     }
 
     public static func scenario(for situation: Situation) -> StartupScenario {
-        if situation.requestWaiting { return launchedByRequest(hasKnownSpeakers: situation.hasKnownSpeakers) }
+        if situation.requestWaiting { return launchedByRequest(hasKnownSpeakers: situation.hasKnownSpeakers, autoPick: situation.autoPick) }
         return situation.hasKnownSpeakers ? regular : firstRun(autoPick: situation.autoPick)
     }
 
@@ -98,15 +98,18 @@ public enum StartupScenarios {
     /// A play request is waiting in the readiness gate: the soundfont is required (the request
     /// cannot be served without it), everything else as in the regular or first run; it still
     /// lets the `Connect` go first, as the speaker is the slower half of serving the request.
-    public static func launchedByRequest(hasKnownSpeakers: Bool) -> StartupScenario {
+    ///
+    /// A first run without `auto_pick` ends, as `firstRun(autoPick: false)` does, waiting for the
+    /// person to pick: no `playbackReady` step, so their time at the picker is not start-up's.
+    public static func launchedByRequest(hasKnownSpeakers: Bool, autoPick: Bool = true) -> StartupScenario {
         let speakerStep = hasKnownSpeakers
             ? StartupStep(Step.connectKnown, after: [Step.adapter], .optional, timeout: .seconds(8))
             : StartupStep(Step.scanAndPick, after: [Step.adapter], .optional, timeout: .seconds(30))
-        return StartupScenario(Name.launchedByRequest, steps: common + [
-            speakerStep,
-            StartupStep(Step.soundfont, after: [Step.bus], .required, timeout: .seconds(10)),
-            StartupStep(Step.playbackReady, after: [speakerStep.name, Step.soundfont, Step.audioBackend], .optional),
-        ])
+        var steps = common + [speakerStep, StartupStep(Step.soundfont, after: [Step.bus], .required, timeout: .seconds(10))]
+        if hasKnownSpeakers || autoPick {
+            steps.append(StartupStep(Step.playbackReady, after: [speakerStep.name, Step.soundfont, Step.audioBackend], .optional))
+        }
+        return StartupScenario(Name.launchedByRequest, steps: steps)
     }
 
     /// The steps every scenario shares; `bluez` and `adapter` abort the sequence when missing.

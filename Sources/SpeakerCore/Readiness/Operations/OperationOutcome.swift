@@ -10,7 +10,9 @@ public enum OperationOutcome: Sendable, Hashable, CustomStringConvertible {
     case timedOut
     /// It was cancelled (by a caller, a replacement, or an aborted sequence) before finishing.
     case cancelled
-    /// It never ran, for the reason given (a dependency failed, a duplicate was dropped).
+    /// It did not do its work, for the reason given: it never ran (a dependency failed, a
+    /// duplicate was dropped), or it found the work was not its to do (`OperationSkipped`: a
+    /// speaker left for a person to pick).
     case skipped(String)
 
     /// The stable one-word name of the outcome: ok, failed, timedOut, cancelled or skipped.
@@ -59,4 +61,13 @@ public enum OperationOutcome: Sendable, Hashable, CustomStringConvertible {
         case let .skipped(reason): reason.isEmpty ? "was skipped" : "was skipped: \(reason)"
         }
     }
+}
+
+/// Thrown by an operation that finds its work is not its to do, so it ends `skipped` with the
+/// reason rather than `ok` (it did not do it) or `failed` (nothing went wrong): start-up's
+/// scan-and-pick without `auto_pick` leaves the pick to a person.
+public struct OperationSkipped: Error, Sendable, CustomStringConvertible {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
 }

@@ -27,6 +27,8 @@ extension StartupSequencer {
                 return
             } catch is CancellationError {
                 outcome = .cancelled
+            } catch let skipped as OperationSkipped {
+                outcome = .skipped(skipped.reason)
             } catch {
                 outcome = .failed("\(error)")
             }
