@@ -57,8 +57,13 @@ struct StartupCommand: AsyncParsableCommand {
 /// Writes `bytes` to `path` (created with the user's umask, or replaced); nil when written, else
 /// why not, in the C library's words.
 func writeWholeFile(_ bytes: [UInt8], to path: String) -> String? {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-    guard fd >= 0 else { return String(cString: strerror(errno)) }
+    // Without waiting: a named pipe nobody reads would hold the open (and the command) for ever.
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o666)
+    guard fd >= 0 else {
+        return errno == ENXIO ? "it is a named pipe nobody reads" : String(cString: strerror(errno))
+    }
+    // Writes block again, as for any file (a pipe with a reader, `--svg >(…)`, is written too).
+    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
     var written = 0
     while written < bytes.count {
         let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }

@@ -371,6 +371,12 @@ struct PersonSessionTests {
             #expect(picture.elements.filter { $0.name == "rect" && ($0.attributes["class"] ?? "").split(separator: " ").contains("bar") }.count
                     == report.operations.count)
             #expect(!FileManager.default.fileExists(atPath: "-"), "no file named '-'")
+            // A named pipe nobody reads is one line at once, never an open that waits for ever.
+            let fifo = files.path + "/nobody.svg"
+            #expect(mkfifo(fifo, 0o644) == 0)
+            let unread = try await ExecutableRun.run("composer-cli", ["startup", "--svg", fifo, "--bus", bus])
+            #expect(unread.status == 1 && unread.standardError == "composer-cli: cannot write \(fifo): it is a named pipe nobody reads\n",
+                    "\(unread.standardError)")
 
             let json = try await ExecutableRun.run("composer-cli", ["startup", "--json", "--bus", bus])
             #expect(json.status == 0)

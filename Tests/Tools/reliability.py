@@ -3,9 +3,10 @@
 
 Run through scripts/reliability [--short|--full]. Each check prints one line with its figure and
 its bound; the run ends with a summary and exits 1 if any bound was violated. Every check runs
-the real release binaries against the fake BlueZ (scripts/fake-bluez with our dbusmock
-template), on private buses; the signal privacy check uses Debian's own system.conf, run as root,
-with two real Unix users. docs/RELIABILITY.md records the figures and the commands.
+the real release binaries (or those in SPEAKERD_BIN_DIR) against the fake BlueZ
+(scripts/fake-bluez with our dbusmock template), on private buses; the signal privacy check uses
+Debian's own system.conf, run as root, with two real Unix users. The api-fuzz and cli-fuzz
+checks live in api_fuzz.py. docs/RELIABILITY.md records the figures and the commands.
 """
 import argparse
 import json
@@ -18,15 +19,20 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 
 import dbus
 import dbus.mainloop.glib
 from gi.repository import GLib
 
+import api_fuzz
+
 ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RELEASE = os.path.join(ROOT, ".build", "release")
-SPEAKERD = os.path.join(RELEASE, "speakerd")
-CLI = os.path.join(RELEASE, "composer-cli")
+# SPEAKERD_BIN_DIR runs the suite against other binaries, such as the debug build's.
+BINARIES = os.path.realpath(os.environ.get("SPEAKERD_BIN_DIR") or RELEASE)
+SPEAKERD = os.path.join(BINARIES, "speakerd")
+CLI = os.path.join(BINARIES, "composer-cli")
 TEMPLATE = os.path.join(ROOT, "Tests", "FakeBlueZ", "speakerd_bluez.py")
 FLIP = "11:22:33:AA:BB:CC"
 PARAMETERS = json.dumps({"adapters": ["hci0"], "speakers": [{"adapter": "hci0", "address": FLIP, "alias": "JBL Flip 5"}]})
@@ -780,7 +786,8 @@ def main():
     only = parser.parse_args().only
     for program in (SPEAKERD, CLI):
         if not os.access(program, os.X_OK):
-            raise SystemExit(f"reliability: {program} is missing; run swift build -c release first")
+            raise SystemExit(f"reliability: {program} is missing; run swift build -c release first"
+                             f"{' (or point SPEAKERD_BIN_DIR at a build)' if BINARIES == RELEASE else ''}")
     started = time.monotonic()
     work = tempfile.mkdtemp(prefix="speakerd-reliability-")
     bus = FakeBus()
@@ -796,6 +803,8 @@ def main():
         ("recovery", lambda: recovery(work)),
         ("mutated", lambda: mutated_midi(bus, work, 200 if full else 60)),
         ("fuzz", lambda: fuzz(600 if full else 60)),
+        ("api-fuzz", lambda: api_fuzz.api_fuzz(sys.modules[__name__], work, full)),
+        ("cli-fuzz", lambda: api_fuzz.cli_fuzz(sys.modules[__name__], work, full)),
     ]
     try:
         for name, check in checks:
@@ -804,6 +813,7 @@ def main():
             try:
                 check()
             except Exception as error:  # a broken check is a failed bound, never a silent pass
+                traceback.print_exc()
                 report(name, f"the check itself failed: {error!r}", False, "scripts/reliability")
     finally:
         bus.close()

@@ -377,11 +377,16 @@ public final class PlaybackSource: Sendable {
     public var hasEnded: Bool { state.withLock { $0.ended } }
     public var wasStopped: Bool { state.withLock { $0.stopped } }
 
+    /// Pauses; a caller waiting for a resume to be taken up (`waitUntilStarted()`) is released:
+    /// a pause that overtakes a resume ends that wait, or the resume would never answer.
     func pause() {
-        state.withLock { state in
+        let waiters = state.withLock { state in
             state.paused = true
             state.pauseCount += 1
+            defer { state.startWaiters = [] }
+            return state.startWaiters
         }
+        waiters.forEach { $0.resume() }
     }
 
     /// The device's speaker is gone: what the device held is never heard, however long it goes on
@@ -457,11 +462,11 @@ public final class PlaybackSource: Sendable {
     }
 
     /// Returns once an output has asked for the first block of audio since the start or the last
-    /// resume (or the source has ended): the moment a request becomes sound.
+    /// resume (or the source has ended, or was paused again): the moment a request becomes sound.
     public func waitUntilStarted() async {
         await withCheckedContinuation { continuation in
             let waiting = state.withLock { state -> Bool in
-                guard !state.started, !state.ended else { return false }
+                guard !state.started, !state.ended, !state.paused else { return false }
                 state.startWaiters.append(continuation)
                 return true
             }

@@ -651,7 +651,8 @@ public enum SongArrangementError: Error, Sendable, Equatable, CustomStringConver
 extension Double {
     /// `80`, `12.5`: no trailing `.0`.
     fileprivate var formatted: String {
-        self == rounded() && abs(self) < 1e15 ? String(Int(self)) : String((self * 100).rounded() / 100)
+        guard abs(self) < 1e15 else { return "\(self)" }  // 1e+308 as written, not an overflow to inf
+        return self == rounded() ? String(Int(self)) : String((self * 100).rounded() / 100)
     }
 }
 

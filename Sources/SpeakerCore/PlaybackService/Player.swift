@@ -364,6 +364,8 @@ public actor Player: DaemonPlayback {
                 logger.info("resumed \(current.file)\(onSpeaker) at \(Self.loggedSeconds(lastPosition))")
                 publish()
                 if reopen { await reopenOutput(of: current, after: "resumed") }
+                // A pause or stop that came while the output was opened again has the last word.
+                guard case let .playing(now) = state, now.ticket == current.ticket else { return self.current }
                 try? await current.session.resume()
             } else {
                 state = .paused(current, .speakerLost)
