@@ -137,6 +137,53 @@ struct RenderCommandTests {
         }
     }
 
+    /// Four bars of 4/4: 120 BPM for bars 1-2, 90 BPM from bar 3, a piano note on each bar's first beat.
+    static func slowingSong() -> [UInt8] {
+        func tempo(_ microseconds: Int) -> [UInt8] {
+            [0xFF, 0x51, 0x03, UInt8(microseconds >> 16), UInt8(microseconds >> 8 & 0xFF), UInt8(microseconds & 0xFF)]
+        }
+        // Each event is its delta time, then the message; a bar is a half note sounding and a half note's rest.
+        var body: [UInt8] = [0x00] + tempo(500_000) + [0x00, 0xC0, 0x00]
+        for bar in 0..<4 {
+            let rest = SMFBytes.variableLength(bar == 0 ? 0 : 960)
+            body += bar == 2 ? rest + tempo(666_667) + [0x00, 0x90, 0x3C, 0x64] : rest + [0x90, 0x3C, 0x64]
+            body += SMFBytes.variableLength(960) + [0x80, 0x3C, 0x00]
+        }
+        body += SMFBytes.variableLength(960) + [0xFF, 0x2F, 0x00]
+        return Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0] + Array("MTrk".utf8) + SMFBytes.bigEndian32(body.count) + body
+    }
+
+    @Test("render --tempo 96bpm writes the same file as --tempo 80% for a song opening at 120 BPM, wherever it starts: one factor for the whole song")
+    func beatsPerMinuteIsTheOpeningTempoScaled() async throws {
+        let directory = TemporaryDirectory()
+        let song = directory.path + "/slowing.mid"
+        try Data(Self.slowingSong()).write(to: URL(fileURLWithPath: song))
+        for from in ["1", "3"] {
+            let bpm = directory.path + "/bpm-\(from).wav", percent = directory.path + "/percent-\(from).wav"
+            let a = try await ExecutableRun.run("composer-cli", ["render", song, "-o", bpm, "--from", from, "--tempo", "96bpm"])
+            let b = try await ExecutableRun.run("composer-cli", ["render", song, "-o", percent, "--from", from, "--tempo", "80%"])
+            #expect(a.status == 0 && b.status == 0, "\(a.standardError)\(b.standardError)")
+            let (first, second) = (try Data(contentsOf: URL(fileURLWithPath: bpm)), try Data(contentsOf: URL(fileURLWithPath: percent)))
+            #expect(first == second, "--from \(from): 96bpm and 80% differ (\(first.count) and \(second.count) bytes)")
+        }
+    }
+
+    @Test("render --loop 1-1 --loop-count 3: the second and third passes of a 2 s bar are alike to the sample, 88256 frames apart (whole blocks)")
+    func loopPassesAlike() async throws {
+        let directory = TemporaryDirectory()
+        let output = directory.path + "/loop.wav"
+        let run = try await ExecutableRun.run("composer-cli", ["render", try GatedPlayEndToEndTests.song(), "-o", output,
+                                                               "--loop", "1-1", "--loop-count", "3"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let mono = try WAVFile(path: output).monoFloat
+        let pass = 88_256  // 2 s at 44.1 kHz, 88200 frames, rounded up to FluidSynth's 64-frame blocks
+        #expect(mono.count >= 3 * pass, "\(mono.count) frames")
+        func rms(_ values: ArraySlice<Float>) -> Double { (values.reduce(0) { $0 + Double($1 * $1) } / Double(values.count)).squareRoot() }
+        let second = mono[pass..<(pass + 80_000)], third = mono[(2 * pass)..<(2 * pass + 80_000)]
+        let apart = rms(ArraySlice(zip(second, third).map { $0 - $1 }))
+        #expect(rms(second) > 0.01 && apart < rms(second) / 100, "passes 2 and 3 differ by \(apart) RMS against \(rms(second))")
+    }
+
     @Test("a write error midway (the file-size limit) removes the partial file and says why")
     func writeErrorRemovesPartial() async throws {
         let directory = TemporaryDirectory()

@@ -44,4 +44,38 @@ struct ShutdownTimingTests {
         #expect(elapsed < .seconds(1), "speakerd took \(elapsed) to exit")
         #expect(try fake.rememberedAddresses() == [DaemonWorld.flip.address])
     }
+
+    @Test("the real speakerd exits promptly on SIGTERM whatever it waits on: a Connect BlueZ never answers, a play waiting for that speaker")
+    func exitWhileWaiting() async throws {
+        let fake = try await DaemonWorld.start(.speakerd, remembers: [DaemonWorld.flip])
+        fake.remember([DaemonWorld.flip])
+        try await fake.setConnectBehavior(DaemonWorld.flip, "hang")
+        let state = fake.state
+        state.write("", to: "speakerd.conf")
+        let address = fake.world.address
+        let song = try GatedPlayEndToEndTests.song()
+        let sent = Mutex<ContinuousClock.Instant?>(nil)
+        let player = Mutex<Task<ExecutableRun, any Error>?>(nil)
+        let sanitizer = ProcessInfo.processInfo.environment["ASAN_OPTIONS"].map { ["ASAN_OPTIONS": $0 + ":detect_leaks=0"] } ?? [:]
+        let run = try await ExecutableRun.run(
+            "speakerd", ["--config", state.path + "/speakerd.conf", "--state-dir", state.path, "--bus", address,
+                         "--audio-output", "null"], environment: sanitizer
+        ) { pid in
+            let client = try await fake.client()
+            try await eventually("speakerd pages the speaker, which never answers", within: .seconds(30)) {
+                guard (try? await client.status()) != nil else { return false }
+                return try await fake.calls("Connect", on: DaemonWorld.flip) >= 1
+            }
+            player.withLock { $0 = Task { try await ExecutableRun.run("composer-cli", ["play", song, "--bus", address]) } }
+            try await eventually("the play waits for the speaker") { try await client.status().playback.state == "waiting" }
+            sent.withLock { $0 = .now }
+            kill(pid, SIGTERM)
+        }
+        let elapsed = ContinuousClock.now - (try #require(sent.withLock { $0 }))
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(elapsed < .seconds(1), "speakerd took \(elapsed) to exit with a Connect and a play in flight")
+        // The waiting client is told, in one line, and fails.
+        let played = try await #require(player.withLock { $0 }).value
+        #expect(played.status != 0 && played.standardError.split(separator: "\n").count == 1, "\(played.standardError)")
+    }
 }

@@ -64,6 +64,23 @@ struct ArrangedPlayEndToEndTests {
         }
     }
 
+    @Test("play --wait --json ends with one record: the song, how it ended, and its status as it started and as it ended")
+    func waitJSONRecord() async throws {
+        let songPath = try GatedPlayEndToEndTests.song()
+        _ = try await Self.withReadySpeakerd { bus, _ in
+            let played = try await ExecutableRun.run("composer-cli", ["play", songPath, "--wait", "--json", "--bus", bus])
+            #expect(played.status == 0, "\(played.standardError)")
+            let record = try #require(try JSONSerialization.jsonObject(with: Data(played.standardOutput.utf8)) as? [String: Any],
+                                      "one JSON record: \(played.standardOutput)")
+            #expect(Set(record.keys) == ["file", "outcome", "error", "replacedBy", "started", "ended"], "\(record.keys)")
+            #expect(record["file"] as? String == "test-c-major-scale.mid" && record["outcome"] as? String == "finished"
+                        && record["error"] is NSNull, "\(record)")
+            let started = try #require((record["started"] as? [String: Any])?["playback"] as? [String: Any])
+            #expect(started["state"] as? String == "playing" && started["file"] as? String == "test-c-major-scale.mid", "\(started)")
+            #expect(((record["ended"] as? [String: Any])?["playback"] as? [String: Any])?["state"] as? String == "idle")
+        }
+    }
+
     @Test("Ctrl-C on play --wait stops the song and says so in one line; with --detach the song plays on, and the line says how to stop it",
           arguments: [false, true])
     func interruptedWait(detached: Bool) async throws {
