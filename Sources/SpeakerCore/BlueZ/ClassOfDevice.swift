@@ -74,7 +74,4 @@ public enum BlueZUUID {
     public static let headset = "00001108-0000-1000-8000-00805f9b34fb"
     /// Headset Audio Gateway (0x1112): phones.
     public static let headsetAudioGateway = "00001112-0000-1000-8000-00805f9b34fb"
-    /// AVRCP target (0x110C) and controller (0x110E): remote control, not audio by themselves.
-    public static let avrcpTarget = "0000110c-0000-1000-8000-00805f9b34fb"
-    public static let avrcpController = "0000110e-0000-1000-8000-00805f9b34fb"
 }

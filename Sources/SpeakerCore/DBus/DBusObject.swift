@@ -44,9 +44,6 @@ public struct DBusMethodCallContext: Sendable {
         answer.send(values)
         return true
     }
-
-    /// Whether the call has been answered early (the handler's result will not be sent).
-    public var isAnswered: Bool { answer.isClaimed }
 }
 
 /// The single reply of one incoming call: claimed once, by an early answer or by the handler's end.
@@ -62,7 +59,6 @@ final class DBusCallAnswer: Sendable {
 
     /// True exactly once.
     func claim() -> Bool { !claimed.exchange(true, ordering: .acquiringAndReleasing) }
-    var isClaimed: Bool { claimed.load(ordering: .acquiring) }
     func send(_ values: [DBusValue]) { sendValues(values) }
 }
 

@@ -375,7 +375,6 @@ public final class PlaybackSource: Sendable {
     public var isPaused: Bool { state.withLock { $0.paused } }
     /// True once the song and its tail are rendered, or the source was stopped.
     public var hasEnded: Bool { state.withLock { $0.ended } }
-    public var wasStopped: Bool { state.withLock { $0.stopped } }
 
     /// Pauses; a caller waiting for a resume to be taken up (`waitUntilStarted()`) is released:
     /// a pause that overtakes a resume ends that wait, or the resume would never answer.

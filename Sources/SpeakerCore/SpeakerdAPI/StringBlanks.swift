@@ -7,8 +7,4 @@ extension StringProtocol {
         while let last = slice.last, last == " " || last == "\t" || last == "\r" { slice.removeLast() }
         return String(slice)
     }
-
-    package func replacingColons(with replacement: Character) -> String {
-        String(map { $0 == ":" ? replacement : $0 })
-    }
 }
