@@ -36,7 +36,7 @@ struct ShutdownTimingTests {
         let elapsed = ContinuousClock.now - (try #require(sent.withLock { $0 }))
         #expect(run.status == 0, "\(run.standardError)")
         // The product's bound is 300 ms, and it is measured where speed is, in a release build
-        // on its own (scripts/bench-startup's "SIGTERM → exit" row: 7.3 ms median, docs/BENCHMARKS.md).
+        // on its own (scripts/bench-startup's "SIGTERM → exit" row: 3.3 ms median, docs/BENCHMARKS.md).
         // Here a debug build exits among a parallel test group on two cores, and this test's own
         // wait for the exit is part of the figure (303–444 ms seen under load): it checks that the
         // exit is prompt, well clear of the 1.2–2 s a stuck shutdown took before it was fixed, as
