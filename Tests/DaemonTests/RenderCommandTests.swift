@@ -184,6 +184,20 @@ struct RenderCommandTests {
         #expect(rms(second) > 0.01 && apart < rms(second) / 100, "passes 2 and 3 differ by \(apart) RMS against \(rms(second))")
     }
 
+    @Test("-o at a named pipe is one line and the pipe stays a pipe: the finished WAV is never renamed over a device or a FIFO")
+    func outputOverANode() async throws {
+        let directory = TemporaryDirectory()
+        let fifo = directory.path + "/out.wav"
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let run = try await ExecutableRun.run("composer-cli", ["render", try GatedPlayEndToEndTests.song(), "-o", fifo])
+        #expect(run.status == 1)
+        #expect(run.standardError == "composer-cli: cannot write WAV file \(fifo): it is a named pipe, not a file to write a WAV into\n",
+                "\(run.standardError)")
+        var info = stat()
+        #expect(stat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "the FIFO was replaced")
+        #expect(directory.entries() == ["out.wav"])
+    }
+
     @Test("a write error midway (the file-size limit) removes the partial file and says why")
     func writeErrorRemovesPartial() async throws {
         let directory = TemporaryDirectory()

@@ -62,7 +62,7 @@ struct RenderRequestTests {
         let target = directory.appendingPathComponent("taken")
         try FileManager.default.createDirectory(at: target, withIntermediateDirectories: false)
         let error = await #expect(throws: RenderError.self) { try await RenderRequest(midiPath: scale, outputPath: target.path).run() }
-        #expect(error?.description == "cannot write WAV file \(target.path): Is a directory")
+        #expect(error?.description == "\(target.path) is a directory: name the WAV file to write in it (-o \(target.path)/song.wav)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["taken"])
     }
 

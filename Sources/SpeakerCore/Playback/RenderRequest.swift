@@ -81,9 +81,12 @@ public struct RenderRequest: Sendable {
     /// then loads the SoundFont and renders the WAV. Every failure is a `RenderError` whose
     /// description is one line; a cancelled render throws `.cancelled` and leaves no file.
     public func run() async throws(RenderError) -> OfflineRenderer.Summary {
-        // `-o DIR/` names a directory, whether it exists or not: say so before any slow work
-        // (an existing DIR without the slash fails at the write, "Is a directory", as before).
-        if outputPath.hasSuffix("/") { throw .outputIsDirectory(outputPath) }
+        // `-o DIR/` names a directory, whether it exists or not, and so does an existing DIR: say
+        // so before any slow work.
+        var info = stat()
+        if outputPath.hasSuffix("/") || (stat(outputPath, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR) {
+            throw .outputIsDirectory(outputPath)
+        }
         var song = try readSong()
         let arranged: ArrangedSong
         do {
