@@ -42,9 +42,6 @@ struct ArrangementOptions: ParsableArguments {
         if let loopCount, !(1...SongArrangement.maxLoopPasses).contains(loopCount) {
             throw ValidationError("--loop-count: a loop plays 1 to \(SongArrangement.maxLoopPasses) times, not \(loopCount)")
         }
-        if loopCount != nil, loop == nil {
-            throw ValidationError("--loop-count: has no loop to repeat: give --loop A-B with it")
-        }
         _ = try arrangement()
         do { _ = try text.arrangement() } catch { throw ValidationError(error.description) }
     }

@@ -24,14 +24,15 @@ struct ControlEdgesTests {
 
     @Test("a live loop that ends where it starts or before is refused, whatever the units, before any range is built from it")
     func invertedLiveLoops() throws {
+        // As the player takes a control: applied where the song is, then laid out again.
         for text in ["3-2", "4-1", "3s-1s", "2:3-2:2", "4s-4s"] {
             let section = try LoopSection(parsing: text)
             #expect(throws: SongArrangementError.emptyLoop(section), "loop \(text)") {
-                try LiveControl.loop(section).applied(to: SongArrangement(), at: 1, in: Self.song)
+                try LiveControl.loop(section).applied(to: SongArrangement(), at: 1, in: Self.song).arranged(Self.song)
             }
         }
         let refusal = try #require(try? LiveControl(name: "loop", value: "3-2"))
-        #expect(throws: SongArrangementError.self) { try refusal.applied(to: SongArrangement(), at: 5, in: Self.song) }
+        #expect(throws: SongArrangementError.self) { try refusal.applied(to: SongArrangement(), at: 5, in: Self.song).arranged(Self.song) }
         #expect("\(SongArrangementError.emptyLoop(try LoopSection(parsing: "3-2")))" == "the loop 3-2 ends where it starts or before")
     }
 

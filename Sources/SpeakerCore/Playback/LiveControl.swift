@@ -140,11 +140,9 @@ public enum LiveControl: Sendable, Equatable, CustomStringConvertible {
         case .loop(let section):
             next.loop = section
             next.loopPasses = section == nil ? 1 : 0
-            if let section, let bounds = try Self.section(of: section, in: song) {
-                // An inverted or empty section is the person's mistake, refused here, before any
-                // range is built from it.
-                guard bounds.start < bounds.end else { throw .emptyLoop(section) }
-                if !(bounds.start <= seconds && seconds < bounds.end) { next.from = .seconds(bounds.start) }
+            // An inverted or empty section is refused by the layout that follows (`emptyLoop`).
+            if let bounds = try Self.section(of: section, in: song), !(bounds.start <= seconds && seconds < bounds.end) {
+                next.from = .seconds(bounds.start)
             }
         case .tempo(let tempo):
             next.tempo = tempo == .percent(100) ? nil : tempo

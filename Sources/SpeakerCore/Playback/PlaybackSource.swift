@@ -277,7 +277,7 @@ public final class PlaybackSource: Sendable {
         state.withLock { state in
             // A control not yet taken up: its timeline starts at 0.
             guard state.replacement == nil, let scheduler = state.scheduler else { return 0 }
-            return scheduler.timelineSeconds(atFrame: min(state.timeline, scheduler.endFrame))
+            return scheduler.timelineSeconds(atFrame: state.timeline)
         }
     }
 
@@ -288,7 +288,7 @@ public final class PlaybackSource: Sendable {
     public var heardPositionSeconds: Double {
         state.withLock { state in
             guard state.replacement == nil, let scheduler = state.scheduler else { return 0 }
-            return scheduler.timelineSeconds(atFrame: min(max(0, state.timeline - state.unheard), scheduler.endFrame))
+            return scheduler.timelineSeconds(atFrame: max(0, state.timeline - state.unheard))
         }
     }
 

@@ -71,9 +71,9 @@ public struct SongArrangement: Sendable, Equatable {
 
     /// The song as arranged, or one clear error for a control that does not fit it.
     public func arrange(_ song: MIDISong, limits: MIDIReadLimits = .default) throws(SongArrangementError) -> MIDISong {
-        guard !isIdentity else { return song }
-        guard loopPasses >= 1 else { throw .loopPasses(loopPasses) }
-        return try lay(song, limits: limits, loopingLive: false).song
+        // A loop until `loop off` is live play's alone: laid out here it would be one pass.
+        guard !loopsUntilTurnedOff else { throw .loopPasses(loopPasses) }
+        return try arranged(song, limits: limits).song
     }
 
     /// The song as laid for playing or rendering, with the seams of its section loop (the start of
@@ -130,7 +130,7 @@ public struct SongArrangement: Sendable, Equatable {
     /// timeline: before the count-in ends, the start; within a loop's passes, the place in the
     /// section. For `status`, and for the live controls, which start again from there.
     public func songSeconds(atArranged seconds: Double, in song: MIDISong) -> Double {
-        guard !isIdentity, let layout = try? layout(of: song) else { return seconds }
+        guard !isIdentity, let layout = try? layout(of: song) else { return min(seconds, song.durationSeconds) }
         let written = seconds * layout.factor - layout.countIn.seconds
         guard written > 0 else { return layout.start }
         let first = layout.stop - layout.start
@@ -624,8 +624,6 @@ public enum SongArrangementError: Error, Sendable, Equatable, CustomStringConver
     case tooLong(seconds: Double, limit: Double)
     /// With these mutes and solos (as a person reads them) no note is left to play.
     case nothingAudible(String)
-    /// An option that would change nothing, with why.
-    case noEffect(String)
 
     public var description: String {
         switch self {
@@ -643,7 +641,6 @@ public enum SongArrangementError: Error, Sendable, Equatable, CustomStringConver
         case .tooManyEvents(let limit): "the arranged song would hold more than \(limit) events: loop fewer times"
         case let .tooLong(seconds, limit): "the arranged song would last \(seconds.formatted) s, over the \(limit.formatted) s limit"
         case let .nothingAudible(asked): "nothing would sound: with \(asked) no note is left to play"
-        case let .noEffect(why): why
         }
     }
 }

@@ -125,9 +125,10 @@ struct SongScheduler {
         endFrame = first + passes.count * passFrames
     }
 
-    /// The arranged timeline's seconds at `frame` of this scheduler's timeline: within a pass, its
-    /// place in the pass (the grid's rounding of the passes is not the song's time).
+    /// The arranged timeline's seconds at `frame` of this scheduler's timeline, at most its end:
+    /// within a pass, its place in the pass (the grid's rounding of the passes is not the song's time).
     func timelineSeconds(atFrame frame: Int) -> Double {
+        let frame = min(frame, endFrame)
         guard let pass = passes.last(where: { $0.base <= frame }) else { return Double(frame) / rate }
         return pass.seconds + Double(min(frame - pass.base, passFrames)) / rate
     }

@@ -35,7 +35,7 @@ extension Player {
         let events = await session.events()
         guard currentTicket == item.ticket else { throw abandonment(of: item) }
 
-        let playing = Task { try await session.start(ArrangedSong(song: item.song, loopStart: item.loopStart, seams: item.seams), title: item.file) }
+        let playing = Task { try await session.start(item.arranged, title: item.file) }
         state = .starting(item, session: session, task: playing)
         let outcome = await withTaskCancellationHandler { await playing.result } onCancel: { playing.cancel() }
         guard currentTicket == item.ticket else {
@@ -155,7 +155,7 @@ extension Player {
             let gaps = await song.session.outputUnderflows
             guard currentTicket == ticket, case let .playing(current) = state else { return true }
             // Where the song as played ends, in the written song (a `--to`, a loop's end).
-            lastPosition = current.arrangement.isIdentity ? current.durationSeconds : current.songPosition(.greatestFiniteMagnitude)
+            lastPosition = current.songPosition(.greatestFiniteMagnitude)
             state = .idle
             logger.info("finished playing \(current.file)\(onSpeaker)")
             if gaps > 0 {

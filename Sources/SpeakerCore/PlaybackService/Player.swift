@@ -31,8 +31,9 @@ public actor Player: DaemonPlayback {
     /// A validated song that has not started yet; `ticket` identifies its request.
     struct PendingSong: Sendable {
         let ticket: Int
-        /// The song as it plays: arranged by the composer's controls at `play`, if any.
-        let song: MIDISong
+        /// The song as it plays: arranged by the composer's controls at `play`, if any, with its
+        /// section loop's seams and, for a loop until `loop off`, the pass that repeats.
+        let arranged: ArrangedSong
         let file: String
         /// What the parsed song takes in memory (`MIDISong.memoryFootprint`; when it is arranged,
         /// the written song and what the arrangement adds to it: an arrangement of a song read
@@ -42,10 +43,8 @@ public actor Player: DaemonPlayback {
         let written: MIDISong
         /// The controls `song` was arranged with.
         let arrangement: SongArrangement
-        /// Where the pass of a loop that repeats until `loop off` begins in `song`.
-        let loopStart: ArrangedSong.LoopStart?
-        /// Where each pass of its section loop begins (`ArrangedSong.seams`).
-        let seams: [ArrangedSong.LoopStart]
+
+        var song: MIDISong { arranged.song }
     }
 
     /// The song that owns the session.
@@ -214,20 +213,17 @@ public actor Player: DaemonPlayback {
             try? request.file.close()
             throw .busy(file: request.displayName, reason: reason)
         }
-        var song = try await ClientSongReader.read(request, limits: settings.readLimits, timeout: settings.readTimeout,
-                                                   clock: clock, budget: readBudget)
-        let written = song
+        let written = try await ClientSongReader.read(request, limits: settings.readLimits, timeout: settings.readTimeout,
+                                                      clock: clock, budget: readBudget)
         var arrangement = SongArrangement()
-        var loopStart: ArrangedSong.LoopStart?
-        var seams: [ArrangedSong.LoopStart] = []
+        var arranged = ArrangedSong(song: written)
         if !request.arrangement.isEmpty {
             // The composer's controls, checked again (any client may send them) and applied
             // under the reader's limits: a loop of a thousand passes is bounded like a long file.
             do {
                 arrangement = try request.arrangement.arrangement()
                 // `play --loop A-B` without a count: the pass repeats until `loop off`.
-                let arranged = try arrangement.arranged(song, limits: settings.readLimits)
-                (song, loopStart, seams) = (arranged.song, arranged.loopStart, arranged.seams)
+                arranged = try arrangement.arranged(written, limits: settings.readLimits)
             } catch let error as ArrangementTextError {
                 throw .invalidSong(file: request.displayName, reason: error.description)
             } catch {
@@ -237,20 +233,22 @@ public actor Player: DaemonPlayback {
         if !gate.isReached(.playbackReady), let waiting, !waiting.waitingCanSucceed {
             throw .cannotWait(file: request.displayName, reason: waiting.message)
         }
-        return try await play(song, named: request.displayName, queue: request.queue, written: written, arrangement: arrangement,
-                              loopStart: loopStart, seams: seams)
+        return try await play(arranged, named: request.displayName, queue: request.queue, written: written, arrangement: arrangement)
     }
 
     public func play(file: FileDescriptor, displayName: String, queue: Bool) async throws(PlaybackServiceError) -> PlaybackSnapshot {
         try await play(PlayRequest(file: file, displayName: displayName, queue: queue))
     }
 
-    /// Plays an already read song (in-process callers and `play(_: PlayRequest)`).
-    /// `written` is the song before `arrangement` (the composer's controls) made `song` of it.
-    public func play(_ song: MIDISong, named file: String, queue wantsQueue: Bool = false,
-                     written: MIDISong? = nil, arrangement: SongArrangement = SongArrangement(),
-                     loopStart: ArrangedSong.LoopStart? = nil,
-                     seams: [ArrangedSong.LoopStart]? = nil) async throws(PlaybackServiceError) -> PlaybackSnapshot {
+    /// Plays an already read song, as written (in-process callers).
+    public func play(_ song: MIDISong, named file: String, queue wantsQueue: Bool = false) async throws(PlaybackServiceError) -> PlaybackSnapshot {
+        try await play(ArrangedSong(song: song), named: file, queue: wantsQueue)
+    }
+
+    /// Plays an already read song as `arrangement` (the composer's controls) laid `written` out.
+    func play(_ arranged: ArrangedSong, named file: String, queue wantsQueue: Bool = false,
+              written: MIDISong? = nil, arrangement: SongArrangement = SongArrangement()) async throws(PlaybackServiceError) -> PlaybackSnapshot {
+        let song = arranged.song
         if case .shutDown = state { throw .shuttingDown }
         watchSpeakerIfNeeded()
         let memory = arrangement.isIdentity ? song.memoryFootprint
@@ -258,9 +256,8 @@ public actor Player: DaemonPlayback {
         if wantsQueue, currentTicket != nil, let reason = queueRefusal(for: file, memory: memory) {
             throw .busy(file: file, reason: reason)
         }
-        let item = PendingSong(ticket: nextTicket, song: song, file: file, memory: memory,
-                               written: arrangement.isIdentity ? song : (written ?? song), arrangement: arrangement,
-                               loopStart: loopStart, seams: seams ?? loopStart.map { [$0] } ?? [])
+        let item = PendingSong(ticket: nextTicket, arranged: arranged, file: file, memory: memory,
+                               written: arrangement.isIdentity ? song : (written ?? song), arrangement: arrangement)
         nextTicket += 1
         if wantsQueue, currentTicket != nil {
             queue.append(item)
