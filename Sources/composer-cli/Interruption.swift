@@ -29,6 +29,23 @@ final class Interruption: @unchecked Sendable {
     /// The first signal received, if any.
     var received: Int32? { signal.withLock { $0 } }
 
+    /// Ends the command as the signal would have (128 + its number: 130 for Ctrl-C, 143 for
+    /// SIGTERM), with `line` as its one line on stderr (after a newline on a terminal's progress
+    /// line when `belowProgress`). Safe from any thread: the process ends here.
+    static func exit(after signal: Int32, saying line: String, belowProgress: Bool = false) -> Never {
+        let text = Array("\(belowProgress && isatty(STDOUT_FILENO) == 1 ? "\n" : "")composer-cli: \(line)\n".utf8)
+        _ = text.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        Glibc._exit(128 + signal)
+    }
+
+    /// `exit(after:saying:)` in `delay`, for a command that may not see its own end come in time
+    /// (a read that cancellation cannot reach, a daemon that does not answer).
+    static func exit(after signal: Int32, in delay: Duration, saying line: String, belowProgress: Bool = false) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay / .nanoseconds(1)))) {
+            exit(after: signal, saying: line, belowProgress: belowProgress)
+        }
+    }
+
     func stop() {
         for source in sources { source.cancel() }
         Glibc.signal(SIGINT, SIG_DFL)

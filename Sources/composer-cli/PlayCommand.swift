@@ -43,12 +43,12 @@ struct PlayCommand: AsyncParsableCommand {
     /// asked: a directory, /dev/null or /dev/zero, a named pipe nobody may ever write to. A pipe
     /// from the shell (`cat song.mid | composer-cli play /dev/stdin`) is fine.
     private func open(_ file: String) throws -> FileDescriptor {
-        // Non-blocking, so a named pipe opens at once (to be refused) instead of waiting for a writer.
-        let descriptor: FileDescriptor
-        do { descriptor = try FileDescriptor.open(file, .readOnly, options: [.closeOnExec, .nonBlocking]) } catch {
+        // Without waiting, so a named pipe opens at once (to be refused) instead of waiting for a writer.
+        let (descriptor, kind): (FileDescriptor, SongFileKind?)
+        do { (descriptor, kind) = try SongFileKind.openWithoutWaiting(file) } catch {
             throw SpeakerdError.local("cannot open \(file): \(error)")
         }
-        if let kind = SongFileKind(descriptor: descriptor.rawValue), !kind.canHoldSong || kind == .namedPipe {
+        if let kind, !kind.canHoldSong || kind == .namedPipe {
             try? descriptor.close()
             throw SpeakerdError.local(kind.refusal(of: file))
         }
@@ -152,16 +152,11 @@ struct PlayCommand: AsyncParsableCommand {
     /// line on stderr says which, and the command exits as the signal would (130, 143). A daemon
     /// that does not answer the stop within a second is not waited for: the line says so.
     private static func interrupted(by signal: Int32, song: String, stopping: Bool, daemon: SpeakerdDBusClient) {
-        @Sendable func finish(_ line: String) -> Never {
-            // Below the progress line, which has no newline of its own, on a terminal.
-            let text = Array("\(isatty(STDOUT_FILENO) == 1 ? "\n" : "")composer-cli: \(line)\n".utf8)
-            _ = text.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-            Glibc._exit(128 + signal)
-        }
+        // Below the progress line, which has no newline of its own, on a terminal.
+        @Sendable func finish(_ line: String) -> Never { Interruption.exit(after: signal, saying: line, belowProgress: true) }
         guard stopping else { finish("interrupted: \(song) plays on ('composer-cli stop' stops it)") }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(900)) {
-            finish("interrupted: speakerd did not answer the stop in time; 'composer-cli stop' stops \(song)")
-        }
+        Interruption.exit(after: signal, in: .milliseconds(900), saying: "interrupted: speakerd did not answer the stop in time; "
+                          + "'composer-cli stop' stops \(song)", belowProgress: true)
         Task {
             do {
                 _ = try await daemon.stop()

@@ -58,11 +58,8 @@ struct RenderCommand: AsyncParsableCommand {
             // A render stops at its next block once cancelled; one still reading a pipe whose
             // writer never closes cannot see it, so after a moment the command ends regardless
             // (no partial WAV exists before the song is read).
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(700)) {
-                let line = Array("composer-cli: the render was interrupted; nothing was written to \(output)\n".utf8)
-                _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-                Glibc._exit(128 + signal)
-            }
+            Interruption.exit(after: signal, in: .milliseconds(700),
+                              saying: "the render was interrupted; nothing was written to \(output)")
         }
         defer { interruption.stop() }
         do {
@@ -72,11 +69,7 @@ struct RenderCommand: AsyncParsableCommand {
             // The error is the command's one stderr line (CommandFailure writes it).
             // Interrupted: one line, then exit as the signal would have (130 for Ctrl-C, 143 for
             // SIGTERM); the partial file is already gone.
-            if let signal = interruption.received {
-                let line = Array("composer-cli: \(error)\n".utf8)
-                _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-                Glibc.exit(128 + signal)
-            }
+            if let signal = interruption.received { Interruption.exit(after: signal, saying: "\(error)") }
             throw SpeakerdError.local("\(error)")
         }
     }

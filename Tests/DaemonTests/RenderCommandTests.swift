@@ -191,7 +191,7 @@ struct RenderCommandTests {
         #expect(mkfifo(fifo, 0o644) == 0)
         let run = try await ExecutableRun.run("composer-cli", ["render", try GatedPlayEndToEndTests.song(), "-o", fifo])
         #expect(run.status == 1)
-        #expect(run.standardError == "composer-cli: cannot write WAV file \(fifo): it is a named pipe, not a file to write a WAV into\n",
+        #expect(run.standardError == "composer-cli: cannot write WAV file \(fifo): it is a named pipe (FIFO), not a file to write a WAV into\n",
                 "\(run.standardError)")
         var info = stat()
         #expect(stat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "the FIFO was replaced")

@@ -40,14 +40,13 @@ public struct RenderRequest: Sendable {
     /// for a writer for ever) and read once something writes to it; nothing within
     /// `namedPipeWriterWait` is one clear line. A pipe from the shell is read.
     private func readSong() throws(RenderError) -> MIDISong {
-        let descriptor: FileDescriptor
+        let (descriptor, kind): (FileDescriptor, SongFileKind?)
         do {
-            descriptor = try FileDescriptor.open(FilePath(midiPath), .readOnly, options: [.closeOnExec, .nonBlocking])
+            (descriptor, kind) = try SongFileKind.openWithoutWaiting(midiPath)
         } catch {
             throw .midi(path: midiPath, MIDIFileError(.unreadable(path: midiPath, reason: "\(error)")))
         }
         defer { try? descriptor.close() }
-        let kind = SongFileKind(descriptor: descriptor.rawValue)
         if let kind, !kind.canHoldSong { throw .notASongFile(kind.refusal(of: midiPath)) }
         if kind == .namedPipe, !Self.awaitWriter(descriptor, within: Self.namedPipeWriterWait) {
             throw .notASongFile("nothing wrote to the named pipe \(midiPath) within \(Self.namedPipeWriterWait.components.seconds) s; "
@@ -69,8 +68,7 @@ public struct RenderRequest: Sendable {
         var entry = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
         let deadline = ContinuousClock.now + limit
         while true {
-            let left = deadline - ContinuousClock.now
-            let milliseconds = max(0, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            let milliseconds = Int32(max(0, ((deadline - ContinuousClock.now) / .milliseconds(1)).rounded(.up)))
             let ready = poll(&entry, 1, milliseconds)
             if ready > 0 { return true }
             if ready == 0 || errno != EINTR { return false }
@@ -83,8 +81,7 @@ public struct RenderRequest: Sendable {
     public func run() async throws(RenderError) -> OfflineRenderer.Summary {
         // `-o DIR/` names a directory, whether it exists or not, and so does an existing DIR: say
         // so before any slow work.
-        var info = stat()
-        if outputPath.hasSuffix("/") || (stat(outputPath, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR) {
+        if outputPath.hasSuffix("/") || SongFileKind(path: outputPath) == .directory {
             throw .outputIsDirectory(outputPath)
         }
         var song = try readSong()

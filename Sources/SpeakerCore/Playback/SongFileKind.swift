@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// What kind of file a song's descriptor refers to, and whether a song can come out of it.
 ///
@@ -35,6 +36,29 @@ public enum SongFileKind: Equatable, Sendable, CustomStringConvertible {
         case S_IFLNK: self = .symbolicLink
         default: self = .special(Self.anonymousName(Self.link(of: descriptor)))
         }
+    }
+
+    /// The kind of what `path` names, through links (a path's FIFO is a named pipe); nil when
+    /// nothing is there.
+    public init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: self = .regularFile
+        case S_IFIFO: self = .namedPipe
+        case S_IFSOCK: self = .socket
+        case S_IFDIR: self = .directory
+        case S_IFCHR: self = .characterDevice
+        case S_IFBLK: self = .blockDevice
+        default: self = .special("a special file")
+        }
+    }
+
+    /// Opens `path` to read a song from, without waiting (a named pipe's plain open waits for a
+    /// writer for ever), with what it is: what `play` sends and `render` reads.
+    public static func openWithoutWaiting(_ path: String) throws -> (descriptor: FileDescriptor, kind: SongFileKind?) {
+        let descriptor = try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec, .nonBlocking])
+        return (descriptor, SongFileKind(descriptor: descriptor.rawValue))
     }
 
     /// Whether reading can deliver a whole song (within the size and time limits).

@@ -29,8 +29,8 @@ public struct WAVFileOutput: AudioOutput {
         // The finished file is renamed over `path`: over a device, a named pipe or a link to one
         // (`-o /dev/null`, `-o /dev/stdout`) that would replace the node itself, so only a regular
         // file, or nothing yet, may be there.
-        if let mode = Self.mode(of: path), mode & S_IFMT != S_IFREG {
-            throw AudioOutputError.fileNotWritable(path: path, reason: "it is \(Self.kind(mode)), not a file to write a WAV into")
+        if let kind = SongFileKind(path: path), kind != .regularFile {
+            throw AudioOutputError.fileNotWritable(path: path, reason: "it is \(kind), not a file to write a WAV into")
         }
         let temporaryPath = Self.temporaryPath(for: path)
         let descriptor: FileDescriptor
@@ -89,23 +89,6 @@ public struct WAVFileOutput: AudioOutput {
         let sampleRate: Int
         var description: String {
             "a WAV file holds at most 4 GiB (\(WAVHeader.maxSeconds(sampleRate: sampleRate).spokenHoursMinutes) of audio)"
-        }
-    }
-
-    /// The mode of what `path` names, through links; nil when nothing is there.
-    private static func mode(of path: String) -> mode_t? {
-        var info = stat()
-        return stat(path, &info) == 0 ? info.st_mode : nil
-    }
-
-    private static func kind(_ mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFDIR: "a directory"
-        case S_IFIFO: "a named pipe"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        case S_IFSOCK: "a socket"
-        default: "not a regular file"
         }
     }
 
