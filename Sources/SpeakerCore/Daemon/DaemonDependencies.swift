@@ -29,17 +29,13 @@ public struct DaemonDependencies: Sendable {
     /// The way audio reaches the speaker (`audio_output`): the daemon follows its path, the
     /// player opens outputs on its routes. Followed only when the daemon has a playback side.
     public var audio: any AudioBackend
-    /// Gives the idle daemon's code pages back to the kernel (``ResidentCode``); a no-op by
-    /// default, so in-process tests leave their test runner's mappings alone.
-    public var releaseIdleCode: @Sendable () -> Void
 
     public init(clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init,
                 connectBus: (@Sendable (BusSelection) async throws -> DBusConnection)?,
                 makeBlueZ: @escaping @Sendable (DBusConnection?) async throws -> any BlueZClient,
                 playback: (any DaemonPlayback)? = nil,
                 makePlayback: (@Sendable (PlaybackWiring) -> any DaemonPlayback)? = nil,
-                audio: any AudioBackend = NullBackend(),
-                releaseIdleCode: @escaping @Sendable () -> Void = {}) {
+                audio: any AudioBackend = NullBackend()) {
         self.clock = clock
         self.now = now
         self.connectBus = connectBus
@@ -47,7 +43,6 @@ public struct DaemonDependencies: Sendable {
         self.playback = playback
         self.makePlayback = makePlayback
         self.audio = audio
-        self.releaseIdleCode = releaseIdleCode
     }
 }
 
@@ -65,10 +60,6 @@ extension DaemonDependencies {
                     connection: connection, configuration: .init(registersAgentInBackground: true), logger: logger)
             },
             makePlayback: { wiring in Player.live(configuration: configuration, gate: wiring.gate, audio: wiring.audio, clock: wiring.clock) },
-            audio: configuration.audioOutput.backend(soundServers: configuration.soundServers),
-            releaseIdleCode: {
-                let released = ResidentCode.release()
-                logger.debug("idle: gave back \(released.residentBytes / 1024) KiB of our code in \(released.mappings) mappings")
-            })
+            audio: configuration.audioOutput.backend(soundServers: configuration.soundServers))
     }
 }

@@ -11,7 +11,6 @@ extension SpeakerdDaemon {
     func playbackChanged(_ snapshot: PlaybackSnapshot) async {
         guard lifecycle != .stopping, lifecycle != .stopped else { return }
         features.playbackChanges.heard(snapshot)
-        await features.idleCode.playback(snapshot.activity)
         await publish()
     }
 }

@@ -46,8 +46,6 @@ extension SpeakerdDaemon {
         // The stop can also come while logind is being followed (an await): asked again.
         if readinessLog.isMuted { return }
         logger.info("start-up (\(timeline.scenario)) took \(Int(timeline.totalMs)) ms; critical path: \(timeline.criticalPath.joined(separator: " → "))")
-        // Start-up's code (most of the image, faulted in around what it ran) never runs again.
-        await features.idleCode.startupEnded()
         if case .blocked = lifecycle { return }  // the compatibility gate closed; events reopen it
         lifecycle = .running
     }

@@ -102,7 +102,6 @@ public actor SpeakerdDaemon {
                                    clock: clock, inbox: $0, logger: logger)
             },
             scan: { ScanFeature(scanDuration: configuration.scanDuration, operations: operations, stateFile: $0, clock: erasedClock) },
-            idleCode: IdleCodeFeature(release: dependencies.releaseIdleCode, clock: erasedClock),
             logger: logger)
         inputs = ReadinessInputs(soundfont: playback == nil ? .noEngine : .notLoaded(path: configuration.soundfont))
         verdict = inputs.verdict

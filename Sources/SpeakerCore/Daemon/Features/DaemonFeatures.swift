@@ -24,7 +24,7 @@ extension DaemonFeature {
 /// there; its connection is closed only after the group, by the daemon's last step), the state
 /// file (the others write to it), the BlueZ watch and the player's changes, sleep and the lock,
 /// the audio path, the speaker's care (which reads the state file and the path's routes),
-/// scanning (which ranks by the known speakers) and the idle code's release. Winding down runs
+/// and scanning (which ranks by the known speakers). Winding down runs
 /// it in reverse, each feature stopping its own timers and followers, so no hand-written list
 /// of tasks to cancel exists.
 final class DaemonFeatures: Sendable {
@@ -44,8 +44,6 @@ final class DaemonFeatures: Sendable {
     let audioPath: AudioPathFeature?
     let speakerCare: SpeakerCareFeature
     let scan: ScanFeature
-    /// Releases the idle daemon's code pages once start-up has run and when playback goes quiet.
-    let idleCode: IdleCodeFeature
     private let group: ServiceGroup
     private let running = Mutex<Task<Void, Never>?>(nil)
 
@@ -56,7 +54,6 @@ final class DaemonFeatures: Sendable {
          audioPath: (FeatureInbox) -> AudioPathFeature?,
          speakerCare: (FeatureInbox, StateFileFeature) -> SpeakerCareFeature,
          scan: (StateFileFeature) -> ScanFeature,
-         idleCode: IdleCodeFeature,
          logger: Logger) {
         self.operations = operations
         self.bus = bus(inbox)
@@ -67,9 +64,8 @@ final class DaemonFeatures: Sendable {
         self.audioPath = audioPath(inbox)
         self.speakerCare = speakerCare(inbox, self.stateFile)
         self.scan = scan(self.stateFile)
-        self.idleCode = idleCode
         let services: [any Service] = [self.bus, self.stateFile, bluez, playbackChanges, self.sleep] + [self.audioPath].compactMap { $0 }
-            + [self.speakerCare, self.scan, idleCode]
+            + [self.speakerCare, self.scan]
         group = ServiceGroup(configuration: .init(services: services, logger: logger))
     }
 
