@@ -168,7 +168,7 @@ let package = Package(
         // profile). PulseAudio and PipeWire's pipewire-pulse both speak it.
         .target(
             name: "PulseAudio",
-            dependencies: ["AsyncSignals", "BlueZ", "CPulse"],
+            dependencies: ["AsyncSignals", "CPulse"],
             path: "Sources/SpeakerCore/PulseAudio"
         ),
         // One song's sound: the FluidSynth engine (CFluidSynth), the paced render loop, the audio
@@ -200,7 +200,6 @@ let package = Package(
                 "BlueZ",
                 "Playback",
                 "PulseAudio",
-                "SpeakerdAPI",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Sources/SpeakerCore/AudioPath"
@@ -221,6 +220,7 @@ let package = Package(
                 "Playback",
                 "AudioPath",
                 "SpeakerdAPI",
+                "Configuration",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Collections", package: "swift-collections"),
@@ -253,7 +253,6 @@ let package = Package(
                 "BlueZ",
                 "Playback",
                 "AudioPath",
-                "PlaybackService",
                 "SpeakerdAPI",
             ],
             path: "Sources/SpeakerCore/Configuration"
@@ -366,7 +365,7 @@ let package = Package(
             name: "BlueZTests",
             dependencies: ["AsyncSignals", "DBus", "BlueZ", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
-        .testTarget(name: "PulseAudioTests", dependencies: ["BlueZ", "PulseAudio", "TestSupport"]),
+        .testTarget(name: "PulseAudioTests", dependencies: ["PulseAudio", "TestSupport"]),
         .testTarget(
             name: "SystemdTests",
             dependencies: [
@@ -376,7 +375,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AudioPathTests",
-            dependencies: ["DBus", "BlueZ", "PulseAudio", "Playback", "SpeakerdAPI", "AudioPath", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["DBus", "BlueZ", "PulseAudio", "Playback", "AudioPath", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "LogindTests",
@@ -393,12 +392,12 @@ let package = Package(
         .testTarget(name: "MIDITests", dependencies: ["MIDI", "TestSupport"]),
         .testTarget(
             name: "PlaybackTests",
-            dependencies: ["DBus", "MIDI", "AsyncSignals", "BlueZ", "Playback", "SpeakerdAPI", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "BlueZ", "Playback", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
         ),
         .testTarget(
             name: "PlaybackServiceTests",
             dependencies: [
-                "AsyncSignals", "DBus", "BlueZ", "MIDI", "Readiness", "Systemd", "Playback", "AudioPath", "PlaybackService", "SpeakerdAPI", "TestSupport",
+                "AsyncSignals", "DBus", "BlueZ", "MIDI", "Readiness", "Systemd", "Playback", "AudioPath", "PlaybackService", "Configuration", "SpeakerdAPI", "TestSupport",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]

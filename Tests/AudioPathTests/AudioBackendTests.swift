@@ -4,7 +4,6 @@ import DBus
 import Foundation
 import Playback
 import PulseAudio
-import SpeakerdAPI
 import TestSupport
 import Testing
 

@@ -1,5 +1,4 @@
 import AudioPath
-import SpeakerdAPI
 import Testing
 
 /// `--audio-output` and `audio_output`, as a person writes them: every documented form is read,
@@ -43,8 +42,7 @@ struct AudioOutputSettingTests {
         ("alsa:hw:0\nnull", "\(AudioOutputSetting.accepted), without control characters"),
     ])
     func rejects(text: String, expected: String) {
-        let error = #expect(throws: DaemonSettingError.self) { try AudioOutputSetting(parsing: text) }
-        #expect(error?.setting == "audio_output")
+        let error = #expect(throws: AudioOutputSettingError.self) { try AudioOutputSetting(parsing: text) }
         #expect(error?.expected == expected)
         let message = error?.description ?? ""
         #expect(message.hasPrefix("bad value '"))

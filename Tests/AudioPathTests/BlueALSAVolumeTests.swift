@@ -2,7 +2,6 @@
 @testable import BlueZ
 import DBus
 import Foundation
-@testable import SpeakerdAPI
 import TestSupport
 import Testing
 

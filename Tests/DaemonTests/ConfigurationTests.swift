@@ -54,10 +54,10 @@ struct ConfigurationTests {
     @Test("the memory bounds are read in MiB and reach the player: the read budget in all and per client, the queue's songs and memory")
     func memoryBounds() throws {
         let defaults = try parser.parse("")
-        #expect(defaults.readBudget == SongReadBudget.Limits(total: 64 << 20, perClient: 32 << 20))
+        #expect(defaults.readBudget == SongReadLimits(total: 64 << 20, perClient: 32 << 20))
         #expect(defaults.queueLimits == PlayQueueLimits(songs: 64, bytes: 128 << 20))
         let configuration = try parser.parse("read_budget_mib = 96\nread_budget_per_client_mib = 24\nmax_queued_songs = 8\nmax_queue_mib = 40\n")
-        #expect(configuration.readBudget == SongReadBudget.Limits(total: 96 << 20, perClient: 24 << 20))
+        #expect(configuration.readBudget == SongReadLimits(total: 96 << 20, perClient: 24 << 20))
         #expect(configuration.queueLimits == PlayQueueLimits(songs: 8, bytes: 40 << 20))
         let settings = PlaybackServiceSettings(configuration)
         #expect(settings.readBudget == configuration.readBudget && settings.queueLimits == configuration.queueLimits)

@@ -76,7 +76,7 @@ struct MemoryBoundsDaemonTests {
     @Test("the read budget is per client connection: past its share a connection's play is Busy, another connection's plays")
     func readBudgetPerConnection() async throws {
         let (fake, daemon) = try await Self.readyDaemon {
-            $0.readBudget = SongReadBudget.Limits(total: 1024 * Self.kib, perClient: 128 * Self.kib)
+            $0.readBudget = SongReadLimits(total: 1024 * Self.kib, perClient: 128 * Self.kib)
         }
         let greedy = try await fake.world.connect()
         var pipes: [(readEnd: FileDescriptor, writeEnd: FileDescriptor)] = []

@@ -1,6 +1,7 @@
+import AudioPath
 @testable import DBus
-import Foundation
 @testable import Daemon
+import Foundation
 @testable import SpeakerdAPI
 import TestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Clocks
+import Configuration
 import Foundation
 import MIDI
 @testable import Playback

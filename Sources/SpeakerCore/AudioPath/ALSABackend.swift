@@ -1,6 +1,5 @@
 import DBus
 import Playback
-import SpeakerdAPI
 
 /// `audio_output = alsa:DEVICE`: a PCM the user named, such as
 /// `bluealsa:DEV=11:22:33:AA:BB:CC,PROFILE=a2dp`. Taken as ready (ALSA has no events to follow);

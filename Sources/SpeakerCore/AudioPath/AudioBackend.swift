@@ -1,7 +1,6 @@
 import BlueZ
 import DBus
 import Playback
-import SpeakerdAPI
 
 /// One way audio reaches a speaker, as `audio_output` names it: the seam every backend plugs into.
 ///

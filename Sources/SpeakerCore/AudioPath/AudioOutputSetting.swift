@@ -1,4 +1,3 @@
-import SpeakerdAPI
 
 /// Where rendered audio goes (`--audio-output SPEC`, config key `audio_output`).
 public enum AudioOutputSetting: Equatable, Sendable, CustomStringConvertible {
@@ -21,15 +20,14 @@ public enum AudioOutputSetting: Equatable, Sendable, CustomStringConvertible {
     /// a `file:` path must be absolute (speakerd runs in `/`, so a relative one would land
     /// somewhere surprising) and name a file, an ALSA device has no blanks, and no value may hold
     /// control characters (they would garble the one-line error and the journal).
-    public init(parsing text: String) throws(DaemonSettingError) {
-        func refuse(_ expected: String = Self.accepted) -> DaemonSettingError {
-            DaemonSettingError(setting: "audio_output", value: text, expected: expected)
+    public init(parsing text: String) throws(AudioOutputSettingError) {
+        func refuse(_ expected: String = Self.accepted) -> AudioOutputSettingError {
+            AudioOutputSettingError(value: text, expected: expected)
         }
         guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             // Shown escaped, so the error stays one line and the terminal is not told to beep.
             let shown = text.unicodeScalars.map { $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0) }
-            throw DaemonSettingError(setting: "audio_output", value: shown.joined(),
-                                     expected: "\(Self.accepted), without control characters")
+            throw AudioOutputSettingError(value: shown.joined(), expected: "\(Self.accepted), without control characters")
         }
         let spec = text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()
         let value = String(spec)
@@ -67,6 +65,19 @@ public enum AudioOutputSetting: Equatable, Sendable, CustomStringConvertible {
         case .file(let path): "file:\(path)"
         case .null: "null"
         }
+    }
+}
+
+/// An `audio_output` value that names no output, and what it lacks; the configuration says
+/// where the value came from.
+public struct AudioOutputSettingError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The value as given, control characters escaped.
+    public let value: String
+    /// What the value should have been, in words.
+    public let expected: String
+
+    public var description: String {
+        "bad value '\(value)' for audio_output (expected \(expected))"
     }
 }
 

@@ -1,7 +1,6 @@
 import BlueZ
 import DBus
 import Playback
-import SpeakerdAPI
 
 /// `audio_output = auto`, the normal case on a speaker box: BlueALSA while `org.bluealsa` is on
 /// the system bus; otherwise a PulseAudio or PipeWire server if one answers where speakerd looks;

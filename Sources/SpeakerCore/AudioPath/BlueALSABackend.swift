@@ -1,7 +1,6 @@
 import BlueZ
 import DBus
 import Playback
-import SpeakerdAPI
 
 /// BlueALSA: the speaker's A2DP playback PCM on `org.bluealsa`, played through its ALSA plugin.
 /// `auto` uses it while BlueALSA is on the system bus.

@@ -1,7 +1,6 @@
 import DBus
 import Glibc
 import Playback
-import SpeakerdAPI
 import SystemPackage
 
 /// `audio_output = file:PATH`: each song is written to a WAV file (tests, demos, headless

@@ -1,6 +1,5 @@
 import DBus
 import Playback
-import SpeakerdAPI
 
 /// `audio_output = null`: audio is discarded, while playback's timing still runs (tests, and a
 /// box that only wants the daemon's status). Always ready, to any speaker or none.

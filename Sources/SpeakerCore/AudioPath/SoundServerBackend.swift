@@ -2,7 +2,6 @@ import BlueZ
 import DBus
 import Playback
 import PulseAudio
-import SpeakerdAPI
 
 /// `audio_output = pulseaudio`: the speaker's own A2DP sink on a PulseAudio or PipeWire(-Pulse)
 /// server, never the default sink.
@@ -98,10 +97,10 @@ public struct SoundServerBackend: AudioBackend {
                         path = Self.unreachable(problem, location: location, environment: ProcessEnvironment.current)
                     case .sinks(let sinks, let cards):
                         switches.keepOnly(cards.map(\.index))
-                        if let found = sinks.first(where: { $0.isA2DPSink(of: address) }) {
+                        if let found = sinks.first(where: { $0.isA2DPSink(of: address.description) }) {
                             path = .ready(AudioRoute(by: Self.self, device: found.name, server: server, speaker: address,
                                                      sampleRate: found.sampleRate, description: "PulseAudio sink \(found.name)"))
-                        } else if let card = cards.first(where: { $0.belongs(to: address) && $0.isInHeadsetProfile }) {
+                        } else if let card = cards.first(where: { $0.belongs(to: address.description) && $0.isInHeadsetProfile }) {
                             let headset = card.activeProfile ?? "headset"
                             if let a2dp = card.a2dpProfile {
                                 let done = "its card \(card.name) was in the headset profile \(headset); speakerd switched it to \(a2dp) once"

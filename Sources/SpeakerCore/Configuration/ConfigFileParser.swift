@@ -1,7 +1,6 @@
 import AsyncSignals
 import AudioPath
 import Playback
-import PlaybackService
 import SpeakerdAPI
 /// Reads speakerd's config file: one `key = value` per line.
 ///
@@ -80,7 +79,11 @@ public struct ConfigFileParser: Sendable {
         case "play_timeout_seconds":
             configuration.playTimeout = try parseSeconds(value, key: key, range: 1...3600)
         case "audio_output":
-            configuration.audioOutput = try AudioOutputSetting(parsing: value)
+            do {
+                configuration.audioOutput = try AudioOutputSetting(parsing: value)
+            } catch {
+                throw DaemonSettingError(setting: key, value: error.value, expected: error.expected)
+            }
         case "soundfont":
             configuration.soundfont = try parseAbsolutePath(value, key: key)
         case "on_speaker_lost":

@@ -1,7 +1,6 @@
 import AsyncSignals
 import AudioPath
 import Playback
-import PlaybackService
 import SpeakerdAPI
 /// Everything speakerd is told by its operator: the config file, then environment, then flags;
 /// plus how it was started (by bus activation or not).
@@ -70,7 +69,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var firstVolume: Int = 40
     /// The bytes songs being read from clients may hold, in all and per client connection
     /// (`read_budget_mib`, `read_budget_per_client_mib`); past them a `play` is refused as busy.
-    public var readBudget = SongReadBudget.Limits.default
+    public var readBudget = SongReadLimits.default
     /// How many songs the play queue holds and how much memory they take (`max_queued_songs`,
     /// `max_queue_mib`); past them a `play --queue` is refused as busy.
     public var queueLimits = PlayQueueLimits.default

@@ -1,3 +1,4 @@
+import Configuration
 import AudioPath
 import MIDI
 import Playback
@@ -70,7 +71,7 @@ public struct PlaybackServiceSettings: Sendable, Equatable {
     /// Play the inaudible keep-alive signal to the ready speaker while no song plays (`keep_alive`).
     public var keepAlive: Bool
     /// The bytes songs being read from clients may hold, in all and per client (`SongReadBudget`).
-    public var readBudget: SongReadBudget.Limits
+    public var readBudget: SongReadLimits
     /// How many songs the queue holds, and how much memory they may take (`PlayQueueLimits`).
     public var queueLimits: PlayQueueLimits
     /// What the keep-alive plays (`keep_alive = yes`, `silence` or `tone`).
@@ -79,7 +80,7 @@ public struct PlaybackServiceSettings: Sendable, Equatable {
     public init(playTimeout: Duration = .seconds(30), onSpeakerLost: SpeakerLostBehaviour = .pause,
                 readLimits: MIDIReadLimits = .default, readTimeout: Duration = .seconds(10), keepAlive: Bool = false,
                 keepAliveSound: KeepAliveSound = .bursts,
-                readBudget: SongReadBudget.Limits = .default, queueLimits: PlayQueueLimits = .default) {
+                readBudget: SongReadLimits = .default, queueLimits: PlayQueueLimits = .default) {
         self.playTimeout = playTimeout
         self.onSpeakerLost = onSpeakerLost
         self.readLimits = readLimits
@@ -89,12 +90,4 @@ public struct PlaybackServiceSettings: Sendable, Equatable {
         self.queueLimits = queueLimits
         self.keepAliveSound = keepAliveSound
     }
-}
-
-/// What playback does when the speaker drops in the middle of a song.
-public enum SpeakerLostBehaviour: String, Equatable, Sendable, CaseIterable {
-    /// Hold the position and resume once the speaker is back (the default).
-    case pause
-    /// End the song; the user starts it again.
-    case stop
 }

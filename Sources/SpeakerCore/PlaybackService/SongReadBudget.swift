@@ -1,3 +1,4 @@
+import Configuration
 import MIDI
 import Synchronization
 
@@ -11,23 +12,6 @@ import Synchronization
 /// as the song is parsed or the read fails. Shared by every request of one player; reads reserve
 /// from Dispatch's queue while the player's actor is busy elsewhere, hence the lock and not the actor.
 public final class SongReadBudget: Sendable {
-    /// The caps, in bytes.
-    public struct Limits: Sendable, Equatable {
-        /// All songs being read at once, whoever sends them (`read_budget_mib`).
-        public var total: Int
-        /// One client's songs being read at once (`read_budget_per_client_mib`): one client
-        /// cannot take the whole budget from the others.
-        public var perClient: Int
-
-        /// 64 MiB in all, 32 MiB per client: four songs at the 16 MiB limit at once, two per client.
-        public init(total: Int = 64 << 20, perClient: Int = 32 << 20) {
-            self.total = total
-            self.perClient = perClient
-        }
-
-        public static let `default` = Limits()
-    }
-
     /// Why a reservation was refused: which cap, and how much was held under it.
     public enum Refusal: Error, Equatable, Sendable, CustomStringConvertible {
         case total(held: Int, asked: Int, limit: Int)
@@ -50,10 +34,10 @@ public final class SongReadBudget: Sendable {
         var byClient: [String: Int] = [:]
     }
 
-    public let limits: Limits
+    public let limits: SongReadLimits
     private let state = Mutex(State())
 
-    public init(limits: Limits = .default) {
+    public init(limits: SongReadLimits = .default) {
         self.limits = limits
     }
 

@@ -1,4 +1,3 @@
-import BlueZ
 internal import CPulse
 import AsyncSignals
 
@@ -25,12 +24,13 @@ public struct SoundServerSink: Sendable, Equatable {
         self.sampleRate = sampleRate
     }
 
-    /// Whether this is the A2DP sink of the speaker at `address`, by its properties: the address
+    /// Whether this is the A2DP sink of the speaker at `address` (`AA:BB:…`, as BlueZ spells it,
+    /// in any case), by its properties: the address
     /// (`api.bluez5.address` from PipeWire, `device.string` from PulseAudio's bluez5 module) on
     /// the Bluetooth bus, with an A2DP profile (the sink's own `api.bluez5.profile` or
     /// `bluetooth.protocol`, or its card's active profile). A speaker left in a headset profile
     /// has a sink too, but not one worth playing music to.
-    public func isA2DPSink(of address: BluetoothAddress) -> Bool {
+    public func isA2DPSink(of address: String) -> Bool {
         guard Self.names(address, in: properties) else { return false }
         let profiles = [properties["api.bluez5.profile"], properties["bluetooth.protocol"]].compactMap { $0?.lowercased() }
         return profiles.contains { $0.contains("a2dp") } || cardProfile?.lowercased().hasPrefix("a2dp") == true
@@ -39,9 +39,9 @@ public struct SoundServerSink: Sendable, Equatable {
     /// Whether a sink's or card's properties name the Bluetooth device at `address`: on the
     /// Bluetooth bus, with the address in `api.bluez5.address` (PipeWire) or `device.string`
     /// (PulseAudio's bluez5 module).
-    static func names(_ address: BluetoothAddress, in properties: [String: String]) -> Bool {
+    static func names(_ address: String, in properties: [String: String]) -> Bool {
         guard properties["device.bus"] == "bluetooth" else { return false }
-        let wanted = address.description.uppercased()
+        let wanted = address.uppercased()
         return [properties["api.bluez5.address"], properties["device.string"]].contains { $0?.uppercased() == wanted }
     }
 }
@@ -72,7 +72,7 @@ public struct SoundServerCard: Sendable, Equatable {
     static func isChoosable(available: Int32) -> Bool { available != 0 }
 
     /// The card of the speaker at `address`, by its properties (as for sinks, never its name).
-    public func belongs(to address: BluetoothAddress) -> Bool {
+    public func belongs(to address: String) -> Bool {
         SoundServerSink.names(address, in: properties)
     }
 

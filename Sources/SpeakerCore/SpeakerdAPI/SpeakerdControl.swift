@@ -73,7 +73,7 @@ extension SpeakerdControl {
 
     /// Doubles without an audio device have no volume.
     public func volume() async throws(SpeakerdError) -> VolumeReport {
-        throw .rejected(name: SpeakerdBus.ErrorName.notReady, message: SpeakerVolumeError.noSpeaker.description)
+        throw .rejected(name: SpeakerdBus.ErrorName.notReady, message: "no speaker is connected: 'composer-cli connect' first")
     }
 
     public func setVolume(_ change: VolumeChange) async throws(SpeakerdError) -> VolumeReport {

@@ -1,5 +1,4 @@
 import DBus
-import SpeakerdAPI
 /// BlueALSA's `org.bluealsa.PCM1.Volume` in percent.
 ///
 /// The property has two shapes, and both are in use: bluez-alsa 4.0 and 4.1 (Debian 12's

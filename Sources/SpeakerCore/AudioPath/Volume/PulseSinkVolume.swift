@@ -1,5 +1,4 @@
 import PulseAudio
-import SpeakerdAPI
 
 /// The volume of the speaker's own sink on a PulseAudio server (or PipeWire's pipewire-pulse),
 /// through libpulse. The server passes it on to the speaker as AVRCP absolute volume where the

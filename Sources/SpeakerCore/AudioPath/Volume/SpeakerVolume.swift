@@ -1,4 +1,3 @@
-import SpeakerdAPI
 /// The speaker's own volume, on the audio device speakerd plays to: BlueALSA's PCM or the
 /// speaker's sink on PulseAudio/PipeWire. Where the speaker takes AVRCP absolute volume the level
 /// is the speaker's, not a software gain on our samples (which would waste the speaker's range and

@@ -11,9 +11,9 @@ import Testing
 /// check) the sandboxed speakerd runs without LeakSanitizer's exit scan: it needs ptrace, which
 /// @system-service refuses as systemd would.
 extension PulseAudioDaemonTests {
-    static let tools = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Tools").standardized.path
+    static let tools = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Tools").standardized.path
     static let unit = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../systemd/speakerd.service").standardized.path
+        .appendingPathComponent("../../../systemd/speakerd.service").standardized.path
 
     @Test("under speakerd.service's seccomp filters, speakerd plays a song to PulseAudio: the sink hears a 440 Hz tone",
           .timeLimit(.minutes(2)))

@@ -1,3 +1,4 @@
+import AudioPath
 @testable import BlueZ
 import Foundation
 @testable import SpeakerdAPI

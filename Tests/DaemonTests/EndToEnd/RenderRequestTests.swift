@@ -7,7 +7,10 @@ import Testing
 /// `composer-cli render` as the user meets it: a WAV on success, one clear line on every failure.
 @Suite("Render requests")
 struct RenderRequestTests {
-    private let scale = CorpusRenderTests.corpus.appendingPathComponent("test-c-major-scale.mid").path
+    /// <worktree>/../shared/corpus/jazz-soft-midi, found from this file's path.
+    private static let corpus = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().appendingPathComponent("../../../../shared/corpus/jazz-soft-midi").standardized
+    private let scale = Self.corpus.appendingPathComponent("test-c-major-scale.mid").path
 
     @Test("a corpus file renders to a WAV that lasts its tempo map plus a short tail")
     func rendersCorpusFile() async throws {
@@ -37,7 +40,7 @@ struct RenderRequestTests {
     func notMIDI() async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let bad = CorpusRenderTests.corpus.appendingPathComponent("test-not-a-midi-file.mid").path
+        let bad = Self.corpus.appendingPathComponent("test-not-a-midi-file.mid").path
         let output = directory.appendingPathComponent("o.wav").path
         let error = await #expect(throws: RenderError.self) { try await RenderRequest(midiPath: bad, outputPath: output).run() }
         let message = error?.description ?? ""

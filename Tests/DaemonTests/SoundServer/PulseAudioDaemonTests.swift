@@ -220,6 +220,6 @@ struct PulseAudioDaemonTests {
             if FileManager.default.isExecutableFile(atPath: url.appendingPathComponent("speakerd").path) { return url }
         }
         return URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../.build/debug").standardized
+            .appendingPathComponent("../../../.build/debug").standardized
     }
 }
