@@ -71,6 +71,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
+        .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.3.0"),
+        // CustomDump reports through IssueReporting, which reaches Swift Testing only with this linked.
+        .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.5.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
     ],
     targets: [
         // libdbus-1 and libbluetooth, from Debian's libdbus-1-dev and libbluetooth-dev, found
@@ -411,7 +415,10 @@ let package = Package(
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Logind", "Playback", "AudioPath", "PlaybackService", "SpeakerdAPI", "Configuration", "Daemon", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["MIDI", "AsyncSignals", "DBus", "BlueZ", "Readiness", "Systemd", "Logind", "Playback", "AudioPath", "PlaybackService", "SpeakerdAPI", "Configuration", "Daemon", "ComposerCLIKit", "TestSupport", .product(name: "Clocks", package: "swift-clocks"),
+                           .product(name: "CustomDump", package: "swift-custom-dump"),
+                           .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
+                           .product(name: "PropertyBased", package: "swift-property-based")]
         ),
     ],
     swiftLanguageModes: [.v6]

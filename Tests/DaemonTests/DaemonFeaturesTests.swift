@@ -122,26 +122,4 @@ struct DaemonFeaturesTests {
         await inbox.send(.statusChanged)
         #expect(reports.seen.withLock { $0 } == ["busLost", "statusChanged"])
     }
-
-    @Test("winding down stops the speaker's care: a profile timer armed before shutdown never asks BlueZ after it")
-    func shutdownStopsTheProfileTimer() async throws {
-        let clock = TestClock<Duration>()
-        let playback = ProfileNudgeTests.SteerablePlayback()
-        let state = TemporaryDirectory()
-        let (daemon, bluez, speaker) = try ProfileNudgeTests.daemon(knowing: DaemonWorld.flip, playback: playback,
-                                                                    clock: clock, state: state)
-        let startup = Task { await daemon.start() }
-        _ = try await clock.advance(atMost: .seconds(30), until: "connected, waiting for its audio device") {
-            await daemon.link.snapshot.connected
-        }
-        try await eventually("the grace timer is armed") { await daemon.profileNudge != nil }
-
-        await daemon.shutdown()
-        #expect(await daemon.profileNudge == nil, "the timer outlived the daemon")
-        await clock.advance(by: .seconds(60))
-        for _ in 0..<50 { await Task.yield() }
-        #expect(await !bluez.calls.contains(.connectProfile(speaker, BlueZUUID.a2dpSink)), "asked BlueZ after shutdown")
-        #expect(daemon.lostBus.result == nil, "winding down is not a lost bus")
-        startup.cancel()
-    }
 }

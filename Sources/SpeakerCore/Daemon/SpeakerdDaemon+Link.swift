@@ -40,7 +40,8 @@ extension SpeakerdDaemon {
             // so a speaker's first link finds it known, to keep its first volume.
             let link = linkHistory.linkUps
             let isNew = await features.stateFile.recordConnection(to: target.address, name: target.name, at: dependencies.now())
-            await features.speakerCare.remembered(target.address, isNew: isNew, onLink: link)
+            let volume = await features.stateFile.knownSpeakers.first { $0.address == target.address }?.volume
+            await features.speakerCare.remembered(target.address, isNew: isNew, volume: volume, onLink: link)
             await publish()
         }
     }

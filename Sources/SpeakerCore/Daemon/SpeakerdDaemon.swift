@@ -99,7 +99,7 @@ public actor SpeakerdDaemon {
             speakerCare: {
                 SpeakerCareFeature(backend: audio, hasPlayback: playback != nil, stateFile: $1, operations: operations,
                                    grace: configuration.audioDeviceGrace, firstVolume: configuration.firstVolume,
-                                   clock: clock, inbox: $0, logger: logger)
+                                   clock: erasedClock, inbox: $0, logger: logger)
             },
             scan: { ScanFeature(scanDuration: configuration.scanDuration, operations: operations, stateFile: $0, clock: erasedClock) },
             logger: logger)
@@ -206,11 +206,6 @@ public actor SpeakerdDaemon {
     var sharedDiscovery: SharedDiscovery { features.scan.shared }
     var discoveries: Int {
         get async { await features.scan.discoveries }
-    }
-
-    /// The speaker care's profile timer, if armed (for tests and diagnostics).
-    var profileNudge: Task<Void, Never>? {
-        get async { await features.speakerCare.profileNudge }
     }
 
     /// The verdict readiness is at now (level and reason), for tests and diagnostics.
