@@ -93,7 +93,7 @@ public actor SpeakerdDaemon {
         features = DaemonFeatures(
             operations: operations,
             bus: { BusFeature(notifier: notifier, inbox: $0, logger: logger) },
-            stateFile: { StateFileFeature(directory: configuration.stateDirectory, inbox: $0, clock: clock, logger: logger) },
+            stateFile: { StateFileFeature(directory: configuration.stateDirectory, inbox: $0, clock: erasedClock, logger: logger) },
             sleep: { SleepFeature(operations: operations, inbox: $0, logger: logger) },
             audioPath: { inbox in playback.map { AudioPathFeature(backend: audio, playback: $0, inbox: inbox) } },
             speakerCare: {
