@@ -38,7 +38,7 @@ struct BluetoothdRestartTests {
         #expect(try await daemon.status().speaker?.connected == true)
         // bluetoothd's name lost its owner; the link's own report of the loss has not come yet
         // (it did come second, now and then, in the scenario above).
-        await daemon.update { $0.bluetooth = .blocked(.noBlueZ) }
+        await daemon.update(.bluetooth(.blocked(.noBlueZ)))
         #expect(await daemon.inputs.link.connected, "the link's report came first after all")
         let gone = try await daemon.status()
         #expect(gone.message == Self.waitingForBlueZ)

@@ -191,13 +191,14 @@ struct FirstRunTests {
         _ = try await clock.advance(atMost: .seconds(2), until: "the first run's own scan ends") { started.isSet }
 
         let client = try await fake.client()
+        let discoveriesBefore = try await Self.discoveries(on: fake)
         let announcements = try await client.scanCandidates()
         let answered = DoneFlag()
         let scan = Task {
             defer { answered.set() }
             return try await client.scan()
         }
-        try await eventually("the scan is under way") { await daemon.discoveries > 0 }
+        try await eventually("the scan is under way") { try await Self.discoveries(on: fake) > discoveriesBefore }
         try await fake.addSpeaker(Self.charge, rssi: -45)
         var iterator = announcements.makeAsyncIterator()
         let first = await iterator.next()  // the speaker's properties may arrive in steps: the first news is it
@@ -206,5 +207,13 @@ struct FirstRunTests {
         _ = try await clock.advance(atMost: .seconds(2), until: "the scan answers") { answered.isSet }
         #expect(try await scan.value.candidates.map(\.address) == [Self.charge.address])
         await daemon.shutdown()
+    }
+
+    /// How many discoveries the adapter was asked for, by dbusmock's call log.
+    static func discoveries(on fake: DaemonWorld) async throws -> Int {
+        let calls = try await fake.mock("GetMethodCalls", .string("StartDiscovery"), path: "/org/bluez/hci0",
+                                        interface: "org.freedesktop.DBus.Mock")
+        guard case .array(_, let started)? = calls.first?.unwrappingVariants else { return 0 }
+        return started.count
     }
 }

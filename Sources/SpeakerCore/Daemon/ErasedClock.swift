@@ -6,7 +6,7 @@
 ///
 /// Not swift-clocks' `AnyClock`, which does the same: its `Clocks` module imports Foundation
 /// (TestClock, ImmediateClock, and IssueReporting under them), and speakerd is linked with
-/// FoundationEssentials only; tried in issue 15, the link then needs libFoundation,
+/// FoundationEssentials only; tried, the link then needs libFoundation,
 /// CoreFoundation and ICU in the daemon's image. Tests use swift-clocks' TestClock freely.
 public struct ErasedClock: Clock {
     public struct Instant: InstantProtocol {

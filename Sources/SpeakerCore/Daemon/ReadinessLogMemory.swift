@@ -6,8 +6,13 @@ import SpeakerdAPI
 /// A speaker that stays off cycles through "connecting to X…" and "X is out of reach; retrying
 /// in N s" at every retry, for hours; the journal needs that once, not twice per retry. A new
 /// condition (another code, another speaker) or being ready in between makes it news again.
-struct ReadinessLogMemory {
-    private var said: (reason: NotReadyReason, speaker: BluetoothAddress?)?
+struct ReadinessLogMemory: Equatable, Sendable {
+    private struct Said: Equatable, Sendable {
+        var reason: NotReadyReason
+        var speaker: BluetoothAddress?
+    }
+
+    private var said: Said?
     /// speakerd is stopping: "stopping: … received" was the last word on readiness.
     private(set) var isMuted = false
 
@@ -21,7 +26,7 @@ struct ReadinessLogMemory {
                 return false
             }
         }
-        said = (reason, speaker)
+        said = Said(reason: reason, speaker: speaker)
         return true
     }
 

@@ -14,12 +14,12 @@ extension SpeakerdDaemon {
             features.bluez.adapterGone()
             let problem = CompatibilityProblem.noAdapter(configured: configuration.adapter)
             lifecycle = .blocked(problem)
-            await update { $0.bluetooth = .blocked(problem) }
+            await update(.bluetooth(.blocked(problem)))
         case .bluetoothdVanished:
             features.bluez.adapterGone()
             await link.attach(nil)
             lifecycle = .blocked(.noBlueZ)
-            await update { $0.bluetooth = .blocked(.noBlueZ) }
+            await update(.bluetooth(.blocked(.noBlueZ)))
         default:
             break
         }

@@ -8,7 +8,7 @@ extension SpeakerdDaemon {
         case .audioPath(let state, let subscription):
             // A late report of a follow since replaced says nothing of the path followed now.
             guard features.audioPath?.isLatest(subscription) == true else { return }
-            await update { $0.audioPath = state }
+            await update(.audioPath(state))
             await observeSpeaker()
         case .statusChanged:
             await publish()

@@ -30,7 +30,7 @@ extension SpeakerdDaemon {
                 }
             }
         }
-        await update { $0.link = snapshot }
+        await update(.link(snapshot))
         if let audioPath = features.audioPath, await audioPath.target.map(Followed.init) != target.map(Followed.init) {
             await followAudioPath(to: target, waitForFirst: false)
         }
@@ -57,7 +57,7 @@ extension SpeakerdDaemon {
         // except a problem with the output or the sound server itself: it is no less true for
         // another speaker, and hiding it (status flickering to "Connecting…") would let a `play`
         // wait instead of failing at once.
-        if !inputs.audioPath.holdsForAnySpeaker { await update { $0.audioPath = .unknown } }
+        if !inputs.audioPath.holdsForAnySpeaker { await update(.audioPath(.unknown)) }
         if waitForFirst { _ = try? await first.result() }
     }
 }

@@ -41,10 +41,10 @@ extension SpeakerdDaemon {
         // speakerd was told to stop (SIGTERM/SIGINT), during start-up or just as it ended: nothing
         // more to start or say; "stopping: … received" was the line for it. (A rerun cut short by
         // a newer one, or by the gate closing, carries on as before: the lifecycle is theirs to set.)
-        if readinessLog.isMuted || (Task.isCancelled && isWindingDown) { return }
+        if tracking.isMuted || (Task.isCancelled && isWindingDown) { return }
         await followLogind()
         // The stop can also come while logind is being followed (an await): asked again.
-        if readinessLog.isMuted { return }
+        if tracking.isMuted { return }
         logger.info("start-up (\(timeline.scenario)) took \(Int(timeline.totalMs)) ms; critical path: \(timeline.criticalPath.joined(separator: " → "))")
         if case .blocked = lifecycle { return }  // the compatibility gate closed; events reopen it
         lifecycle = .running
@@ -85,7 +85,7 @@ extension SpeakerdDaemon {
 
     private func serveAPI() async throws {
         guard await features.bus.connection == nil, let connect = dependencies.connectBus else {
-            await update { $0.bus = true }
+            await update(.bus(true))
             return
         }
         let connection = try await connect(configuration.bus)
@@ -95,7 +95,7 @@ extension SpeakerdDaemon {
         await features.bus.serve(object, on: connection)
         await features.sleep.attach(connection)
         await switchToLaunchedByRequestIfCalled(object, on: connection)
-        await update { $0.bus = true }
+        await update(.bus(true))
     }
 
     /// Started by systemd for a D-Bus request (`SystemdService=` in the activation file),
@@ -171,13 +171,13 @@ extension SpeakerdDaemon {
         // closed the gate, and claiming the adapter ready over it would hide that.
         if case .blocked(let problem) = lifecycle { throw context.abort(problem.description) }
         features.bluez.use(adapter)
-        await update { $0.bluetooth = .ready }
+        await update(.bluetooth(.ready))
     }
 
     /// Closes the compatibility gate: says why, and returns the abort that cancels the rest.
     func block(_ problem: CompatibilityProblem, _ context: StartupContext) async -> StartupAbort {
         lifecycle = .blocked(problem)
-        await update { $0.bluetooth = .blocked(problem) }
+        await update(.bluetooth(.blocked(problem)))
         return context.abort(problem.description)
     }
 
@@ -215,15 +215,15 @@ extension SpeakerdDaemon {
     /// their own since `choices` (then theirs stands).
     func scanAndPick(choices: Int? = nil) async throws {
         let choices = choices ?? linkHistory.userChoices
-        if configuration.autoPick { await update { $0.choosing = .autoPickScanning } }
+        if configuration.autoPick { await update(.choosing(.autoPickScanning)) }
         let candidates: [RankedCandidate]
         do { candidates = try await discover() } catch {
-            await update { $0.choosing = .user }
+            await update(.choosing(.user))
             throw error
         }
         // The user picked (or a speaker came) meanwhile.
         guard !inputs.link.connected, choices == linkHistory.userChoices else {
-            if inputs.link.target == nil { await update { $0.choosing = .user } }
+            if inputs.link.target == nil { await update(.choosing(.user)) }
             return
         }
         if configuration.autoPick, let best = CandidateRanking.autoPick(from: candidates) {
@@ -239,7 +239,7 @@ extension SpeakerdDaemon {
             }
             return
         }
-        await update { $0.choosing = .user }
+        await update(.choosing(.user))
         if configuration.autoPick { throw DaemonOperationError.noSpeakerFound }
         // Without auto_pick the pick is the person's: the step did not pick, and nothing failed.
         let sinks = candidates.count(where: \.audioSink)
@@ -273,12 +273,12 @@ extension SpeakerdDaemon {
     func loadSoundfont() async throws {
         guard let playback else { throw DaemonOperationError.noPlaybackEngine }
         let path = configuration.soundfont
-        await update { $0.soundfont = .loading(path: path) }
+        await update(.soundfont(.loading(path: path)))
         do {
             try await playback.preloadSoundfont(path)
-            await update { $0.soundfont = .loaded }
+            await update(.soundfont(.loaded))
         } catch {
-            await update { $0.soundfont = .failed("\(error)") }
+            await update(.soundfont(.failed("\(error)")))
             throw error
         }
     }

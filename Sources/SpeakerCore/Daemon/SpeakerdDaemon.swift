@@ -13,16 +13,15 @@ import Configuration
 
 /// speakerd's reducer: runs start-up, serves `SpeakerdControl`, and keeps readiness derived.
 ///
-/// It owns its lifecycle, what it observes (``ReadinessInputs``: the bus, bluetoothd and the
-/// adapter, the speaker's link, its audio path, the soundfont), the verdict computed from them
-/// and ``update(_:)``, which moves the readiness gate to the verdict's level (up or down),
-/// tells the player and publishes the status. Nothing else sets a readiness level, so no event
-/// order can leave a level that no later event lifts. Beside them it holds what it runs with
-/// and never changes (``DaemonEnvironment``: the configuration, the dependencies, the logger
-/// and the clock), the gate, the player, and three small values of the reducer's own:
-/// ``StartupRuns`` (what start-up did, the run in progress, the run again after the gate
-/// reopened), ``LinkHistory`` (the links counted, the user's choices) and
-/// ``ReadinessLogMemory`` (the reason last logged).
+/// It owns its lifecycle and ``ReadinessTracking``: what it observes (``ReadinessInputs``: the
+/// bus, bluetoothd and the adapter, the speaker's link, its audio path, the soundfont), the
+/// verdict computed from them, and what follows from each change, which ``update(_:)`` carries
+/// out (the readiness gate moved to the verdict's level, the player told, the status published).
+/// Nothing else sets a readiness level, so no event order can leave a level that no later event
+/// lifts. Beside them it holds what it runs with and never changes (``DaemonEnvironment``: the
+/// configuration, the dependencies, the logger and the clock), the gate, the player, and two
+/// small values of the reducer's own: ``StartupRuns`` (what start-up did, the run in progress,
+/// the run again after the gate reopened) and ``LinkHistory`` (the links counted, the user's choices).
 ///
 /// Everything else has an owner of its own that reports here:
 /// - ``SpeakerLink``: the target speaker and its link, reconnects (`linkChanged`);
@@ -59,16 +58,15 @@ public actor SpeakerdDaemon {
     /// reporting here through one inbox (`receive`, in `+Features`).
     let features: DaemonFeatures
 
-    /// What readiness is computed from, and the verdict last computed.
-    var inputs: ReadinessInputs
-    var verdict: ReadinessInputs.Verdict
+    /// What readiness is computed from, the verdict, and what follows from their changes.
+    var tracking: ReadinessTracking
+    var inputs: ReadinessInputs { tracking.inputs }
+    var verdict: ReadinessInputs.Verdict { tracking.verdict }
     /// The links counted as each came up, and the user's choices (see ``LinkHistory``).
     var linkHistory = LinkHistory()
 
     /// Start-up's runs: their record, the run in progress, the run again (see ``StartupRuns``).
     var startup = StartupRuns()
-    /// The last "not ready to play" reason logged (a repeated condition is logged once).
-    var readinessLog = ReadinessLogMemory()
 
     public init(configuration: DaemonConfiguration, dependencies: DaemonDependencies,
                 notifier: SystemdNotifier?, logger: Logger) {
@@ -89,7 +87,7 @@ public actor SpeakerdDaemon {
             playback = nil
         }
         self.playback = playback
-        let clock = dependencies.clock, audio = dependencies.audio
+        let audio = dependencies.audio
         features = DaemonFeatures(
             operations: operations,
             bus: { BusFeature(notifier: notifier, inbox: $0, logger: logger) },
@@ -103,8 +101,7 @@ public actor SpeakerdDaemon {
             },
             scan: { ScanFeature(scanDuration: configuration.scanDuration, operations: operations, stateFile: $0, clock: erasedClock) },
             logger: logger)
-        inputs = ReadinessInputs(soundfont: playback == nil ? .noEngine : .notLoaded(path: configuration.soundfont))
-        verdict = inputs.verdict
+        tracking = ReadinessTracking(inputs: ReadinessInputs(soundfont: playback == nil ? .noEngine : .notLoaded(path: configuration.soundfont)))
     }
 
     /// Runs start-up; returns once it finished (the daemon then keeps running on events).
@@ -151,13 +148,14 @@ public actor SpeakerdDaemon {
     /// "stopping: … received" stays the last line about it. The wind-down itself is `shutdown()`,
     /// which the service group reaches after the services started later have stopped.
     public func stopRequested() {
-        readinessLog.mute()
+        _ = tracking.step(.stopRequested)
     }
 
     /// Winds down: stops discovery and playback, cancels timers, says STOPPING=1.
     public func shutdown() async {
         guard lifecycle != .stopped else { return }
         lifecycle = .stopping
+        _ = tracking.step(.windingDown)
         features.bus.notify([.stopping, .status(phase.statusLine)])
         // Every follower task is cancelled and dropped, so nothing started for this daemon
         // outlives it (each holds the daemon only weakly, but its stream and buffers are ours).
@@ -202,49 +200,27 @@ public actor SpeakerdDaemon {
         get async { await link.reconnectState }
     }
 
-    /// The discovery every scan joins, and how many discoveries run (for tests and diagnostics).
-    var sharedDiscovery: SharedDiscovery { features.scan.shared }
-    var discoveries: Int {
-        get async { await features.scan.discoveries }
-    }
 
     /// The verdict readiness is at now (level and reason), for tests and diagnostics.
     public var readiness: ReadinessInputs.Verdict { verdict }
 
     // MARK: - Derived readiness
 
-    /// Changes what the daemon observes, then moves everything that follows from it: the gate's
-    /// level, the reason (logged once per change), songs that can no longer wait, the status.
-    func update(_ change: (inout ReadinessInputs) -> Void) async {
-        let before = verdict
-        change(&inputs)
-        let after = inputs.verdict
-        verdict = after
-        if after.level > gate.level {
-            gate.raise(to: after.level)
-        } else if after.level < gate.level {
-            gate.drop(to: after.level)
-        }
-        if before != after { logVerdictChange(from: before, to: after) }
-        // The player hears the reason (a song that can no longer wait fails with it) and follows
-        // the speaker (pausing or resuming a song) from the gate it has just been moved to.
-        if before.waitingFor != after.waitingFor || (before.level == .playbackReady) != (after.level == .playbackReady) {
-            await playback?.readinessChanged(after.waitingFor.map(PlaybackWait.init))
-        }
-        await publish()
-    }
-
-    private func logVerdictChange(from before: ReadinessInputs.Verdict, to after: ReadinessInputs.Verdict) {
-        let target = inputs.link.target
-        if readinessLog.isMuted { return }
-        if after.level == .playbackReady, let target {
-            readinessLog.forget()
-            let path = if case .ready(let route) = inputs.audioPath { " through \(route)" } else { "" }
-            logger.info("ready to play on \(target.name) (\(target.address))\(path)")
-        } else if let reason = after.waitingFor, reason != before.waitingFor, lifecycle != .stopping,
-                  readinessLog.shouldSay(reason, about: target?.address) {
-            let speaker = target.map { " on \($0.name) (\($0.address))" } ?? ""
-            logger.notice("not ready to play\(speaker): \(reason.message)")
+    /// Takes in what the daemon observes now, then carries out what follows from it
+    /// (``ReadinessTracking``): the gate's level, the reason (logged once per change), songs
+    /// that can no longer wait, the status.
+    func update(_ input: ReadinessTracking.Input) async {
+        for effect in tracking.step(.observed(input)) {
+            switch effect {
+            case .moveGate(let level):
+                if level > gate.level { gate.raise(to: level) } else if level < gate.level { gate.drop(to: level) }
+            case .tellPlayer(let waiting):
+                await playback?.readinessChanged(waiting.map(PlaybackWait.init))
+            case .publishStatus:
+                await publish()
+            case let .log(level, line):
+                logger.log(level: level, "\(line)")
+            }
         }
     }
 }

@@ -10,7 +10,7 @@ import SpeakerdAPI
 /// gate: if either aborts, the rest is cancelled and the daemon waits for the condition to clear.
 /// The audio-backend check runs in parallel with the Bluetooth chain.
 ///
-/// The soundfont preload is deliberately **off the critical path** (issue 6: "a polite deferred
+/// The soundfont preload is deliberately **off the critical path** ("a polite deferred
 /// task after start-up"). Loading it opens libfluidsynth (about 80 shared libraries) and parses
 /// the font: tens to hundreds of milliseconds of CPU and disk that, run alongside, would delay
 /// READY=1 and the `Connect` on a 2-core box. So its step comes after `bus` (READY=1 is out), and

@@ -20,6 +20,8 @@ struct SpeakerCareModelTests {
         var armed: ErasedClock.Instant?
         var everArmed: [ErasedClock.Instant] = []
         var restoring: Care.Restore?
+        /// The remembers asked of the state file and not answered yet, oldest first.
+        var remembering: [(Int, BluetoothAddress)] = []
         var asks: [Int: Int] = [:]
         var restoresByLink: [Int: Int] = [:]
         var stopped = false
@@ -43,8 +45,15 @@ struct SpeakerCareModelTests {
                 let results: [Care.RestoreResult] = [.done(percent: code % 101), .noVolume("no hardware volume"), .failed("Access denied")]
                 let restore = restoring ?? Care.Restore(target: speaker, route: Self.pick(routes, code / 8), wanted: 50, fromMemory: true, link: link)
                 return .restored(Self.pick(results, code / 16), restore)
-            case 5: return code / 8 % 2 == 0 ? .volumeRead(percent: code % 101, of: speaker.address)
-                : .volumeSet(percent: code % 101, of: speaker, asked: .to(code % 101))
+            case 5:
+                switch code / 8 % 3 {
+                case 0: return .volumeRead(percent: code % 101, of: speaker.address)
+                case 1: return .volumeSet(percent: code % 101, of: speaker, asked: .to(code % 101))
+                default:
+                    // The state file answers the oldest remember asked of it.
+                    guard let (percent, address) = remembering.first else { return .bluezAvailable }
+                    return .volumeRemembered(percent: percent, of: address)
+                }
             case 6: return code / 8 % 5 == 0 ? .stop : .bluezAvailable
             default: return .graceEnded(deadline: now)  // replaced by time moving, in `apply`
             }
@@ -62,12 +71,12 @@ struct SpeakerCareModelTests {
             let event = event(code)
             if case .observed(let observation) = event { link = max(link, observation.link) }
             if case .restored = event { restoring = nil }
-            let wasArmed = armed
+            let wasArmed = armed, volumeBefore = care.volumeNow
+            if case .volumeRemembered = event { remembering.removeFirst() }
             let effects = care.step(event, now: now)
             if case .graceEnded(let deadline) = event, deadline == wasArmed { armed = nil }
             if case .stop = event { stopped = true }
 
-            var published = false
             for effect in effects {
                 switch effect {
                 case .armGraceTimer(let deadline):
@@ -92,10 +101,10 @@ struct SpeakerCareModelTests {
                     restoring = restore
                 case .cancelVolumeRestore:
                     restoring = nil
-                case .rememberVolume:
-                    #expect(!published, "status published before the volume was remembered")
+                case let .rememberVolume(percent, address):
+                    remembering.append((percent, address))
                 case .publishStatus:
-                    published = true
+                    break
                 case .log(_, let line):
                     #expect(!line.isEmpty && !line.contains("\n"), "a log line that is not one line")
                 }
@@ -107,11 +116,20 @@ struct SpeakerCareModelTests {
                 }
             }
             #expect(care.isGraceTimerArmed == (armed != nil), "the care and its effects disagree on the timer")
+            // Status shows a volume to remember only once the state file keeps it.
+            if care.volumeNow != volumeBefore {
+                switch event {
+                case .volumeRemembered: break
+                case .restored(_, let restore) where restore.fromMemory: break
+                default: Issue.record("status shows a volume not remembered yet, after \(event)")
+                }
+                #expect(effects.contains(.publishStatus), "the volume changed and status was not told")
+            }
             if stopped { #expect(!care.isGraceTimerArmed && !care.isRestoringVolume, "left armed after winding down") }
         }
     }
 
-    @Test("any sequence: one ask and one restore per link at most, a timer armed only once and never after winding down, the volume remembered before status shows it",
+    @Test("any sequence: one ask and one restore per link at most, a timer armed only once and never after winding down, status showing a volume only once it is remembered",
           .shrinking(true))
     func invariants() async {
         await propertyCheck(count: 2_000, input: Gen.int(in: 0...20_000).array(of: 1...80)) { codes in

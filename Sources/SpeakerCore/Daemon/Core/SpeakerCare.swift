@@ -76,6 +76,8 @@ struct SpeakerCare: Equatable, Sendable {
         /// The user's `volume` read the device; `volume N` (or a step) set it.
         case volumeRead(percent: Int, of: BluetoothAddress)
         case volumeSet(percent: Int, of: LinkSnapshot.Target, asked: VolumeChange)
+        /// The state file keeps the volume the care asked it to remember.
+        case volumeRemembered(percent: Int, of: BluetoothAddress)
         /// The daemon winds down: nothing more is armed or asked.
         case stop
     }
@@ -89,7 +91,7 @@ struct SpeakerCare: Equatable, Sendable {
         /// Replaces any restore under way; answered by `restored`.
         case restoreVolume(Restore)
         case cancelVolumeRestore
-        /// The state file keeps `percent` for the speaker (before status shows it).
+        /// The state file keeps `percent` for the speaker; answered by `volumeRemembered`.
         case rememberVolume(Int, of: BluetoothAddress)
         /// Status changed: publish it.
         case publishStatus
@@ -189,6 +191,9 @@ struct SpeakerCare: Equatable, Sendable {
         case let .volumeSet(percent, target, asked):
             effects.append(.log(.info, "volume of \(target.name) (\(target.address)) set to \(percent) % as asked (\(asked))"))
             volumeChanged(to: percent, of: target.address, remember: true, into: &effects)
+        case let .volumeRemembered(percent, address):
+            volumeNow = SpeakerVolumeNow(address: address, percent: percent)
+            effects.append(.publishStatus)
         case .stop:
             stopped = true
             if graceTimer != nil { effects.append(.cancelGraceTimer) }
@@ -270,13 +275,15 @@ struct SpeakerCare: Equatable, Sendable {
         }
     }
 
-    /// Keeps the level for status and, with `remember`, in the state file for that speaker
-    /// (recorded before status shows it: a client that sees the new volume finds it remembered too).
+    /// Keeps the level for status and, with `remember`, in the state file for that speaker:
+    /// status shows it once it is remembered, so a client that sees the new volume finds it
+    /// remembered too.
     private mutating func volumeChanged(to percent: Int, of address: BluetoothAddress, remember: Bool,
                                         into effects: inout [Effect]) {
-        if remember {
+        guard !remember else {
             effects.append(.rememberVolume(percent, of: address))
             if remembered?.address == address { remembered?.volume = percent }
+            return
         }
         volumeNow = SpeakerVolumeNow(address: address, percent: percent)
         effects.append(.publishStatus)

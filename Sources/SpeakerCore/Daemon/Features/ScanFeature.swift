@@ -1,110 +1,154 @@
+import AsyncSignals
 import BlueZ
 import DBus
 import Readiness
 import ServiceLifecycle
 import SpeakerdAPI
 
-/// Scanning: one discovery at a time, shared by every scan asked while it runs, and the
-/// candidates announced as they come (`ScanCandidates`).
-///
-/// A scan asked while a discovery runs joins it (``SharedDiscovery``), so every call answers
-/// within its own length and nobody's scan waits for another's. A scan of the configured
-/// length that joins answers when the running discovery ends, however little of it is left. A
-/// scan asked for a length of its own (`scan --duration`) keeps the discovery going until then.
-/// Every scan answers at its own end at the latest, with what BlueZ has heard by then, so
-/// start-up's scan-and-pick is not held by a user's five-minute scan. (A scan asked in the
-/// moment between a discovery's end and its answer joins that answer.)
+/// Runs scanning (``ScanSharing``, where it is decided which scans share a discovery, when it
+/// stops and who is answered with what): numbers each scan asked, feeds the sharing what BlueZ
+/// did, and runs its effects: the discovery as a speaker operation, the timers, the candidate
+/// reads, the answers and the `ScanCandidates` announcements.
 actor ScanFeature: DaemonFeature {
     /// Where a discovery runs: BlueZ and the adapter's address.
     typealias Place = (bluez: any BlueZClient, adapter: BluetoothAddress)
 
-    /// The discovery under way, which every scan asked meanwhile joins.
-    nonisolated let shared = SharedDiscovery()
-    /// Discoveries under way, and the candidate list last announced during them.
-    private(set) var discoveries = 0
-    private var lastAnnounced: ScanReport?
-    /// When the discovery under way stops; a scan that joins it asking for longer moves this later.
-    private var discoveryEnds: ErasedClock.Instant?
-    private let scanDuration: Duration
+    private var sharing: ScanSharing
+    private var nextScan: ScanSharing.ScanID = 0
+    /// The answers of the scans not answered yet, each resolved once.
+    private var answers: [ScanSharing.ScanID: OneShotSignal<ScanSharing.Answer, Never>] = [:]
+    private var timers: [ScanSharing.Timer: Task<Void, Never>] = [:]
+    /// The discovery under way: its operation, and the signal that ends its wait.
+    private var running: (run: UInt64, task: Task<Void, Never>, stop: OneShotSignal<Void, Never>)?
+    /// Where the discovery under way runs (candidates are read there), and where the next one
+    /// runs, asked for when it starts; and where announcements go.
+    private var place: Place?
+    private var findPlace: (@Sendable () async throws -> Place)?
+    private var announceOn: (bluez: any BlueZClient, connection: DBusConnection)?
     private let operations: AsyncOperationQueue
     private let stateFile: StateFileFeature
     private let clock: ErasedClock
 
     init(scanDuration: Duration, operations: AsyncOperationQueue, stateFile: StateFileFeature, clock: ErasedClock) {
-        self.scanDuration = scanDuration
+        sharing = ScanSharing(scanDuration: scanDuration)
         self.operations = operations
         self.stateFile = stateFile
         self.clock = clock
     }
 
-    /// Scans end with their callers (a request, start-up's step); nothing of its own to stop.
-    func stop() {}
+    /// Every scan still waiting is answered `cancelled`, and the discovery stops.
+    func stop() async { await feed(.stop) }
 
-    /// The candidates of a discovery of `duration` (`scan_seconds` when nil): the one running
+    /// The candidates of a scan of `duration` (`scan_seconds` when nil): the discovery running
     /// now, joined, or a new one at `place` (asked only when one starts).
     func discover(duration: Duration?, at place: @escaping @Sendable () async throws -> Place) async throws -> [RankedCandidate] {
-        let mine = clock.now.advanced(by: duration ?? scanDuration)
-        if discoveryEnds == nil || duration != nil { discoveryEnds = max(discoveryEnds ?? mine, mine) }
-        let clock = clock
-        return try await withThrowingTaskGroup(of: [RankedCandidate]?.self) { group in
-            group.addTask { [weak self] in
-                guard let self else { throw CancellationError() }
-                return try await self.shared.join { [weak self] in
-                    guard let self else { throw CancellationError() }
-                    return try await self.discoverOnce(at: try await place())
-                }
-            }
-            group.addTask { [weak self] in
-                guard let self else { return nil }
-                try await clock.sleep(until: mine, tolerance: nil)
-                return try await self.candidatesIfDiscoveryOutlasts(mine, at: place)
-            }
-            // The first answer: the discovery's, or this scan's own end while a longer one runs on.
-            while let answer = try await group.next() {
-                if let answer {
-                    group.cancelAll()
-                    return answer
-                }
-            }
+        nextScan += 1
+        let id = nextScan
+        findPlace = place
+        let signal = OneShotSignal<ScanSharing.Answer, Never>()
+        answers[id] = signal
+        await feed(.asked(id, duration: duration))
+        // A caller that leaves stops waiting at once; the sharing hears of it (the discovery
+        // stops once nobody waits for it).
+        let answer: ScanSharing.Answer
+        do {
+            answer = try await signal.result().get()
+        } catch {
+            await feed(.left(id))
             throw CancellationError()
         }
-    }
-
-    /// What BlueZ has heard so far, when the discovery under way goes on after `end`; nil when it
-    /// ends then (its own answer is the one to give).
-    private func candidatesIfDiscoveryOutlasts(_ end: ErasedClock.Instant,
-                                               at place: @Sendable () async throws -> Place) async throws -> [RankedCandidate]? {
-        guard let ends = discoveryEnds, ends > end, let bluez = try? await place().bluez else { return nil }
-        return try await candidates(from: bluez)
-    }
-
-    /// One discovery on the injected clock, until `discoveryEnds` (which a joining scan may move
-    /// later), as a speaker operation; every device heard, audio sinks ranked first.
-    private func discoverOnce(at place: Place) async throws -> [RankedCandidate] {
-        let (bluez, adapterAddress) = place
-        discoveries += 1
-        defer {
-            discoveries -= 1
-            if discoveries == 0 { discoveryEnds = nil }
+        switch answer {
+        case .success(let candidates): return candidates
+        case .failure(.notReady(let error)): throw error
+        case .failure(.discovery(let reason)): throw ScanFailed(reason: reason)
+        case .failure(.cancelled): throw CancellationError()
         }
-        lastAnnounced = ScanReport(candidates: [])  // nothing found yet is no news
-        // The longest scan a client may ask for, and the BlueZ calls' own time around it.
-        let timeout = max(scanDuration, .seconds(ScanLength.seconds.upperBound)) + .seconds(10)
-        try await operations.perform("discovery on \(adapterAddress)", group: "discovery", timeout: timeout) { [weak self] in
-            try await bluez.startDiscovery(on: adapterAddress, filter: DiscoveryFilter.classicDevices)
-            do { try await self?.waitForDiscoveryEnd() } catch {
-                try? await bluez.stopDiscovery(on: adapterAddress)
-                throw error
+    }
+
+    /// A discovery that failed, in BlueZ's or the queue's words.
+    struct ScanFailed: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { reason }
+    }
+
+    private func feed(_ event: ScanSharing.Event) async {
+        for effect in sharing.step(event, now: clock.now) { await run(effect) }
+    }
+
+    private func run(_ effect: ScanSharing.Effect) async {
+        switch effect {
+        case .startDiscovery(let run):
+            let stop = OneShotSignal<Void, Never>()
+            let task = Task { [weak self] in
+                guard let self else { return }
+                let answer = await self.discovery(stoppingAt: stop)
+                await self.feed(.discovered(run: run, answer))
             }
-            try? await bluez.stopDiscovery(on: adapterAddress)
+            running = (run, task, stop)
+        case .stopDiscovery(let run):
+            if running?.run == run { running?.stop.succeed(()) }
+        case .cancelDiscovery(let run):
+            if running?.run == run {
+                running?.task.cancel()
+                running = nil
+            }
+        case let .arm(timer, deadline):
+            timers[timer]?.cancel()
+            let clock = clock
+            timers[timer] = Task { [weak self] in
+                do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
+                await self?.feed(.timerFired(timer, deadline: deadline))
+            }
+        case .cancel(let timer):
+            timers.removeValue(forKey: timer)?.cancel()
+        case .readCandidates(let id):
+            let answer: ScanSharing.Answer
+            if let bluez = place?.bluez, let candidates = try? await candidates(from: bluez) {
+                answer = .success(candidates)
+            } else {
+                answer = .failure(.discovery("BlueZ's devices could not be read"))
+            }
+            await feed(.candidatesRead(id, answer))
+        case .readAnnouncement:
+            guard let bluez = announceOn?.bluez, let candidates = try? await candidates(from: bluez) else { return }
+            await feed(.announcementRead(candidates))
+        case let .answer(id, answer):
+            _ = answers.removeValue(forKey: id)?.succeed(answer)
+        case .announce(let report):
+            try? announceOn?.connection.emitSignal(path: SpeakerdBus.path, interface: SpeakerdBus.interface, member: "ScanCandidates",
+                                        arguments: [SpeakerdDBusRecords.encode(report)])
         }
-        return try await candidates(from: bluez)
     }
 
-    /// Sleeps until `discoveryEnds`, again if a joining scan moved it meanwhile.
-    private func waitForDiscoveryEnd() async throws {
-        while let ends = discoveryEnds, clock.now < ends {
-            try await clock.sleep(until: ends, tolerance: nil)
+    /// One discovery, as a speaker operation, until `stop`; every device heard, audio sinks ranked first.
+    private func discovery(stoppingAt stop: OneShotSignal<Void, Never>) async -> ScanSharing.Answer {
+        let found: Place
+        do {
+            guard let findPlace else { throw CancellationError() }
+            found = try await findPlace()
+        } catch let error as SpeakerdError {
+            return .failure(.notReady(error))
+        } catch {
+            return .failure(.cancelled)
+        }
+        place = found
+        let (bluez, adapterAddress) = found
+        // The longest scan a client may ask for, and the BlueZ calls' own time around it.
+        let timeout = max(sharing.scanDuration, .seconds(ScanLength.seconds.upperBound)) + .seconds(10)
+        do {
+            try await operations.perform("discovery on \(adapterAddress)", group: "discovery", timeout: timeout) {
+                try await bluez.startDiscovery(on: adapterAddress, filter: DiscoveryFilter.classicDevices)
+                do { _ = try await stop.result() } catch {
+                    try? await bluez.stopDiscovery(on: adapterAddress)
+                    throw error
+                }
+                try? await bluez.stopDiscovery(on: adapterAddress)
+            }
+            return .success(try await candidates(from: bluez))
+        } catch is CancellationError {
+            return .failure(.cancelled)
+        } catch {
+            return .failure(.discovery("\(error)"))
         }
     }
 
@@ -123,16 +167,11 @@ actor ScanFeature: DaemonFeature {
     /// (`ScanCandidates`), so `composer-cli scan` shows them as they come rather than after
     /// `scan_seconds`. Announced only when the list changed.
     func announceCandidates(after event: BlueZEvent, from bluez: any BlueZClient, on connection: DBusConnection) async {
-        guard discoveries > 0 else { return }
         switch event {
         case .deviceAdded, .deviceChanged, .deviceRemoved: break
         default: return
         }
-        guard let current = try? await candidates(from: bluez) else { return }
-        let report = CandidateRanking.report(current)
-        guard report != lastAnnounced else { return }
-        lastAnnounced = report
-        try? connection.emitSignal(path: SpeakerdBus.path, interface: SpeakerdBus.interface, member: "ScanCandidates",
-                                   arguments: [SpeakerdDBusRecords.encode(report)])
+        announceOn = (bluez, connection)
+        await feed(.deviceChanged)
     }
 }

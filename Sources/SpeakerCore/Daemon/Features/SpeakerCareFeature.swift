@@ -104,6 +104,7 @@ actor SpeakerCareFeature: DaemonFeature {
             volumeRestore = nil
         case let .rememberVolume(percent, address):
             await stateFile.rememberVolume(percent, of: address)
+            await feed(.volumeRemembered(percent: percent, of: address))
         case .publishStatus:
             await inbox.send(.statusChanged)
         case let .log(level, line):
