@@ -41,10 +41,13 @@ DEB := dist/speakerd_$(VERSION)_$(ARCH).deb
 # Generated files (completions, the unit with its paths) go here, out of the source tree.
 GEN := .build/install-files
 
-# The sound-server drop-ins and their companions (README, "Sound servers"): examples an admin
+# The sound-server drop-ins and their companions (docs/SOUND-SERVERS.md): examples an admin
 # copies into place, never active by themselves.
 EXAMPLES = bluealsa.conf system-sound-server.conf user-session.conf speakerd-sound.tmpfiles \
 	pipewire-pulse-speakerd.conf wireplumber-headless.lua
+# The pages of docs/ a user needs on the installed machine, installed beside README.md (the
+# doctor's advice names SOUND-SERVERS.md).
+DOCS = API.md COMMANDS.md CONFIGURATION.md SOUND-SERVERS.md TROUBLESHOOTING.md
 
 INSTALL ?= install
 INSTALL_PROGRAM = $(INSTALL) -m 0755
@@ -60,7 +63,7 @@ all: build
 
 # One build for both products: SwiftPM shares the compiled library between them. SwiftPM links
 # each program with its own static runtime (what the tests run); scripts/link-shared relinks the
-# same objects as installed: one copy of what both use, runtime included (issue 24 item 9).
+# same objects as installed: one copy of what both use, runtime included.
 build:
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --product speakerd
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS) --product composer-cli
@@ -106,6 +109,7 @@ install: generated
 	$(INSTALL_DATA) docs/man/composer-cli.1 $(DESTDIR)$(mandir)/man1/composer-cli.1
 	$(INSTALL_DATA) docs/man/speakerd.8 $(DESTDIR)$(mandir)/man8/speakerd.8
 	$(INSTALL_DATA) README.md $(DESTDIR)$(docdir)/README.md
+	$(INSTALL_DATA) $(addprefix docs/,$(DOCS)) $(DESTDIR)$(docdir)/
 	$(INSTALL) -d $(DESTDIR)$(docdir)/examples
 	$(INSTALL_DATA) $(addprefix systemd/drop-ins/,$(EXAMPLES)) $(DESTDIR)$(docdir)/examples/
 	$(INSTALL_DATA) $(GEN)/composer-cli.bash $(DESTDIR)$(bashcompdir)/composer-cli
@@ -132,7 +136,7 @@ install: generated
 uninstall:
 	rm -f $(DESTDIR)$(bindir)/speakerd $(DESTDIR)$(bindir)/composer-cli $(DESTDIR)$(pkglibdir)/libSpeakerCore.so \
 	    $(DESTDIR)$(mandir)/man1/composer-cli.1 $(DESTDIR)$(mandir)/man8/speakerd.8 \
-	    $(DESTDIR)$(docdir)/README.md \
+	    $(DESTDIR)$(docdir)/README.md $(addprefix $(DESTDIR)$(docdir)/,$(DOCS)) \
 	    $(DESTDIR)$(bashcompdir)/composer-cli $(DESTDIR)$(zshcompdir)/_composer-cli \
 	    $(DESTDIR)$(fishcompdir)/composer-cli.fish \
 	    $(DESTDIR)$(unitdir)/speakerd.service $(DESTDIR)$(sysusersdir)/speakerd.conf \

@@ -13,7 +13,7 @@ struct DoctorDaemonViewTests {
     static let shellReport = DoctorReport(checks: [
         .init(name: "bus", outcome: .ok, detail: "system bus at unix:path=/run/dbus/system_bus_socket"),
         .init(name: "sound server", outcome: .problem,
-              detail: "no sound server at /run/user/0/pulse/native (no such file or directory): start PulseAudio or PipeWire, or give speakerd its socket (README, Sound servers: a drop-in)"),
+              detail: "no sound server at /run/user/0/pulse/native (no such file or directory): start PulseAudio or PipeWire, or give speakerd its socket (docs: SOUND-SERVERS.md, a drop-in)"),
     ])
 
     static func status(audioPath: String? = nil, outputChoice: String? = nil, waitingFor: StatusReport.WaitingFor? = nil) -> StatusReport {

@@ -53,7 +53,7 @@ struct SoundStackDoctorTests {
         #expect(auto["bluealsa"]?.outcome == .warning)
         let pulse = await Self.checks(Self.doctor(bus: bus), output: .pulseAudio)
         #expect(pulse["sound server"]?.outcome == .problem)
-        #expect(pulse["sound server"]?.detail.contains("README, Sound servers: a drop-in") == true)
+        #expect(pulse["sound server"]?.detail.contains("docs: SOUND-SERVERS.md, a drop-in") == true)
         #expect(pulse["bluealsa"] == nil, "BlueALSA is not checked where it is not chosen")
     }
 

@@ -137,7 +137,7 @@ start_backend() {
       dbus-daemon --session --fork --address="unix:path=$XDG_RUNTIME_DIR/bus"
     fi
     export DBUS_SESSION_BUS_ADDRESS=unix:path=$XDG_RUNTIME_DIR/bus
-    # No logind seat here: WirePlumber 0.4 would keep its BlueZ monitor off (README, "Sound servers").
+    # No logind seat here: WirePlumber 0.4 would keep its BlueZ monitor off (docs/SOUND-SERVERS.md).
     mkdir -p /etc/wireplumber/bluetooth.lua.d
     echo 'bluez_monitor.properties["with-logind"] = false' >/etc/wireplumber/bluetooth.lua.d/51-speakerd.lua
     pipewire >>"$LOGS/pipewire.log" 2>&1 &

@@ -87,10 +87,10 @@ public struct SoundStackDoctor: Sendable {
         case (.automatic, .unreachable(let problem)):
             // auto never falls back to ALSA's default (HDMI or the jack on a Pi, not the speaker).
             return .init(name: "sound server", outcome: .problem,
-                         detail: "\(NotReadyReason.noBluetoothAudioPathFix) (BlueALSA is not running and \(problem); README, Sound servers)")
+                         detail: "\(NotReadyReason.noBluetoothAudioPathFix) (BlueALSA is not running and \(problem); docs: SOUND-SERVERS.md)")
         case (.pulseAudio, .unreachable(let problem)):
             return .init(name: "sound server", outcome: .problem,
-                         detail: "\(problem): start PulseAudio or PipeWire, or give speakerd its socket (README, Sound servers: a drop-in)")
+                         detail: "\(problem): start PulseAudio or PipeWire, or give speakerd its socket (docs: SOUND-SERVERS.md, a drop-in)")
         default:
             return .init(name: "sound server", outcome: .ok, detail: "not used (audio_output = \(output))")
         }
@@ -154,7 +154,7 @@ public struct SoundStackDoctor: Sendable {
         return .init(name: "wireplumber", outcome: .warning, detail: """
             no session is active on seat0 and WirePlumber's BlueZ monitor follows the seat (with-logind): on a headless \
             box no speaker sink ever appears; set bluez_monitor.properties["with-logind"] = false in \
-            /etc/wireplumber/bluetooth.lua.d/51-speakerd.lua (README, Sound servers)
+            /etc/wireplumber/bluetooth.lua.d/51-speakerd.lua (docs: SOUND-SERVERS.md)
             """)
     }
 
