@@ -35,7 +35,7 @@ public enum ClientSongs {
 
     /// The densest a song of 4-byte events gets: a format-0 file of `count` note events, each a
     /// tick after the last (delta 1, status, key, velocity; a note released on the key it
-    /// struck), with a tempo change halfway, as `bench-song-memory` writes it. What issue 25's
+    /// struck), with a tempo change halfway, as `bench-song-memory` writes it. What the memory bound's
     /// bound of twice the file is held to.
     public static func denseNotes(_ count: Int) -> [UInt8] {
         func tempo(_ microseconds: Int) -> [UInt8] {

@@ -6,7 +6,7 @@ import Testing
 
 /// An arranged song (`play --from --loop --tempo --transpose --mute --count-in…`) is kept as a view
 /// of the written song's packed events: these scenarios hold it to the events the arrangement laid
-/// with a `Double` each before, to the bit, and to issue 25's bound of twice the file for the
+/// with a `Double` each before, to the bit, and to the bound of twice the file for the
 /// written song and the arranged one together.
 @Suite("Packed arrangements: an arranged song shares the written song's events")
 struct PackedArrangementTests {

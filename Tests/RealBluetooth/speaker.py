@@ -36,7 +36,7 @@ Told `avrcp on`, it offers AVRCP absolute volume (an AVRCP 1.6 target, category 
 controller, its buttons), as most speakers do; each volume the source sets is said, `volume N`
 (0-127). Off by default: with it, PipeWire 0.3.65 takes the speaker's volume as the sink's (and
 its initial 0 silenced the song), but sends no SetAbsoluteVolume for a sink volume set through
-pipewire-pulse (issue 21, the `avrcp-volume` scenario).
+pipewire-pulse (the `avrcp-volume` scenario).
 
 `on` and `audible` carry CLOCK_REALTIME stamps (time.time(), seconds), the clock the guest's
 other processes stamp with too (bash's EPOCHREALTIME, dbus-monitor's time=).

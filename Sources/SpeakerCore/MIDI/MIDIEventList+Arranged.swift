@@ -6,7 +6,7 @@
 /// there) and as arranged (what plays). A copy of the events, even packed, would put the pair at
 /// 12 bytes an event or more (a loop's passes repeat it), 3× a file of 4-byte notes; the view
 /// adds a few hundred bytes to the written song (a bit an event more where the arrangement skips
-/// some: a muted part), and the pair stays within issue 25's 2× of the file.
+/// some: a muted part), and the pair stays within twice the file.
 ///
 /// An arrangement is a piecewise map of the written timeline: every event of the arranged song is
 /// either a written event, moved in time by its segment (`(offset + seconds - origin) / factor`,

@@ -2,7 +2,7 @@
 /// `MIDITimedEvent` and the 3–4 the file itself spends on a note.
 ///
 /// Why packed: a parsed song is what a queue of songs holds, so its size is what bounds
-/// speakerd's memory in bytes (issue 25: at most twice its file, and a file's densest event, a
+/// speakerd's memory in bytes (at most twice its file, and a file's densest event, a
 /// note under running status, takes 3 bytes). A channel message needs a kind, a channel and two
 /// 7-bit data bytes; its time needs no `Double` of its own when the song keeps its ticks and its
 /// tempo map, because the reader's seconds are a function of the tick

@@ -28,7 +28,7 @@ public struct DeviceOutput: AudioOutput {
         case serverDefault
         /// The speaker's own sink, as the audio path found it; nil while it is gone. A speaker's
         /// song is then refused rather than opened on the default sink, which is the box's own
-        /// output (issue 13).
+        /// output.
         case speaker(String?)
     }
 

@@ -2,7 +2,7 @@ import PulseAudio
 
 /// The speaker's sink as a device: speakerd's own libpulse stream (``PulseStream``), which the
 /// sound server ends rather than moves to its default sink (the box's own output) when the sink
-/// goes away. FluidSynth's pulseaudio driver cannot ask for that (issue 13), so it plays only to
+/// goes away. FluidSynth's pulseaudio driver cannot ask for that, so it plays only to
 /// a server's default sink, for a user who named no sink.
 ///
 /// The stream pulls from the source as FluidSynth's driver does (`renderForDevice`). A stream the

@@ -6,7 +6,7 @@ import Synchronization
 /// stereo, pulled from its owner's render closure by libpulse's write callback.
 ///
 /// Why a stream of our own: a server moves an ordinary stream whose sink vanished to its default
-/// sink (the box's own output) and plays there whatever the stream still carries (issue 13).
+/// sink (the box's own output) and plays there whatever the stream still carries.
 /// `PA_STREAM_DONT_MOVE` makes it end the stream instead, which FluidSynth's pulseaudio driver
 /// (pa_simple) cannot ask for. The end is reported (`waitUntilEnded()`, `end`) with the server's
 /// reason; a stream whose sink went away is *killed* (`PulseStreamEnd.killed`).
