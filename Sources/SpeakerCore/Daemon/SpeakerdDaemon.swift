@@ -156,7 +156,7 @@ public actor SpeakerdDaemon {
         guard lifecycle != .stopped else { return }
         lifecycle = .stopping
         _ = tracking.step(.windingDown)
-        features.bus.notify([.stopping, .status(phase.statusLine)])
+        await features.bus.stopping(status: phase.statusLine)
         // Every follower task is cancelled and dropped, so nothing started for this daemon
         // outlives it (each holds the daemon only weakly, but its stream and buffers are ours).
         startup.stop()

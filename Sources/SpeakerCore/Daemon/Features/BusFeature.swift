@@ -4,13 +4,13 @@ import DBus
 import Logging
 import ServiceLifecycle
 import SpeakerdAPI
-import Synchronization
 import Systemd
 
 /// The bus speakerd serves its API on, and what it publishes: the API object's properties and
 /// signals on the bus, `STATUS=`, `READY=1` and `STOPPING=1` to systemd.
 ///
-/// Publishing sends only what changed since the last status published. Our own connection
+/// What is published is ``StatusPublication``'s to decide (only what changed since the last
+/// status published, `READY=1` once, no `STATUS=` after `STOPPING=1`); this runs it. Our own connection
 /// going away is the one fault speakerd does not ride out in-process: when the bus daemon exits
 /// or restarts, the connection is gone for good (libdbus does not reconnect, and our name,
 /// match rules and exported API went with it). The loss is reported; the reducer decides
@@ -23,11 +23,7 @@ actor BusFeature: DaemonFeature {
     private(set) var connection: DBusConnection?
     private var apiObject: DBusObject?
     private var watch: Task<Void, Never>?
-    private var lastPublished: StatusReport?
-    private var readySent = false
-    /// `STOPPING=1` was sent: it is the last word to systemd, so no `STATUS=` follows it (a status
-    /// published while the features wind down would).
-    private nonisolated let stoppingSent = Mutex(false)
+    private var publication = StatusPublication()
     /// Resolved with the bus when our connection to it is lost (not when we close it).
     nonisolated let lost = OneShotSignal<BusSelection, Never>()
     private nonisolated let notifier: SystemdNotifier?
@@ -73,45 +69,50 @@ actor BusFeature: DaemonFeature {
     }
 
     /// READY=1 once the API answers: requests can be made from then on (they wait in the gate).
-    func sendReadyOnce(status: String) {
-        guard !readySent else { return }
-        readySent = true
-        notify([.ready, .status(status)])
-    }
+    func sendReadyOnce(status: String) { run(publication.step(.apiServing(statusLine: status))) }
 
     /// Tells systemd and the bus what changed since the last status published.
-    func publish(_ status: StatusReport) {
-        let previous = lastPublished
-        lastPublished = status
-        if previous?.message != status.message, !stoppingSent.withLock({ $0 }) { notify([.status(status.message)]) }
-        guard let apiObject, let connection else { return }
+    func publish(_ status: StatusReport) { run(publication.step(.status(status))) }
+
+    /// `STOPPING=1` and the last status line: no `STATUS=` follows it (a status published while
+    /// the features wind down would).
+    func stopping(status: String) { run(publication.step(.stopping(statusLine: status))) }
+
+    private func run(_ effects: [StatusPublication.Effect]) {
         let records = SpeakerdDBusRecords.self
         let interface = SpeakerdBus.interface
-        try? apiObject.setProperty("Status", of: interface, to: .string(status.message))
-        if previous?.readiness != status.readiness {
-            try? apiObject.setProperty("Readiness", of: interface, to: .string(status.readiness))
-            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "ReadinessChanged",
-                                       arguments: [.string(status.readiness)])
-        }
-        if previous?.speaker != status.speaker {
-            let value = status.speaker.map(records.encode) ?? .properties([:])
-            try? apiObject.setProperty("Speaker", of: interface, to: value)
-            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "SpeakerChanged", arguments: [value])
-        }
-        if previous?.volume != status.volume {
-            try? apiObject.setProperty("Volume", of: interface, to: records.volumeProperty(status.volume))
-        }
-        if previous?.playback != status.playback {
-            let value = records.encode(status.playback)
-            try? apiObject.setProperty("Playback", of: interface, to: value)
-            try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "PlaybackChanged", arguments: [value])
+        for effect in effects {
+            if case .notify(let messages) = effect {
+                notify(messages)
+                continue
+            }
+            guard let apiObject, let connection else { continue }
+            switch effect {
+            case .notify:
+                break
+            case .statusProperty(let message):
+                try? apiObject.setProperty("Status", of: interface, to: .string(message))
+            case .readiness(let readiness):
+                try? apiObject.setProperty("Readiness", of: interface, to: .string(readiness))
+                try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "ReadinessChanged",
+                                           arguments: [.string(readiness)])
+            case .speaker(let speaker):
+                let value = speaker.map(records.encode) ?? .properties([:])
+                try? apiObject.setProperty("Speaker", of: interface, to: value)
+                try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "SpeakerChanged", arguments: [value])
+            case .volume(let volume):
+                try? apiObject.setProperty("Volume", of: interface, to: records.volumeProperty(volume))
+            case .playback(let playback):
+                let value = records.encode(playback)
+                try? apiObject.setProperty("Playback", of: interface, to: value)
+                try? connection.emitSignal(path: SpeakerdBus.path, interface: interface, member: "PlaybackChanged", arguments: [value])
+            }
         }
     }
 
     /// Sends `messages` to systemd (when started by it); a failure is a warning, never fatal.
-    nonisolated func notify(_ messages: [NotifyMessage]) {
+    private func notify(_ messages: [NotifyMessage]) {
         guard let notifier else { return }
-        if messages.contains(.stopping) { stoppingSent.withLock { $0 = true } }
         do { try notifier.send(messages) } catch { logger.warning("\(error.description)") }
     }
 }
