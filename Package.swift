@@ -383,7 +383,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LogindTests",
-            dependencies: ["DBus", "Readiness", "Logind", "TestSupport"]
+            dependencies: ["DBus", "Readiness", "Logind", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
             name: "SpeakerdAPITests",
