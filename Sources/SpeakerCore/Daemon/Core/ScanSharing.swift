@@ -94,7 +94,7 @@ struct ScanSharing: Equatable, Sendable {
     let scanDuration: Duration
     private var discovery: Discovery?
     /// Scans answered before the discovery's end, their candidates being read.
-    private var readingEarly: Set<ScanID> = []
+    private(set) var beingRead: Set<ScanID> = []
     private var runs: UInt64 = 0
     private var stopped = false
 
@@ -105,9 +105,7 @@ struct ScanSharing: Equatable, Sendable {
     /// Whether a discovery runs (or is being answered).
     var isDiscovering: Bool { discovery != nil }
     /// The scans not answered yet.
-    var unanswered: Set<ScanID> { Set(discovery.map { Array($0.waiters.keys) } ?? []).union(readingEarly) }
-    /// The scans answered before the discovery's end whose candidates are being read.
-    var beingRead: Set<ScanID> { readingEarly }
+    var unanswered: Set<ScanID> { Set(discovery.map { Array($0.waiters.keys) } ?? []).union(beingRead) }
     /// The timers armed now.
     var armedTimers: Set<Timer> {
         guard let discovery else { return [] }
@@ -132,7 +130,7 @@ struct ScanSharing: Equatable, Sendable {
                 effects.append(.answer(id, answer))
             }
         case let .candidatesRead(id, answer):
-            guard readingEarly.remove(id) != nil else { break }
+            guard beingRead.remove(id) != nil else { break }
             effects.append(.answer(id, answer))
         case .deviceChanged:
             if discovery != nil, !stopped { effects.append(.readAnnouncement) }
@@ -154,8 +152,8 @@ struct ScanSharing: Equatable, Sendable {
                 }
                 self.discovery = nil
             }
-            for id in readingEarly.sorted() { effects.append(.answer(id, .failure(.cancelled))) }
-            readingEarly = []
+            for id in beingRead.sorted() { effects.append(.answer(id, .failure(.cancelled))) }
+            beingRead = []
         }
         return effects
     }
@@ -191,7 +189,7 @@ struct ScanSharing: Equatable, Sendable {
     }
 
     private mutating func left(_ id: ScanID, into effects: inout [Effect]) {
-        if readingEarly.remove(id) != nil {
+        if beingRead.remove(id) != nil {
             effects.append(.answer(id, .failure(.cancelled)))
             return
         }
@@ -223,7 +221,7 @@ struct ScanSharing: Equatable, Sendable {
             discovery.waiters[id] = nil
             discovery.timed.remove(id)
             self.discovery = discovery
-            readingEarly.insert(id)
+            beingRead.insert(id)
             effects.append(.readCandidates(for: id))
         }
     }

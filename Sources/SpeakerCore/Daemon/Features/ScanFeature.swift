@@ -94,11 +94,7 @@ actor ScanFeature: DaemonFeature {
             }
         case let .arm(timer, deadline):
             timers[timer]?.cancel()
-            let clock = clock
-            timers[timer] = Task { [weak self] in
-                do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
-                await self?.feed(.timerFired(timer, deadline: deadline))
-            }
+            timers[timer] = clock.timer(at: deadline) { [weak self] in await self?.feed(.timerFired(timer, deadline: deadline)) }
         case .cancel(let timer):
             timers.removeValue(forKey: timer)?.cancel()
         case .readCandidates(let id):

@@ -67,11 +67,7 @@ actor SpeakerCareFeature: DaemonFeature {
         switch effect {
         case .armGraceTimer(let deadline):
             graceTimer?.cancel()
-            let clock = clock
-            graceTimer = Task { [weak self] in
-                do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
-                await self?.feed(.graceEnded(deadline: deadline))
-            }
+            graceTimer = clock.timer(at: deadline) { [weak self] in await self?.feed(.graceEnded(deadline: deadline)) }
         case .cancelGraceTimer:
             graceTimer?.cancel()
             graceTimer = nil

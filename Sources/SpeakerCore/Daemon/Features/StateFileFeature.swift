@@ -65,11 +65,7 @@ actor StateFileFeature: DaemonFeature {
             switch effect {
             case .armRetry(let deadline):
                 retry?.cancel()
-                let clock = clock
-                retry = Task { [weak self] in
-                    do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
-                    await self?.feed(.retryDue(deadline: deadline))
-                }
+                retry = clock.timer(at: deadline) { [weak self] in await self?.feed(.retryDue(deadline: deadline)) }
             case .cancelRetry:
                 retry?.cancel()
                 retry = nil
