@@ -27,8 +27,9 @@ class PulseRequest: @unchecked Sendable {
             failed(error.reason)
         case .success(let connection):
             self.connection = connection
-            _ = Unmanaged.passRetained(self)  // Released by the teardown.
-            let problem = connection.connect(server: server) { [weak self] state in self?.stateChanged(state) }
+            // Released by the teardown, which clears the state callback first (so it may be unowned).
+            _ = Unmanaged.passRetained(self)
+            let problem = connection.connect(server: server) { [unowned self] state in stateChanged(state) }
             if let problem { failed(problem) }
         }
     }

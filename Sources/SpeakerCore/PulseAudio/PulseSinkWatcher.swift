@@ -189,7 +189,7 @@ private final class PulseSession: @unchecked Sendable {
                     guard let me else { return }
                     Unmanaged<PulseSession>.fromOpaque(me).takeUnretainedValue().refresh()
                 }, me)
-            }, stateChanged: { [weak self] state in self?.stateChanged(state) })
+            }, stateChanged: { [unowned self] state in stateChanged(state) })
             if let problem { fail(problem) }
         }
     }

@@ -147,7 +147,10 @@ public final class PulseStream: @unchecked Sendable {
 
     private func start(server: String?) {
         _ = Unmanaged.passRetained(self) // Released by the teardown.
-        if let problem = connection.connect(server: server, stateChanged: { [weak self] state in self?.contextChanged(state) }) {
+        // Unowned, as the stream's other callbacks are: the stream lives until its teardown, which
+        // clears this callback first. A weak reference would give the stream a side table that
+        // LeakSanitizer cannot trace to it while a teardown is still under way at exit.
+        if let problem = connection.connect(server: server, stateChanged: { [unowned self] state in contextChanged(state) }) {
             finish(reason: problem, killed: false)
         }
     }
