@@ -54,15 +54,18 @@ struct LiveControlOnArrangedSongTests {
         let whole = try arrangement.arrange(written).durationSeconds
         try await Self.play(harness, text)
 
-        // Into the second pass: the way in is the first pass, from bar 2 to the section's end.
-        let wayIn = whole / 3
-        let into = wayIn + wayIn / 2
+        // Into the second pass, mid-bar 3: the first pass of bars 2-3 (4 s; the arranged song
+        // starts at the loop), and 3 s into the second, the written second 5. Not on a bar's
+        // first beat, where a render a few milliseconds behind still reads the bar before.
+        #expect(abs(whole - 12) < 0.01, "three passes of bars 2-3: \(whole) s")
+        let into = 7.0
         await harness.play(for: .milliseconds(Int64(into * 1000)))
         // The status tells the place in the written song: in the section, as in every pass.
         let place = arrangement.songSeconds(atArranged: into, in: written)
         #expect(place >= 2 && place < 6)
         #expect(await harness.eventually { await harness.position() >= place - 0.05 })
-        #expect(await harness.player.snapshot().musicalPosition?.bar == 3)
+        let inSection = await harness.player.snapshot()
+        #expect(inSection.musicalPosition?.bar == 3, "at \(String(describing: inSection.positionSeconds)) s: \(String(describing: inSection.musicalPosition))")
         let timeline = into
         #expect(arrangement.passesLeft(atArranged: timeline, in: written) == 2)
 
