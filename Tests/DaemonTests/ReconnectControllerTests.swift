@@ -25,7 +25,7 @@ struct ReconnectControllerTests {
         let clock = TestClock()
         let speaker = ScriptedSpeaker(failures: 2)
         let controller = ReconnectController(
-            policy: ReconnectPolicy(clock: clock, random: SplitMix64(seed: 7)), clock: clock) { speaker.attempt() }
+            policy: ReconnectPolicy(random: SplitMix64(seed: 7)), clock: clock) { speaker.attempt() }
         var changes = controller.changes.makeAsyncIterator()
         await controller.handle(.unreachableAtBoot)
         guard case .retryScheduled(let first) = await changes.next() else { Issue.record("no retry"); return }
@@ -51,7 +51,7 @@ struct ReconnectControllerTests {
         let clock = TestClock()
         let speaker = ScriptedSpeaker(failures: 0)
         let controller = ReconnectController(
-            policy: ReconnectPolicy(clock: clock, random: SplitMix64(seed: 7)), clock: clock) { speaker.attempt() }
+            policy: ReconnectPolicy(random: SplitMix64(seed: 7)), clock: clock) { speaker.attempt() }
         var changes = controller.changes.makeAsyncIterator()
         await controller.handle(.unreachableAtBoot)
         _ = await changes.next()
@@ -70,7 +70,7 @@ struct ReconnectControllerTests {
         let clock = TestClock()
         let speaker = ScriptedSpeaker(failures: 1)
         let controller = ReconnectController(
-            policy: ReconnectPolicy(clock: clock, random: SplitMix64(seed: 3)), clock: clock) { speaker.attempt() }
+            policy: ReconnectPolicy(random: SplitMix64(seed: 3)), clock: clock) { speaker.attempt() }
         #expect(await controller.connectNow() == .failed(reason: "org.bluez.Error.Failed: Page Timeout"))
         guard case .waiting(.eager, attempt: 1, _) = await controller.state else {
             Issue.record("expected the eager backoff to take over, got \(await controller.state)"); return
@@ -85,7 +85,7 @@ struct ReconnectControllerTests {
         let calls = Mutex(0)
         let sawCancellation = OneShotSignal<Void, Never>()
         let controller = ReconnectController(
-            policy: ReconnectPolicy(clock: clock, random: SplitMix64(seed: 5)), clock: clock) {
+            policy: ReconnectPolicy(random: SplitMix64(seed: 5)), clock: clock) {
             calls.withLock { $0 += 1 }
             // A Connect the speaker never answers: it ends only when cancelled, as a failure.
             do { try await Task.sleep(for: .seconds(600)) } catch { _ = sawCancellation.succeed(()) }

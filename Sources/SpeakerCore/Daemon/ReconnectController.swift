@@ -1,52 +1,28 @@
-/// Carries out a `ReconnectPolicy`'s decisions: runs connect attempts and arms retry timers.
+/// Carries out a ``ReconnectDecision``: runs connect attempts and arms the retry timer.
 ///
-/// The policy decides, this actor acts, so the rules stay pure and this stays small. Timers
-/// sleep on the injected clock; an attempt is one call of the injected `attempt` closure
-/// (in the daemon: BlueZ `Device1.Connect` on the target speaker). Observers follow the
-/// `changes` stream to show a status ("Speaker lost; retrying in 8 s").
+/// The decision (with its ``ReconnectPolicy``) says what happens; this actor only feeds it
+/// events in order and runs its effects. Timers sleep on the injected clock; an attempt is one
+/// call of the injected `attempt` closure (in the daemon: BlueZ `Device1.Connect` on the target
+/// speaker). Observers follow the `changes` stream to show a status ("Speaker lost; retrying in
+/// 8 s").
 public actor ReconnectController<C: Clock> where C.Duration == Duration {
+    public typealias Decision = ReconnectDecision<C>
     public typealias Policy = ReconnectPolicy<C>
+    public typealias AttemptResult = Decision.AttemptResult
+    public typealias Change = Decision.Change
 
-    /// What an attempt ended with.
-    public enum AttemptResult: Sendable, Equatable {
-        case connected
-        case failed(reason: String)
-        /// The speaker would not pair (not in pairing mode, or it refused the keys): retrying
-        /// cannot help until a person acts, so none is made.
-        case pairingRefused(reason: String)
-    }
-
-    /// What observers are told after each decision.
-    public enum Change: Sendable, Equatable {
-        case attempting
-        case retryScheduled(after: Duration)
-        case connected
-        case attemptFailed(reason: String)
-        case holding
-        /// The speaker would not pair; nothing is tried until the user asks (the reason is BlueZ's).
-        case needsPairing(reason: String)
-    }
-
-    /// Running until `shutdown()`; after it nothing is started again. Without this, an attempt
-    /// cancelled by the shutdown returns "failed", the policy answers with a retry, and a timer
-    /// armed after shutdown sleeps on (up to the backoff cap) with this actor and its attempt
-    /// closure behind it.
-    private enum Lifecycle { case running, stopped }
-
-    private var lifecycle = Lifecycle.running
-    private var policy: Policy
+    private var decision: Decision
     private let clock: C
     private let attempt: @Sendable () async -> AttemptResult
     private var timer: Task<Void, Never>?
-    /// Attempts the policy started, until each reports back (normally one; a new one may start
-    /// while an older one unwinds). All are cancelled at shutdown.
-    private var attemptTasks: [UInt64: Task<Void, Never>] = [:]
-    private var nextAttempt: UInt64 = 0
+    private var attempts: [Decision.Attempt: Task<Void, Never>] = [:]
+    private var replies: [Decision.Reply: CheckedContinuation<AttemptResult, Never>] = [:]
+    private var lastReply: UInt64 = 0
     private let continuation: AsyncStream<Change>.Continuation
     public nonisolated let changes: AsyncStream<Change>
 
     public init(policy: Policy, clock: C, attempt: @escaping @Sendable () async -> AttemptResult) {
-        self.policy = policy
+        decision = Decision(policy: policy)
         self.clock = clock
         self.attempt = attempt
         (changes, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
@@ -54,79 +30,63 @@ public actor ReconnectController<C: Clock> where C.Duration == Duration {
 
     deinit {
         timer?.cancel()
-        for task in attemptTasks.values { task.cancel() }
+        for task in attempts.values { task.cancel() }
         continuation.finish()
     }
 
-    public var state: Policy.State { policy.state }
+    public var state: Policy.State { decision.policy.state }
 
-    /// Feeds one event to the policy and carries out its action.
-    public func handle(_ event: Policy.Event) {
-        guard lifecycle == .running else { return }
-        let action = policy.handle(event)
-        switch action {
-        case .none:
-            break
-        case .connectNow:
-            timer?.cancel()
-            timer = nil
-            continuation.yield(.attempting)
-            nextAttempt += 1
-            let id = nextAttempt
-            attemptTasks[id] = Task { [attempt] in
-                let result = await attempt()
-                self.attemptTasks[id] = nil
-                self.finish(result)
+    /// Feeds one event to the policy and carries out what it decides.
+    public func handle(_ event: Policy.Event) { feed(.policy(event)) }
+
+    /// An attempt the user (or start-up) asked for, awaited: lifts a user's hold, cancels any
+    /// pending retry, and on failure leaves the policy's backoff in charge. A caller that is
+    /// cancelled cancels its attempt.
+    public func connectNow() async -> AttemptResult {
+        lastReply += 1
+        let reply = Decision.Reply(lastReply)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                replies[reply] = continuation
+                feed(.connectNow(reply))
             }
-        case .retry(let delay):
-            timer?.cancel()
-            continuation.yield(.retryScheduled(after: delay))
-            timer = Task { [clock] in
-                do { try await clock.sleep(for: delay) } catch { return }
-                self.handle(.retryDue)
-            }
-        case .cancelRetry:
-            timer?.cancel()
-            timer = nil
-            if event == .connected { continuation.yield(.connected) }
-            if case .heldByUser = policy.state { continuation.yield(.holding) }
+        } onCancel: {
+            Task { await self.feed(.callerLeft(reply)) }
         }
     }
 
-    /// An attempt the user (or start-up) asked for, awaited: lifts a user's hold, cancels any
-    /// pending retry, and on failure leaves the policy's backoff in charge.
-    public func connectNow() async -> AttemptResult {
-        guard lifecycle == .running else { return .failed(reason: "speakerd is stopping") }
-        _ = policy.handle(.userAskedToConnect)
-        timer?.cancel()
-        timer = nil
-        continuation.yield(.attempting)
-        let result = await attempt()
-        finish(result)
-        return result
+    /// Stops timers and attempts (daemon shutdown); nothing starts again.
+    public func shutdown() { feed(.stop) }
+
+    private func feed(_ event: Decision.Event) {
+        for effect in decision.step(event, now: clock.now) { run(effect) }
     }
 
-    /// Stops timers and attempts (daemon shutdown).
-    public func shutdown() {
-        lifecycle = .stopped
-        timer?.cancel()
-        for task in attemptTasks.values { task.cancel() }
-        attemptTasks = [:]
-        continuation.finish()
-    }
-
-    private func finish(_ result: AttemptResult) {
-        guard lifecycle == .running else { return }
-        switch result {
-        case .connected:
-            handle(.connected)
-        case .failed(let reason):
-            continuation.yield(.attemptFailed(reason: reason))
-            handle(.connectFailed)
-        case .pairingRefused(let reason):
-            continuation.yield(.attemptFailed(reason: reason))
-            handle(.pairingRefused)
-            if case .needsPairing = policy.state { continuation.yield(.needsPairing(reason: reason)) }
+    private func run(_ effect: Decision.Effect) {
+        switch effect {
+        case .tell(let change):
+            continuation.yield(change)
+        case .start(let id):
+            attempts[id] = Task { [attempt] in
+                let result = await attempt()
+                self.attempts[id] = nil
+                self.feed(.attemptEnded(id, result))
+            }
+        case .cancel(let id):
+            attempts[id]?.cancel()
+        case .arm(let deadline):
+            timer?.cancel()
+            timer = Task { [clock] in
+                do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
+                self.feed(.retryDue(deadline: deadline))
+            }
+        case .cancelTimer:
+            timer?.cancel()
+            timer = nil
+        case .answer(let reply, let result):
+            replies.removeValue(forKey: reply)?.resume(returning: result)
+        case .endChanges:
+            continuation.finish()
         }
     }
 }

@@ -1,9 +1,10 @@
 /// Decides when speakerd tries to (re)connect its speaker, and when it must leave it alone.
 ///
-/// Pure: it never sleeps and never talks to BlueZ. Each `handle(_:)` takes one event (from
-/// BlueZ, logind, the user, or a retry timer the caller armed) and returns one `Action` for
-/// the caller to carry out. Time comes from the injected clock and jitter from the injected
-/// random source, so every rule is a deterministic scenario in the tests.
+/// Pure: it never sleeps, never reads a clock and never talks to BlueZ. Each `handle(_:now:)`
+/// takes one event (from BlueZ, logind, the user, or a retry timer the caller armed) and the
+/// instant it happened, and returns one `Action` for the caller to carry out. Jitter comes from
+/// the injected random source, so every rule is a deterministic scenario in the tests. `C` is
+/// the clock whose instants the caller passes.
 ///
 /// The rules, in the words of the issue:
 /// - link lost (timeout, or `Connected` false with no reason) or unreachable at boot: eager
@@ -96,7 +97,6 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
     /// Requests waiting for the speaker now: while there are any, no retry is further off than
     /// `requestSpacing`.
     private var waitingRequests = 0
-    private let clock: C
     private var random: any RandomNumberGenerator & Sendable
     private let eager: ReconnectSchedule
     private let gentle: ReconnectSchedule
@@ -110,15 +110,13 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
     /// Delay after resume before reconnecting: the adapter needs a moment to come back.
     public var resumeDelay: Duration = .seconds(2)
 
-    public init(clock: C, random: some RandomNumberGenerator & Sendable, cap: Duration = .seconds(60)) {
-        self.clock = clock
+    public init(random: some RandomNumberGenerator & Sendable, cap: Duration = .seconds(60)) {
         self.random = random
         self.eager = .eager(cap: cap)
         self.gentle = .gentle(cap: cap)
     }
 
-    public mutating func handle(_ event: Event) -> Action {
-        let now = clock.now
+    public mutating func handle(_ event: Event, now: C.Instant) -> Action {
         switch (event, state) {
         case (.connected, _):
             state = .connected
@@ -143,9 +141,10 @@ public struct ReconnectPolicy<C: Clock>: Sendable where C.Duration == Duration {
             // PrepareForSleep(true) was missed; behave as if it had been seen.
             return wake(Self.wakeIntent(for: state), now: now)
 
-        case (.linkLost, .asleep(let intent)):
-            // A speaker that would not pair still will not, whatever its link did meanwhile.
-            if intent != .nothing, intent != .stayNeedingPairing { state = .asleep(.reconnect) }
+        case (.linkLost, .asleep):
+            // What it wakes to was settled as it fell asleep (a speaker it was keeping is
+            // reconnected): a link lost meanwhile changes that only when this machine ended it
+            // (`.local`, above). A user's disconnect and a refused pairing still hold.
             return .none
         case (.linkLost, .idle), (.linkLost, .heldByUser), (.linkLost, .needsPairing):
             return .none

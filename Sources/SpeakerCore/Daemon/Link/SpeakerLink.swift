@@ -113,7 +113,7 @@ public actor SpeakerLink {
         snapshot.servicesResolved = nil
         snapshot.connected = false
         snapshot.activity = .idle
-        var policy = ReconnectPolicy(clock: clock, random: SystemRandomNumberGenerator(), cap: reconnectCap)
+        var policy = ReconnectPolicy<ErasedClock>(random: SystemRandomNumberGenerator(), cap: reconnectCap)
         policy.resumeDelay = .seconds(2)
         let controller = ReconnectController(policy: policy, clock: clock) { [weak self] in
             guard let self else { return .failed(reason: "speakerd is stopping") }
