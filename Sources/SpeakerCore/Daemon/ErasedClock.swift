@@ -29,6 +29,13 @@ public struct ErasedClock: Clock {
 
     public var now: Instant { Instant(offset: elapsed()) }
 
+    public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        let remaining = now.duration(to: deadline)
+        if remaining > .zero { try await sleeper(remaining) } else { try Task.checkCancellation() }
+    }
+}
+
+extension Clock {
     /// A task that runs `fire` at `deadline` unless it is cancelled first: how a runner carries
     /// out a core's timer effect (the firing is fed back as an event).
     func timer(at deadline: Instant, _ fire: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
@@ -36,10 +43,5 @@ public struct ErasedClock: Clock {
             do { try await sleep(until: deadline, tolerance: nil) } catch { return }
             await fire()
         }
-    }
-
-    public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
-        let remaining = now.duration(to: deadline)
-        if remaining > .zero { try await sleeper(remaining) } else { try Task.checkCancellation() }
     }
 }

@@ -76,10 +76,7 @@ public actor ReconnectController<C: Clock> where C.Duration == Duration {
             attempts[id]?.cancel()
         case .arm(let deadline):
             timer?.cancel()
-            timer = Task { [clock] in
-                do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
-                self.feed(.retryDue(deadline: deadline))
-            }
+            timer = clock.timer(at: deadline) { await self.feed(.retryDue(deadline: deadline)) }
         case .cancelTimer:
             timer?.cancel()
             timer = nil

@@ -155,14 +155,15 @@ struct ReconnectDecisionModelTests {
             }
             let effects = decision.step(event, now: now)
             switch event {
-            case .connectNow(let reply): asked.insert(reply)
+            case .connectNow(let reply):
+                asked.insert(reply)
+                held = false
             case .policy(.userDisconnected), .policy(.linkLost(.local)): held = held || !stopped
             case .policy(.userAskedToConnect), .policy(.targetCleared), .policy(.connected): held = false
             case .attemptEnded(let attempt, _): running[attempt] = nil
             case .stop: stopped = true
             default: break
             }
-            if case .connectNow = event { held = false }
             for effect in effects {
                 switch effect {
                 case .start(let attempt):
@@ -186,11 +187,8 @@ struct ReconnectDecisionModelTests {
                 case .tell, .endChanges:
                     break
                 }
-                if stopped, case .stop = event {} else if stopped {
-                    switch effect {
-                    case .answer: break
-                    default: Issue.record("\(effect) after the stop")
-                    }
+                if stopped, event != .stop {
+                    if case .answer = effect {} else { Issue.record("\(effect) after the stop") }
                 }
             }
             if case .retryDue(let deadline) = event, deadline == armed { armed = nil }
