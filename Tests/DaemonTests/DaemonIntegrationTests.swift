@@ -110,7 +110,7 @@ struct DaemonIntegrationTests {
         }
         func reconnectState(matches predicate: (ReconnectPolicy<ErasedClock>.State?) -> Bool) async throws -> Bool {
             for _ in 0..<200 {  // bounded: the signal crosses a real bus
-                if predicate(await daemon.reconnectState) { return true }
+                if predicate(await daemon.link.reconnectState) { return true }
                 try await Task.sleep(for: .milliseconds(10))
             }
             return false

@@ -14,7 +14,7 @@ struct LinkLossTests {
     static let flip = DaemonWorld.flip
 
     func reconnect(_ daemon: SpeakerdDaemon, is expected: (ReconnectPolicy<ErasedClock>.State?) -> Bool) async -> Bool {
-        expected(await daemon.reconnectState)
+        expected(await daemon.link.reconnectState)
     }
 
     static func waiting(_ mode: ReconnectPolicy<ErasedClock>.Mode, attempt: Int) -> (ReconnectPolicy<ErasedClock>.State?) -> Bool {

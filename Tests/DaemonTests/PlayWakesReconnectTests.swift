@@ -29,7 +29,7 @@ extension LinkLossTests {
         let paged = calls + 1
         try await eventually("the play pages the speaker at once") { try await fake.calls("Connect") == paged }
         try await eventually("that attempt failed") {
-            if case .waiting? = await daemon.reconnectState { true } else { false }
+            if case .waiting? = await daemon.link.reconnectState { true } else { false }
         }
         // Switched on now: the next try comes 3 s after the last one, not after the long backoff.
         try await fake.setConnectBehavior(Self.flip, "ok")
@@ -68,7 +68,7 @@ extension LinkLossTests {
             let expected = calls
             _ = try await clock.advance(atMost: .seconds(90), until: "retry \(expected)") { try await fake.calls("Connect") == expected }
             try await eventually("retry \(expected) failed") {
-                if case .waiting? = await daemon.reconnectState { true } else { false }
+                if case .waiting? = await daemon.link.reconnectState { true } else { false }
             }
             try await eventually("the status names the next try") { Self.retrySeconds(try await daemon.status().message) != nil }
             secondsToNextTry = Self.retrySeconds(try await daemon.status().message) ?? 0

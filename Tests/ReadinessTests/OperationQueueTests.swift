@@ -16,6 +16,11 @@ private func collect(_ count: Int, from iterator: inout AsyncStream<QueueEvent>.
     return events
 }
 
+/// Reads `iterator` up to the queue's next `drained`: nothing queued or running any more.
+private func untilDrained(_ iterator: inout AsyncStream<QueueEvent>.Iterator) async {
+    while let event = await iterator.next(), event != .drained {}
+}
+
 @Suite("Operation queue: named async operations", .timeLimit(.minutes(1)))
 struct OperationQueueTests {
     @Test("an operation that returns finishes ok, bracketed by busy and drained")
@@ -29,7 +34,6 @@ struct OperationQueueTests {
             .busy, .started(name: "load state", id: ticket.id),
             .finished(name: "load state", id: ticket.id, outcome: .ok), .drained,
         ])
-        await queue.waitUntilDrained()
         #expect(await queue.isBusy == false)
     }
 
@@ -43,6 +47,7 @@ struct OperationQueueTests {
     @Test("callback-style work finishes only when it calls finish, not when it returns")
     func explicitFinish() async throws {
         let queue = AsyncOperationQueue(clock: TestClock())
+        var events = queue.events().makeAsyncIterator()
         let started = OneShotSignal<OperationContext, Never>()
         let ticket = await queue.add("connect speaker", completion: .explicit) { context in
             started.succeed(context)  // hand the context to a "callback" and return at once
@@ -53,13 +58,14 @@ struct OperationQueueTests {
         #expect(context.finish())
         #expect(!context.fail(reason: "too late"), "the first ending wins")
         #expect(try await ticket.outcome() == .ok)
-        await queue.waitUntilDrained()
+        await untilDrained(&events)
     }
 
     @Test("a timed-out operation calls its timeout callback and its work is cancelled")
     func timeoutCancelsWork() async throws {
         let clock = TestClock()
         let queue = AsyncOperationQueue(clock: clock, logger: LogCapture().logger())
+        var events = queue.events().makeAsyncIterator()
         let workCancelled = OneShotSignal<Bool, Never>()
         let timedOutNames = Journal()
         let ticket = await queue.add(
@@ -74,7 +80,7 @@ struct OperationQueueTests {
         #expect(try await ticket.outcome() == .timedOut)
         #expect(try await workCancelled.value() == true)
         #expect(timedOutNames.all == ["connect speaker"])
-        await queue.waitUntilDrained()
+        await untilDrained(&events)
     }
 
     @Test("an operation that keeps timing out is warned about once, and again only after it succeeded in between")
@@ -82,6 +88,7 @@ struct OperationQueueTests {
         let clock = TestClock()
         let logs = LogCapture()
         let queue = AsyncOperationQueue(clock: clock, logger: logs.logger())
+        var events = queue.events().makeAsyncIterator()
         for hangs in [true, true, true, false, true] {
             let ticket = await queue.add("connect speaker", timeout: .seconds(3)) { _ in
                 if hangs { _ = try await OneShotSignal<Void, Never>().result() }
@@ -93,7 +100,7 @@ struct OperationQueueTests {
             } else {
                 #expect(try await ticket.outcome() == .ok)
             }
-            await queue.waitUntilDrained()
+            await untilDrained(&events)
         }
         let said = logs.warnings.map(\.message)
         #expect(said.count == 2, "\(said)")
@@ -191,6 +198,7 @@ struct OperationQueueTests {
     @Test("no more than the maximum number of operations run at once")
     func maxConcurrency() async throws {
         let queue = AsyncOperationQueue(maxConcurrentOperations: 2, clock: TestClock())
+        var events = queue.events().makeAsyncIterator()
         let release = OneShotSignal<Void, Never>()
         var tickets: [OperationTicket] = []
         for index in 0..<5 {
@@ -200,7 +208,7 @@ struct OperationQueueTests {
         #expect(await queue.pendingCount == 3)
         release.succeed(())
         for ticket in tickets { #expect(try await ticket.outcome() == .ok) }
-        await queue.waitUntilDrained()
+        await untilDrained(&events)
     }
 
     @Test("a shut-down queue cancels its work and skips new operations")

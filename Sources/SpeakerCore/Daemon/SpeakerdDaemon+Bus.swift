@@ -1,19 +1,10 @@
 import AsyncSignals
 import DBus
 import SpeakerdAPI
-/// Our own bus connection going away (``BusFeature`` reports it): the one fault speakerd does
-/// not ride out in-process. `SpeakerdService` then winds the daemon down and exits non-zero so
+/// Our own bus connection going away (``BusFeature`` reports it, the core judges it: ignored once
+/// shutting down): the one fault speakerd does not ride out in-process. `SpeakerdService` then winds the daemon down and exits non-zero so
 /// systemd's `Restart=on-failure` brings speakerd back on the new bus.
 extension SpeakerdDaemon {
-    /// The connection dropped without us closing it. Ignored once shutting down, when a late
-    /// drop changes nothing.
-    func busWasLost() {
-        switch lifecycle {
-        case .stopping, .stopped: return
-        case .idle, .starting, .running, .blocked: features.bus.lost.succeed(configuration.bus)
-        }
-    }
-
     /// Resolved with the bus when our connection to it is lost (not when we close it).
     nonisolated var lostBus: OneShotSignal<BusSelection, Never> { features.bus.lost }
 

@@ -92,7 +92,7 @@ extension SpeakerdDaemon: SpeakerdControl {
             throw .rejected(name: SpeakerdBus.ErrorName.failed,
                             message: "a later 'connect', 'disconnect' or 'forget' replaced this connect request")
         }
-        linkHistory.userChose()
+        await run(.userChose)
         await link.choose(chosen, name: name, why: .userPick)
         switch await link.connectNow() {
         case .connected:
@@ -127,7 +127,7 @@ extension SpeakerdDaemon: SpeakerdControl {
     static let requestWaitForAdapter = Duration.seconds(15)
 
     public func disconnect() async throws(SpeakerdError) -> StatusReport {
-        linkHistory.userChose()
+        await run(.userChose)
         guard let target = inputs.link.target else {
             throw .rejected(name: SpeakerdBus.ErrorName.noSpeaker, message: "no speaker is connected, so there is nothing to disconnect")
         }
@@ -152,7 +152,7 @@ extension SpeakerdDaemon: SpeakerdControl {
     }
 
     public func forget(_ address: BluetoothAddress, keepPairing: Bool) async throws(SpeakerdError) -> SpeakersReport {
-        linkHistory.userChose()
+        await run(.userChose)
         if await link.forget(address) { try? await features.bluez.client?.disconnect(address) }
         let removed: Bool
         do { removed = try await stateStore.forget(address) } catch {

@@ -6,20 +6,17 @@ extension SpeakerdDaemon {
     func receive(_ report: FeatureReport) async {
         switch report {
         case .audioPath(let state, let subscription):
-            // A late report of a follow since replaced says nothing of the path followed now.
-            guard features.audioPath?.isLatest(subscription) == true else { return }
-            await update(.audioPath(state))
-            await observeSpeaker()
+            await run(.audioPath(state, latest: features.audioPath?.isLatest(subscription) == true))
         case .statusChanged:
-            await publish()
+            await run(.statusChanged)
         case .systemSleep(let starting):
-            await systemSleep(starting: starting)
+            await run(.systemSleep(starting: starting))
         case .busLost:
-            busWasLost()
+            await run(.busLost)
         case .bluez(let event):
             await handle(event)
         case .playback(let snapshot):
-            await playbackChanged(snapshot)
+            await run(.playback(snapshot))
         }
     }
 
@@ -27,7 +24,6 @@ extension SpeakerdDaemon {
     /// follow from it).
     func observeSpeaker() async {
         guard !isWindingDown else { return }
-        await features.speakerCare.observe(.init(target: inputs.link.target, connected: inputs.link.connected,
-                                                 audioPath: inputs.audioPath, link: linkHistory.linkUps))
+        await features.speakerCare.observe(core.speakerObservation)
     }
 }

@@ -13,7 +13,7 @@ extension SpeakerdDaemon {
 
     /// `reason` says why start-up runs again (nil at boot).
     func runStartup(requestWaiting: Bool = false, reason: String? = nil) async {
-        lifecycle = .starting
+        await run(.startupBegins)
         let started = clock.now.offset
         let known = await stateStore.knownSpeakers
         let scenario = StartupScenarios.scenario(for: .init(
@@ -46,8 +46,7 @@ extension SpeakerdDaemon {
         // The stop can also come while logind is being followed (an await): asked again.
         if tracking.isMuted { return }
         logger.info("start-up (\(timeline.scenario)) took \(Int(timeline.totalMs)) ms; critical path: \(timeline.criticalPath.joined(separator: " → "))")
-        if case .blocked = lifecycle { return }  // the compatibility gate closed; events reopen it
-        lifecycle = .running
+        await run(.startupEnded)  // running, unless the compatibility gate closed (events reopen it)
     }
 
     /// The work of each start-up step.
@@ -176,8 +175,7 @@ extension SpeakerdDaemon {
 
     /// Closes the compatibility gate: says why, and returns the abort that cancels the rest.
     func block(_ problem: CompatibilityProblem, _ context: StartupContext) async -> StartupAbort {
-        lifecycle = .blocked(problem)
-        await update(.bluetooth(.blocked(problem)))
+        await run(.blocked(problem))
         return context.abort(problem.description)
     }
 
@@ -189,7 +187,19 @@ extension SpeakerdDaemon {
     /// releases first waits for its polite turn, 25 ms, so the call always goes out first), or
     /// when this step ends without one.
     func connectKnownSpeakers(issued: OneShotSignal<Void, Never>) async throws {
-        defer { _ = issued.succeed(()) }
+        // `issued` once a connect operation's work has begun (its Connect goes out next), or when
+        // this step ends without one.
+        let queueEvents = operations.events()
+        let connectStarted = Task {
+            for await case .started(let name, _) in queueEvents where name.hasPrefix("connect ") {
+                _ = issued.succeed(())
+                return
+            }
+        }
+        defer {
+            connectStarted.cancel()
+            _ = issued.succeed(())
+        }
         // A start-up run again (bluetoothd came back) does not overrule a user's disconnect.
         if await link.isHeldByUser { return }
         let known = await stateStore.knownSpeakers
@@ -197,7 +207,6 @@ extension SpeakerdDaemon {
         for (index, speaker) in known.enumerated() {
             guard choices == linkHistory.userChoices else { return }  // the user took over meanwhile
             await link.choose(speaker.address, name: speaker.name, why: index == 0 ? .lastKnown : .otherKnown)
-            _ = issued.succeed(())
             // A start-up run again (bluetoothd came back) does not overrule a user's disconnect.
             if await link.connectUnlessHeld() == .connected { return }
             if inputs.link.connected || inputs.link.activity == .heldByUser { return }

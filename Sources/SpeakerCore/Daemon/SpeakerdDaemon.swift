@@ -11,17 +11,17 @@ import SpeakerdAPI
 import Systemd
 import Configuration
 
-/// speakerd's reducer: runs start-up, serves `SpeakerdControl`, and keeps readiness derived.
+/// speakerd's shell: runs start-up, serves `SpeakerdControl`, and runs ``DaemonCore``.
 ///
-/// It owns its lifecycle and ``ReadinessTracking``: what it observes (``ReadinessInputs``: the
-/// bus, bluetoothd and the adapter, the speaker's link, its audio path, the soundfont), the
-/// verdict computed from them, and what follows from each change, which ``update(_:)`` carries
-/// out (the readiness gate moved to the verdict's level, the player told, the status published).
-/// Nothing else sets a readiness level, so no event order can leave a level that no later event
-/// lifts. Beside them it holds what it runs with and never changes (``DaemonEnvironment``: the
-/// configuration, the dependencies, the logger and the clock), the gate, the player, and two
-/// small values of the reducer's own: ``StartupRuns`` (what start-up did, the run in progress,
-/// the run again after the gate reopened) and ``LinkHistory`` (the links counted, the user's choices).
+/// The core decides: the daemon's lifecycle, what each event does to the compatibility gate and
+/// who hears it, what a change of the link means, and readiness (``ReadinessTracking``: what it
+/// observes, ``ReadinessInputs``, the verdict, and what follows from each change: the readiness
+/// gate moved to the verdict's level, the player told, the status published). Nothing else sets a
+/// readiness level, so no event order can leave a level that no later event lifts. `run(_:)`
+/// feeds it and carries out its effects. Beside it the shell holds what it runs with and never
+/// changes (``DaemonEnvironment``: the configuration, the dependencies, the logger and the
+/// clock), the gate, the player, and ``StartupRuns`` (what start-up did, the run in progress, the
+/// run again after the gate reopened).
 ///
 /// Everything else has an owner of its own that reports here:
 /// - ``SpeakerLink``: the target speaker and its link, reconnects (`linkChanged`);
@@ -35,18 +35,11 @@ import Configuration
 ///   (``ScanFeature``);
 /// - the start-up sequencer, whose steps are this actor's methods (`+Startup`).
 public actor SpeakerdDaemon {
-    enum Lifecycle: Equatable {
-        case idle
-        case starting
-        /// Start-up finished (or is waiting for the user's pick).
-        case running
-        /// The compatibility gate closed; waiting for the condition to clear.
-        case blocked(CompatibilityProblem)
-        case stopping
-        case stopped
-    }
+    typealias Lifecycle = DaemonCore.Lifecycle
 
-    var lifecycle: Lifecycle = .idle
+    /// The daemon's own decisions and readiness (see ``DaemonCore``).
+    var core: DaemonCore
+    var lifecycle: Lifecycle { core.lifecycle }
     nonisolated let environment: DaemonEnvironment
     public nonisolated let gate: ReadinessGate<DaemonReadiness>
     public nonisolated let link: SpeakerLink
@@ -59,11 +52,11 @@ public actor SpeakerdDaemon {
     let features: DaemonFeatures
 
     /// What readiness is computed from, the verdict, and what follows from their changes.
-    var tracking: ReadinessTracking
-    var inputs: ReadinessInputs { tracking.inputs }
-    var verdict: ReadinessInputs.Verdict { tracking.verdict }
+    var tracking: ReadinessTracking { core.tracking }
+    var inputs: ReadinessInputs { core.inputs }
+    var verdict: ReadinessInputs.Verdict { core.verdict }
     /// The links counted as each came up, and the user's choices (see ``LinkHistory``).
-    var linkHistory = LinkHistory()
+    var linkHistory: LinkHistory { core.linkHistory }
 
     /// Start-up's runs: their record, the run in progress, the run again (see ``StartupRuns``).
     var startup = StartupRuns()
@@ -101,13 +94,14 @@ public actor SpeakerdDaemon {
             },
             scan: { ScanFeature(scanDuration: configuration.scanDuration, operations: operations, stateFile: $0, clock: erasedClock) },
             logger: logger)
-        tracking = ReadinessTracking(inputs: ReadinessInputs(soundfont: playback == nil ? .noEngine : .notLoaded(path: configuration.soundfont)))
+        core = DaemonCore(tracking: ReadinessTracking(inputs: ReadinessInputs(soundfont: playback == nil ? .noEngine : .notLoaded(path: configuration.soundfont))),
+                          configuredAdapter: configuration.adapter)
     }
 
     /// Runs start-up; returns once it finished (the daemon then keeps running on events).
     public func start() async {
         guard lifecycle == .idle else { return }
-        lifecycle = .starting
+        await run(.start)
         let outcome = await stateStore.load(now: dependencies.now())
         logger.info("state: \(outcome)")
         features.inbox.connect { [weak self] report in await self?.receive(report) }
@@ -142,20 +136,19 @@ public actor SpeakerdDaemon {
 
     /// Shutting down or shut down: nothing new (a timer, a retry, a follower) may start then, since
     /// `shutdown()` has already cancelled what it found and would never see it.
-    var isWindingDown: Bool { lifecycle == .stopping || lifecycle == .stopped }
+    var isWindingDown: Bool { core.isWindingDown }
 
     /// A stop was asked for (SIGTERM, SIGINT): readiness changes from here on are not logged, so
     /// "stopping: … received" stays the last line about it. The wind-down itself is `shutdown()`,
     /// which the service group reaches after the services started later have stopped.
-    public func stopRequested() {
-        _ = tracking.step(.stopRequested)
+    public func stopRequested() async {
+        await run(.stopRequested)
     }
 
     /// Winds down: stops discovery and playback, cancels timers, says STOPPING=1.
     public func shutdown() async {
         guard lifecycle != .stopped else { return }
-        lifecycle = .stopping
-        _ = tracking.step(.windingDown)
+        await run(.windingDown)
         await features.bus.stopping(status: phase.statusLine)
         // Every follower task is cancelled and dropped, so nothing started for this daemon
         // outlives it (each holds the daemon only weakly, but its stream and buffers are ours).
@@ -174,7 +167,7 @@ public actor SpeakerdDaemon {
         await features.bluez.close()
         // The bus last: the API answers (and says "stopping") until everything else has stopped.
         await features.bus.close()
-        lifecycle = .stopped
+        await run(.stopped)
     }
 
     /// Why the daemon cannot serve at all (its bus could not be reached), if so: then it should
@@ -195,11 +188,6 @@ public actor SpeakerdDaemon {
     /// The last start-up's timeline, if one ran.
     public var startupTimeline: StartupTimeline? { startup.record.last }
 
-    /// The reconnect policy's state for the current speaker (for tests and diagnostics).
-    public var reconnectState: ReconnectPolicy<ErasedClock>.State? {
-        get async { await link.reconnectState }
-    }
-
 
     /// The verdict readiness is at now (level and reason), for tests and diagnostics.
     public var readiness: ReadinessInputs.Verdict { verdict }
@@ -210,17 +198,55 @@ public actor SpeakerdDaemon {
     /// (``ReadinessTracking``): the gate's level, the reason (logged once per change), songs
     /// that can no longer wait, the status.
     func update(_ input: ReadinessTracking.Input) async {
-        for effect in tracking.step(.observed(input)) {
-            switch effect {
-            case .moveGate(let level):
-                if level > gate.level { gate.raise(to: level) } else if level < gate.level { gate.drop(to: level) }
-            case .tellPlayer(let waiting):
-                await playback?.readinessChanged(waiting.map(PlaybackWait.init))
-            case .publishStatus:
-                await publish()
-            case let .log(level, line):
-                logger.log(level: level, "\(line)")
+        await run(.observed(input))
+    }
+
+    /// Steps the core and carries out its effects, in order.
+    func run(_ event: DaemonCore.Event) async {
+        for effect in core.step(event) {
+            await perform(effect)
+        }
+    }
+
+    private func perform(_ effect: DaemonCore.Effect) async {
+        switch effect {
+        case .readiness(.moveGate(let level)):
+            if level > gate.level { gate.raise(to: level) } else if level < gate.level { gate.drop(to: level) }
+        case .readiness(.tellPlayer(let waiting)):
+            await playback?.readinessChanged(waiting.map(PlaybackWait.init))
+        case .readiness(.publishStatus), .publish:
+            await publish()
+        case let .readiness(.log(level, line)), let .log(level, line):
+            logger.log(level: level, "\(line)")
+        case .forgetAdapter:
+            features.bluez.adapterGone()
+        case .detachBlueZ:
+            await link.attach(nil)
+        case let .observeLink(event):
+            await link.observe(event, known: await stateStore.knownSpeakers)
+        case let .announceCandidates(event):
+            if let bluez = features.bluez.client, let connection = await features.bus.connection {
+                await features.scan.announceCandidates(after: event, from: bluez, on: connection)
             }
+        case let .runStartupAgain(reason):
+            // Its steps wait on BlueZ, whose events must keep flowing meanwhile (a speaker
+            // connecting, bluetoothd leaving again).
+            startup.runAgain { Task { [weak self] in await self?.runStartup(reason: reason) } }
+        case let .followAudioPath(target):
+            await followAudioPath(to: target, waitForFirst: false)
+        case .observeSpeaker:
+            await observeSpeaker()
+        case let .remember(target, link):
+            let isNew = await features.stateFile.recordConnection(to: target.address, name: target.name, at: dependencies.now())
+            let volume = await features.stateFile.knownSpeakers.first { $0.address == target.address }?.volume
+            await features.speakerCare.remembered(target.address, isNew: isNew, volume: volume, onLink: link)
+            await publish()
+        case let .linkSleep(starting):
+            await link.systemSleep(starting: starting)
+        case .reportBusLost:
+            features.bus.lost.succeed(configuration.bus)
+        case let .heardPlayback(snapshot):
+            features.playbackChanges.heard(snapshot)
         }
     }
 }

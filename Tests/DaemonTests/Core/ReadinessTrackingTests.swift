@@ -80,6 +80,7 @@ struct ReadinessTrackingTests {
         let fonts: [ReadinessInputs.Soundfont] = [.notLoaded(path: "/x.sf2"), .loading(path: "/x.sf2"), .loaded, .failed("no /x.sf2")]
         let choosing: [ReadinessInputs.Choosing] = [.startUp, .autoPickScanning, .user]
         await propertyCheck(count: 2_000, input: Gen.int(in: 0...9_999).array(of: 1...40)) { codes in
+            await Task.yield()  // the suites beside this one get the thread between cases
             var tracking = Self.tracking()
             var gate = DaemonReadiness.started
             for code in codes {

@@ -72,6 +72,7 @@ struct StateFileHealthTests {
     @Test("any order of writes, failures, timers and answers: one retry at most, armed in the future, status told exactly when the problem begins or ends, nothing armed once stopped")
     func invariants() async {
         await propertyCheck(count: 2_000, input: Gen.int(in: 0...5_999).array(of: 1...60)) { codes in
+            await Task.yield()  // the suites beside this one get the thread between cases
             var health = StateFileHealth()
             var now = 0, armed: ErasedClock.Instant?, stopped = false
             for code in codes {

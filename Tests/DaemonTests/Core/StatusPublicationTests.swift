@@ -54,6 +54,7 @@ struct StatusPublicationTests {
         let readiness = ["started", "speakerConnected", "playbackReady"]
         let speakers: [StatusReport.Speaker?] = [nil, Self.flip, .init(address: "11:22:33:AA:BB:CC", name: "JBL Flip 5", connected: false)]
         await propertyCheck(count: 1_000, input: Gen.int(in: 0...999).array(of: 1...30)) { codes in
+            await Task.yield()  // the suites beside this one get the thread between cases
             var publication = StatusPublication()
             var last: StatusReport?
             for code in codes {

@@ -1,9 +1,8 @@
-/// What the reconnect controller does, decided in one synchronous step: which attempts start and
-/// who hears each one's result, which retry timer is armed, what observers are told, and that
-/// nothing moves once the daemon stops. ``ReconnectPolicy`` inside it decides *when* to try;
-/// this carries its answers into effects and keeps the books the controller's actor kept
-/// (attempts under way, the armed deadline, running or stopped). ``ReconnectController`` feeds
-/// it and runs the effects.
+/// A target's reconnects, decided in one synchronous step: which attempts start and who hears
+/// each one's result, which retry timer is armed, what the link is told, and that nothing moves
+/// once the daemon stops. ``ReconnectPolicy`` inside it decides *when* to try; this carries its
+/// answers into effects and keeps the books (attempts under way, the armed deadline, running or
+/// stopped). ``LinkCore`` holds one for the current target and carries its effects into its own.
 public struct ReconnectDecision<C: Clock>: Sendable where C.Duration == Duration {
     public typealias Policy = ReconnectPolicy<C>
 

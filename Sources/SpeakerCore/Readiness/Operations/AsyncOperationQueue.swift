@@ -49,7 +49,8 @@ public actor AsyncOperationQueue {
     private var busyGroups: Set<String> = []
     /// Names whose last run timed out, so a retry timing out alike is not logged again.
     private var timedOutNames: Set<String> = []
-    private var drained = OneShotSignal<Void, Never>()
+    /// `drained` was announced since the last `busy` (so it is said once per idle period).
+    private var saidDrained = true
 
     public init(
         name: String = "operations",
@@ -63,7 +64,6 @@ public actor AsyncOperationQueue {
         self.defaultTimeout = defaultTimeout
         self.clock = clock
         self.logger = logger
-        drained.succeed(())
     }
 
     /// Every later event: busy, started, finished, drained.
@@ -119,7 +119,7 @@ public actor AsyncOperationQueue {
             replaced.formUnion(running.values.filter { $0.queued.context.name == name }.map(\.queued.context.id))
         }
         if !isBusy {
-            drained = OneShotSignal()
+            saidDrained = false
             eventBroadcaster.publish(.busy)
         }
         pending.append(Queued(
@@ -146,12 +146,6 @@ public actor AsyncOperationQueue {
     public func shutDown() {
         lifecycle = .shutDown
         cancelAll()
-    }
-
-    /// Returns once nothing is queued or running (at once if idle). Cancelling the caller
-    /// only stops its wait.
-    public func waitUntilDrained() async {
-        _ = try? await drained.result()
     }
 
     private func hasOperation(named name: String) -> Bool {
@@ -228,8 +222,8 @@ public actor AsyncOperationQueue {
     }
 
     private func noteIfDrained() {
-        guard !isBusy, drained.result == nil else { return }
+        guard !isBusy, !saidDrained else { return }
+        saidDrained = true
         eventBroadcaster.publish(.drained)
-        drained.succeed(())
     }
 }
