@@ -17,7 +17,7 @@ import Testing
 /// reason, instead of "playing" in silence or an unexplained "idle".
 @Suite("Dead audio device")
 struct DeadDeviceTests {
-    @Test("a device that dies mid-song leaves the status failed with its reason until the next song")
+    @Test("a device that dies mid-song, and again each time it is opened again, leaves the status failed with its reason until the next song")
     func deadDeviceIsReportedAsFailed() async throws {
         let clock = TestClock()
         let device = HandDrivenDevice(pullsOnOpen: 1)
@@ -37,7 +37,8 @@ struct DeadDeviceTests {
         device.pull(times: 100)
         #expect(await player.snapshot().activity == .playing)
 
-        let expected = AudioOutputError.deviceStopped(output: "alsa:hand-driven", after: HandDrivenDevice.stallLimit, reason: nil)
+        let stopped = AudioOutputError.deviceStopped(output: "alsa:hand-driven", after: HandDrivenDevice.stallLimit, reason: nil)
+        let expected = "\(stopped) (opened again 3 times; it stopped each time)"
         var failure: PlaybackSnapshot?
         for _ in 0..<500 where failure == nil {
             await clock.advance(by: HandDrivenDevice.stallLimit + .milliseconds(1))
@@ -47,20 +48,23 @@ struct DeadDeviceTests {
             if change.activity == .failed { failure = change; break }
         }
         #expect(failure?.file == "tune.mid")
-        #expect(failure?.error == expected.description)
-        // The journal says it once, naming the song, the speaker and why (after the song's start).
-        #expect(journal.withLock { $0 } == [
-            "<6>speakerd.playback: playing tune.mid on JBL Flip 5 (11:22:33:AA:BB:CC)\n",
-            "<3>speakerd.playback: playback of tune.mid on JBL Flip 5 (11:22:33:AA:BB:CC) failed: \(expected.description)\n",
-        ])
+        #expect(failure?.error == expected)
+        #expect(device.opens == 4, "opened \(device.opens) times, not once and again three times")
+        // The journal says each new stream, then the failure once, naming the song, the speaker
+        // and why (after the song's start).
+        let lines = journal.withLock { $0 }
+        #expect(lines.first == "<6>speakerd.playback: playing tune.mid on JBL Flip 5 (11:22:33:AA:BB:CC)\n")
+        #expect(lines.dropFirst().dropLast().map { $0.hasPrefix("<4>speakerd.playback: tune.mid on JBL Flip 5 (11:22:33:AA:BB:CC): its output stopped taking audio at ") }
+            == [true, true, true], "\(lines)")
+        #expect(lines.last == "<3>speakerd.playback: playback of tune.mid on JBL Flip 5 (11:22:33:AA:BB:CC) failed: \(expected)\n")
 
         let status = await player.snapshot()
         #expect(status.activity == .failed)
         #expect(status.file == "tune.mid")
-        #expect(status.error == expected.description)
+        #expect(status.error == expected)
         #expect((status.positionSeconds ?? 0) > 0 && (status.positionSeconds ?? 0) < 10)
         #expect(StatusReport.Playback(status) == StatusReport.Playback(state: "failed", file: "tune.mid", positionSeconds: status.positionSeconds,
-                                                       durationSeconds: 10, error: expected.description))
+                                                       durationSeconds: 10, error: expected))
         await #expect(throws: PlaybackServiceError.nothingPlaying(operation: "pause")) { try await player.pause() }
 
         // The next song starts normally, and the failure is forgotten.
@@ -68,6 +72,43 @@ struct DeadDeviceTests {
         let next = await player.snapshot()
         #expect(next.activity == .playing)
         #expect(next.error == nil)
+        await player.stop()
+    }
+
+    @Test("""
+        a device that stops taking audio once with the speaker still there (a sound server's Bluetooth node failing) \
+        is opened again: the song goes on, on the new stream, and nothing fails
+        """)
+    func stoppedDeviceIsOpenedAgain() async throws {
+        let clock = TestClock()
+        let stalls = HandDrivenDevice(pullsOnOpen: 1), works = HandDrivenDevice(pullsOnOpen: 1)
+        let devices = Mutex([stalls, works])
+        let soundFont = try await Fixtures.soundFont()
+        let components = PlaybackComponents.sessions(output: { _ in devices.withLock { $0.removeFirst() }.output(clock: clock) },
+                                                     clock: clock, soundFont: { soundFont })
+        let gate = ReadinessGate<DaemonReadiness>(initial: .playbackReady, clock: clock)
+        let journal = Journal()
+        let player = Player(
+            gate: gate, components: components,
+            logger: Logger(label: "speakerd.playback") { JournalLogHandler(label: $0) { line in journal.withLock { $0.append(line) } } })
+        let song = Fixtures.song(program: Fixtures.piano, notes: [(60, 0, 5)], duration: 10)
+        _ = try await player.play(song, named: "tune.mid")
+        stalls.pull(times: 200)
+        let rendered = await player.snapshot().positionSeconds ?? 0
+
+        // The device goes quiet; the watchdog notices, and the player opens the output again.
+        for _ in 0..<500 where works.opens == 0 {
+            await clock.advance(by: HandDrivenDevice.stallLimit + .milliseconds(1))
+            for _ in 0..<100 where works.opens == 0 { await Task.yield() }
+        }
+        #expect(works.opens == 1, "the output was never opened again")
+        #expect(await eventually { await player.snapshot().activity == .playing })
+        works.pull(times: 400)
+        let position = try #require(await player.snapshot().positionSeconds)
+        #expect(position > rendered, "the song did not go on on the new stream (at \(position) s, was at \(rendered) s)")
+        #expect(stalls.opens == 1)
+        #expect(journal.withLock { $0 }.contains { $0.contains("tune.mid: its output stopped taking audio at ") && $0.hasSuffix("opening it again (1 of 3)\n") })
+        #expect(!journal.withLock { $0 }.contains { $0.contains("failed") })
         await player.stop()
     }
 

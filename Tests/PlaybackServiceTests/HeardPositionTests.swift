@@ -209,6 +209,32 @@ struct HeardPositionTests {
     }
 
     @Test("""
+        an output that stops taking audio with the speaker still there takes with it the audio it held: the song \
+        goes on, on a new stream, from where the listener stopped hearing it, the note sounding there struck again
+        """)
+    func stoppedOutputGoesOnFromTheHeardPosition() async throws {
+        let scene = try await speakerAboutToDrop()
+        let (clock, afterReturn, player) = (scene.clock, scene.afterReturn, scene.player)
+
+        // The device asks for nothing more; the speaker stays connected (the gate stays up).
+        for _ in 0..<500 where afterReturn.opens == 0 {
+            await clock.advance(by: HandDrivenDevice.stallLimit + .milliseconds(1))
+            for _ in 0..<100 where afterReturn.opens == 0 { await Task.yield() }
+        }
+        #expect(afterReturn.opens == 1, "the output was never opened again")
+        #expect(await eventually { await player.snapshot().activity == .playing })
+        #expect(await eventually { !(afterReturn.source?.isPaused ?? true) })
+        try await pull(afterReturn, seconds: 0.6)
+
+        // As when the speaker drops: C again first, G's attack a quarter of a second in.
+        let beforeG = scene.heardAfterReturn(0.05, 0.22), afterG = scene.heardAfterReturn(0.28, 0.45)
+        #expect(beforeG.c > 10 * beforeG.g, "C, sounding where the listener stopped hearing, is heard again first")
+        #expect(afterG.g > 10 * afterG.c, "then G")
+        #expect(afterG.g > 10 * beforeG.g, "G begins a quarter of a second in, not before")
+        await player.stop()
+    }
+
+    @Test("""
         a song the user paused just before the speaker dropped: what its output had not yet played out is lost \
         with it, whatever the dead output is still given, and the user's resume once the speaker is back goes on \
         from where the listener stopped hearing it

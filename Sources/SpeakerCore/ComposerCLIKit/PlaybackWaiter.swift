@@ -66,9 +66,13 @@ public struct PlaybackWaiter: Sendable {
         var iterator = ticks.wakeUps.makeAsyncIterator()
         var seen = false
         while true {
+            // Who answers is asked before the status, so a restart's status is the new
+            // process's own: asked after, a restart between the two would be reported with the
+            // old process's view of a song still playing.
+            let answering = await daemonInstance?()
             let status = try await control.status()
             onStatus(status)
-            if let daemonInstance, let instance, let now = await daemonInstance(), now != instance {
+            if let instance, let answering, answering != instance {
                 return .daemonRestarted(status)
             }
             let playback = status.playback

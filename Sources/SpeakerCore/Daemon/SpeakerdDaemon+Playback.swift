@@ -9,8 +9,6 @@ extension SpeakerdDaemon {
     }
 
     func playbackChanged(_ snapshot: PlaybackSnapshot) async {
-        guard lifecycle != .stopping, lifecycle != .stopped else { return }
-        features.playbackChanges.heard(snapshot)
-        await publish()
+        await run(.playback(snapshot))
     }
 }

@@ -102,9 +102,9 @@ public struct DeviceOutput: AudioOutput {
             return
         }
         let reason = device.failureReason()
-        // A paused song outlives its device (a speaker that drops takes its PCM with it): the
-        // engine opens the output again when the song resumes. A playing song ends here.
-        if !source.isPaused { source.stop() }
+        // The song is not ended here: a paused song outlives its device (a speaker that drops
+        // takes its PCM with it), and a session may hold a playing one for a new stream; the
+        // session ends it otherwise.
         // A driver stuck in a blocking write (a frozen sound server) would make its deletion
         // wait forever: let a thread of its own wait for that instead of the engine.
         DetachedThread.start(name: "audio-dev-close") { device.close() }

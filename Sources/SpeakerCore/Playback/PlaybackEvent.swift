@@ -12,6 +12,10 @@ public enum PlaybackEvent: Sendable, Equatable {
     case finished(title: String)
     /// The song could not start or the output failed mid-song; `reason` is a one-line message.
     case failed(reason: String)
+    /// The device stopped taking audio while the song played, in a session that holds its song
+    /// then (`holdsSongWhenOutputStops`): the song is paused where it was heard, and its owner
+    /// either resumes it (a new stream) or stops it. `reason` is the device's one-line failure.
+    case outputStopped(reason: String)
 }
 
 /// Where a `PlaybackSession` is in its lifecycle.

@@ -27,6 +27,10 @@ public actor PlaybackSession {
     public let keepAliveWhilePaused: Bool
     /// What that signal is (`keep_alive = yes`, `silence` or `tone`).
     public let keepAliveSound: KeepAliveSound
+    /// A device that stops taking audio mid-song pauses the song (`.outputStopped`) instead of
+    /// failing it, so that its owner can open the device again while the speaker is still there:
+    /// a sound server's Bluetooth node can fail once and work on a new stream. Off, the song fails.
+    public let holdsSongWhenOutputStops: Bool
     private let soundFontProvider: @Sendable () async throws -> SoundFont
 
     public private(set) var state: PlaybackState = .idle
@@ -53,6 +57,7 @@ public actor PlaybackSession {
     ///     by default, so an engine writing a file renders exactly the song.
     ///   - keepAliveWhilePaused: play the keep-alive signal to a device while a song is paused, so
     ///     a long pause does not let the speaker power itself off (`keep_alive`).
+    ///   - holdsSongWhenOutputStops: see the property of that name.
     public init(
         output: any AudioOutput,
         clock: any Clock<Duration> = ContinuousClock(),
@@ -60,6 +65,7 @@ public actor PlaybackSession {
         preRoll: Duration = .zero,
         keepAliveWhilePaused: Bool = false,
         keepAliveSound: KeepAliveSound = .bursts,
+        holdsSongWhenOutputStops: Bool = false,
         soundFont: @escaping @Sendable () async throws -> SoundFont
     ) {
         self.output = output
@@ -68,6 +74,7 @@ public actor PlaybackSession {
         self.preRoll = preRoll
         self.keepAliveWhilePaused = keepAliveWhilePaused
         self.keepAliveSound = keepAliveSound
+        self.holdsSongWhenOutputStops = holdsSongWhenOutputStops
         self.soundFontProvider = soundFont
     }
 
@@ -282,12 +289,24 @@ public actor PlaybackSession {
     private func outputEnded(generation ended: Int, attachment: Int, source ending: PlaybackSource, result: Result<Void, any Error>) {
         // An output detached by `replaceOutput` hands the song on: nothing has ended.
         guard attachment == outputGeneration else { return }
-        if case let .failure(error) = result, ended == generation, state == .paused, !ending.hasEnded,
+        if case let .failure(error) = result, ended == generation, !ending.hasEnded,
            let outputError = error as? AudioOutputError, case .deviceStopped = outputError {
-            // The device died while the song was paused: the song waits for `resume`, which opens
-            // the output again (a speaker that dropped and came back has a new PCM).
-            outputLost = true
-            return
+            if state == .paused {
+                // The device died while the song was paused: the song waits for `resume`, which
+                // opens the output again (a speaker that dropped and came back has a new PCM).
+                outputLost = true
+                return
+            }
+            if state == .playing, holdsSongWhenOutputStops, ending.devicePulls > 0 {
+                // Held only once it has sounded: a device that never asked for audio fails the
+                // start. What the dead device held is never heard: a resume goes back over it.
+                ending.pause()
+                ending.holdUnheard()
+                outputLost = true
+                state = .paused
+                emit(.outputStopped(reason: "\(error)"))
+                return
+            }
         }
         ending.stop() // Whatever ended the output ends the song and frees the synthesiser.
         guard ended == generation else { return } // Stopped: already reported.

@@ -40,6 +40,9 @@ public struct PlaybackComponents: Sendable {
     ///   - clock: drives progress reports (and should pace real-time file/null outputs too).
     ///   - preRoll: silence before each song's first note once its stream opens (`pre_roll_ms`).
     ///   - keepAliveWhilePaused: a paused song's device hears the keep-alive signal (`keep_alive`).
+    ///
+    /// Sessions hold a song whose device stopped (`PlaybackSession.holdsSongWhenOutputStops`):
+    /// the player decides whether it plays on a new stream or fails.
     public static func sessions(
         output makeOutput: @escaping @Sendable (AudioRoute?) async throws -> any AudioOutput,
         clock: any Clock<Duration> = ContinuousClock(),
@@ -52,7 +55,8 @@ public struct PlaybackComponents: Sendable {
     ) -> PlaybackComponents {
         PlaybackComponents(makeOutput: makeOutput, makeSession: { output in
             PlaybackSession(output: output, clock: clock, progressInterval: progressInterval, preRoll: preRoll,
-                           keepAliveWhilePaused: keepAliveWhilePaused, keepAliveSound: keepAliveSound, soundFont: soundFont)
+                           keepAliveWhilePaused: keepAliveWhilePaused, keepAliveSound: keepAliveSound,
+                           holdsSongWhenOutputStops: true, soundFont: soundFont)
         }, newOutputWhenSpeakerBack: newOutputWhenSpeakerBack)
     }
 }

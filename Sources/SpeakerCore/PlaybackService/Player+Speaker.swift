@@ -1,8 +1,100 @@
+import Logging
+import Playback
 import ServiceLifecycle
 
-/// Speaker loss and return: the gate dropping below `.playbackReady` while a song plays, and
-/// rising again.
+/// Running the core's effects, following the gate, and stopping for good.
 extension Player {
+    /// Steps the core with the gate's level now and carries out its effects in order; returns
+    /// the refusal, if the step made one (its caller throws it).
+    @discardableResult
+    func run(_ event: PlayerCore.Event) async -> PlaybackServiceError? {
+        var refusal: PlaybackServiceError?
+        for effect in core.step(event, ready: gate.isReached(.playbackReady)) {
+            if case let .refuse(error) = effect { refusal = error } else { await perform(effect) }
+        }
+        return refusal
+    }
+
+    func perform(_ effect: PlayerCore.Effect) async {
+        switch effect {
+        case let .publish(snapshot):
+            changeFeed.publish(snapshot)
+        case let .log(level, line):
+            logger.log(level: level, "\(line)")
+        case .refuse:
+            break  // thrown by the caller of the step
+        case let .start(item, timeout, _):
+            // A queued song: its client has had its answer, so it starts in a task of its own.
+            Task { [weak self] in
+                do throws(PlaybackServiceError) {
+                    try await self?.start(item, timeout: timeout)
+                } catch {
+                    self?.logger.info("queued song \(item.file) did not play: \(error)")
+                }
+            }
+        case let .cancelWait(ticket):
+            waits.removeValue(forKey: ticket)?.cancel()
+        case let .cancelStart(ticket):
+            guard let start = starts.removeValue(forKey: ticket) else { return }
+            start.task.cancel()
+            await start.session.stop()
+        case let .endSession(ticket):
+            guard let song = sessions.removeValue(forKey: ticket) else { return }
+            song.events.cancel()
+            let heard = await song.session.heardPositionSeconds
+            await song.session.stop()
+            await run(.sessionEnded(ticket: ticket, heardSeconds: heard))
+        case let .pauseSession(ticket):
+            guard let session = sessions[ticket]?.session else { return }
+            try? await session.pause()
+            let rendered = await session.positionSeconds
+            await run(.sessionPaused(ticket: ticket, seconds: rendered))
+        case let .speakerGone(ticket, pause):
+            guard let session = sessions[ticket]?.session else { return }
+            await session.speakerGone()
+            guard pause else { return }
+            try? await session.pause()
+            let heard = await session.heardPositionSeconds
+            await run(.lostSpeakerPaused(ticket: ticket, heardSeconds: heard))
+        case let .resumeSession(ticket, reopen, after):
+            await resumeSession(ticket, reopening: reopen && components.newOutputWhenSpeakerBack(), after: after)
+        case let .restartOutput(ticket):
+            await resumeSession(ticket, reopening: true, after: "output stopped")
+        case let .seekRestriking(ticket, seconds):
+            guard core.playingSong?.ticket == ticket else { return }
+            _ = try? await adjust(.seek(.seconds(seconds)), restrikingHeldNotes: true)
+        case let .keepAlive(on):
+            if on {
+                keepAlive?.run(on: core.route)
+            } else if let ending = keepAlive?.halt() {
+                await ending.value
+            }
+        }
+    }
+
+    /// Resumes the song's session, first (`reopening`) on its output opened again.
+    private func resumeSession(_ ticket: Int, reopening: Bool, after event: String) async {
+        guard let session = sessions[ticket]?.session else { return }
+        if reopening { await reopenOutput(of: ticket, session, after: event) }
+        // A pause or stop that came while the output was opened again has the last word.
+        guard core.isPlaying(ticket) else { return }
+        try? await session.resume()
+    }
+
+    /// Gives the song its output again: after the speaker went away and came back, where its
+    /// sink returns as a new one (see `PlaybackComponents.newOutputWhenSpeakerBack`), or after its
+    /// output stopped; if it cannot be opened the song resumes on the old one, and a dead output
+    /// fails it. The core then says where it goes on from (`outputReopened`).
+    private func reopenOutput(of ticket: Int, _ session: PlaybackSession, after event: String) async {
+        // Asked before the output is opened again, which forgets the old one's buffer.
+        let unheard = await session.unheardSeconds
+        do { try await session.replaceOutput(with: try await components.makeOutput(core.route)) } catch {
+            logger.warning("\(event): could not open the speaker's output again (\(error)); \(core.playingSong?.file ?? "the song") resumes on the old one")
+        }
+        let rendered = await session.positionSeconds
+        await run(.outputReopened(ticket: ticket, unheard: unheard, renderedSeconds: rendered))
+    }
+
     /// Starts following the gate's level (once, on the first request: before it nothing plays).
     ///
     /// Levels are handled one at a time, in order, so a quick drop-and-rise pauses and then
@@ -14,74 +106,9 @@ extension Player {
         speakerWatcher = Task { [weak self] in
             for await _ in levels {
                 guard let self else { return }
-                await self.reconcileWithSpeaker()
+                await self.run(.level)
             }
         }
-    }
-
-    /// Brings the current song in line with the gate: pause or stop it when the speaker is not
-    /// ready, resume it when it is back (only if the speaker's loss paused it, never a user's pause).
-    func reconcileWithSpeaker() async {
-        defer { if keepAlive != nil { Task { await self.updateKeepAlive() } } }
-        let ready = gate.isReached(.playbackReady)
-        switch state {
-        case let .playing(current) where !ready:
-            switch settings.onSpeakerLost {
-            case .pause:
-                state = .paused(current, .speakerLost)
-                await current.session.speakerGone()
-                try? await current.session.pause()
-                await notePosition(of: current, playedOut: false)
-                logger.notice("speaker lost: \(current.file) paused at \(Self.loggedSeconds(lastPosition)); it resumes when the speaker is back")
-                publish()
-            case .stop:
-                await stopForSpeakerLoss()
-            }
-        case .paused(_, .user) where !ready && settings.onSpeakerLost == .stop:
-            await stopForSpeakerLoss()
-        case let .paused(current, .user) where !ready && !current.outputMayBeGone:
-            // Stays paused as the user asked; their `resume` opens the speaker's output again.
-            state = .paused(current.speakerLeft, .user)
-            await current.session.speakerGone()
-        case let .paused(current, .speakerLost) where ready:
-            state = .playing(current)
-            logger.notice("speaker back: \(current.file) resumed")
-            publish()
-            await reopenOutput(of: current, after: "speaker back")
-            // Returns once the output renders again; a stop meanwhile releases it.
-            try? await current.session.resume()
-        default:
-            break
-        }
-    }
-
-    /// Gives the song the speaker's output again after the speaker went away and came back, where
-    /// its sink returns as a new one (see `PlaybackComponents.newOutputWhenSpeakerBack`); if it
-    /// cannot be opened the song resumes on the old one, and a dead output fails it. Either way
-    /// it goes on from where the listener stopped hearing it (`goBack`).
-    func reopenOutput(of current: CurrentSong, after event: String) async {
-        guard components.newOutputWhenSpeakerBack() else { return }
-        // Asked before the output is opened again, which forgets the old one's buffer.
-        let unheard = await current.session.unheardSeconds
-        do { try await current.session.replaceOutput(with: try await components.makeOutput(route)) } catch {
-            logger.warning("\(event): could not open the speaker's output again (\(error)); \(current.file) resumes on the old one")
-        }
-        await goBack(over: unheard, in: current)
-    }
-
-    /// The audio the speaker's output held but never played when it died went with it: the song
-    /// goes on from where the listener stopped hearing it, not from where rendering was, so the
-    /// notes at the moment of the loss are heard after all; a note sounding there is struck again
-    /// (a plain seek would leave it silent until the next one). Not for a song in a section loop (a
-    /// seek back over the loop's start would end the loop, and one back into the pass before
-    /// would count that pass once more): it resumes where rendering was.
-    func goBack(over unheard: Double, in current: CurrentSong) async {
-        guard unheard >= 0.001, current.arrangement.loop == nil else { return }
-        let rendered = await current.session.positionSeconds
-        // A seek's target is in the written song's seconds, whatever tempo the song plays at.
-        let target = current.arrangement.songSeconds(atArranged: max(0, rendered - unheard), in: current.written)
-        logger.notice("speaker back: \(current.file) goes on from \(Self.loggedSeconds(target)), \(Int((unheard * 1000).rounded())) ms before where its lost output stopped: the speaker never played that audio")
-        _ = try? await adjust(.seek(.seconds(target)), restrikingHeldNotes: true)
     }
 
     /// Starts following the gate's level now rather than at the first request: with `keep_alive`
@@ -90,37 +117,11 @@ extension Player {
         watchSpeakerIfNeeded()
     }
 
-    /// Plays the keep-alive signal exactly while it is wanted: `keep_alive` on, the speaker's
-    /// audio path ready, no song waiting, starting, playing or paused (a paused song's own stream
-    /// carries the signal: `PlaybackSession.keepAliveWhilePaused`). Otherwise stops it and returns
-    /// once its output has closed.
-    func updateKeepAlive() async {
-        guard keepAlive != nil else { return }
-        let idle = switch state {
-        case .idle, .stopped, .failed: true
-        case .waiting, .starting, .playing, .paused, .shutDown: false
-        }
-        if idle && gate.isReached(.playbackReady) {
-            keepAlive?.run(on: route)
-        } else if let ending = keepAlive?.halt() {
-            await ending.value
-        }
-    }
-
-    /// `on_speaker_lost = stop`: the song ends and the queue is emptied.
-    private func stopForSpeakerLoss() async {
-        let ended = await endCurrentSong(abandoningWith: { .stoppedBeforeStart(file: $0) }, reportAsStopped: true)
-        if case let .started(file, position, _) = ended {
-            logger.notice("speaker lost: \(file) stopped at \(Self.loggedSeconds(position)) (on_speaker_lost = stop)")
-        }
-    }
-
     /// Stops playback for good: the current song ends, waiting requests fail with
     /// `.shuttingDown`, later requests are refused, and every change stream ends.
     public func shutdown() async {
-        await endCurrentSong(abandoningWith: { _ in .shuttingDown }, reportAsStopped: true)
-        state = .shutDown
-        await updateKeepAlive()
+        await run(.shutdown)
+        await run(.shutDownComplete)
         speakerWatcher?.cancel()
         speakerWatcher = nil
         changeFeed.finish()
