@@ -52,7 +52,9 @@ struct RenderCommand: AsyncParsableCommand {
     func run() async throws {
         let request = RenderRequest(midiPath: file, outputPath: output, soundFontPath: soundFont,
                                     maxDurationSeconds: maxDuration, arrangement: try arrangement.arrangement())
-        let render = Task { try await request.run() }
+        // The interrupt is followed before the render begins, so none is missed; a signal before
+        // the render's task exists cancels it as soon as it does.
+        let render = RenderInFlight()
         let interruption = Interruption { signal in
             render.cancel()
             // A render stops at its next block once cancelled; one still reading a pipe whose
@@ -62,8 +64,9 @@ struct RenderCommand: AsyncParsableCommand {
                               saying: "the render was interrupted; nothing was written to \(output)")
         }
         defer { interruption.stop() }
+        let rendering = render.start { try await request.run() }
         do {
-            let summary = try await render.value
+            let summary = try await rendering.value
             print("rendered \(file) to \(output): \(twoDecimals(summary.audioSeconds)) s")
         } catch {
             // The error is the command's one stderr line (CommandFailure writes it).
@@ -72,6 +75,29 @@ struct RenderCommand: AsyncParsableCommand {
             if let signal = interruption.received { Interruption.exit(after: signal, saying: "\(error)") }
             throw SpeakerdError.local("\(error)")
         }
+    }
+}
+
+/// The render's task, once it exists, for an interrupt handled on another thread to cancel.
+final class RenderInFlight: Sendable {
+    private let state = Mutex<(task: Task<OfflineRenderer.Summary, any Error>?, cancelled: Bool)>((nil, false))
+
+    func start(_ work: @escaping @Sendable () async throws -> OfflineRenderer.Summary) -> Task<OfflineRenderer.Summary, any Error> {
+        let task = Task { try await work() }
+        let cancelled = state.withLock { state in
+            state.task = task
+            return state.cancelled
+        }
+        if cancelled { task.cancel() }
+        return task
+    }
+
+    func cancel() {
+        let task = state.withLock { state in
+            state.cancelled = true
+            return state.task
+        }
+        task?.cancel()
     }
 }
 

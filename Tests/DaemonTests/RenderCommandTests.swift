@@ -90,7 +90,7 @@ struct RenderCommandTests {
         #expect(directory.entries() == ["nobody.mid"])
     }
 
-    @Test("SIGTERM ends a render stuck reading a pipe whose writer never closes, within a second, with its line",
+    @Test("SIGTERM ends a render stuck reading a pipe whose writer never closes, long before the writer would, with its line",
           arguments: [(SIGTERM, Int32(143)), (SIGINT, Int32(130))])
     func signalEndsAStuckRead(_ signal: Int32, _ status: Int32) async throws {
         let directory = TemporaryDirectory()
@@ -113,7 +113,9 @@ struct RenderCommandTests {
         let took = ContinuousClock.now - (sent.withLock { $0 } ?? .now)
         #expect(run.status == status)
         #expect(run.standardError == "composer-cli: the render was interrupted; nothing was written to \(output)\n")
-        #expect(took < .milliseconds(1500), "ended \(took) after the signal")
+        // The signal ends the read, not the writer's minute: how soon the process is gone after
+        // it is the scheduler's business on a loaded machine (1.6 s beside two CPU hogs).
+        #expect(took < .seconds(10), "ended \(took) after the signal")
         #expect(!directory.entries().contains("slow.wav"))
     }
 
