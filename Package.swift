@@ -404,6 +404,9 @@ let package = Package(
                 "AsyncSignals", "DBus", "BlueZ", "MIDI", "Readiness", "Systemd", "Playback", "AudioPath", "PlaybackService", "Configuration", "SpeakerdAPI", "TestSupport",
                 .product(name: "Logging", package: "swift-log"), .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "CustomDump", package: "swift-custom-dump"),
+                .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
@@ -423,3 +426,20 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+/// The AddressSanitizer build (`scripts/leak-check`, with `SPEAKERD_SANITIZED_BUILD=1`) holds only
+/// the modules that call C (libdbus, libpulse, FluidSynth, the MIDI reader over raw bytes) and
+/// those their tests and the test support need, with those tests: memory errors and leaks live
+/// where C is called, and the daemon's modules, its executables and the benchmarks were most of
+/// that build's time (the daemon's tests run on the ordinary debug build).
+if Context.environment["SPEAKERD_SANITIZED_BUILD"] == "1" {
+    let sanitized: Set<String> = [
+        "CDBus", "CBlueZ", "CPulse", "CFluidSynth",
+        "AsyncSignals", "DBus", "BlueZ", "PulseAudio", "MIDI", "Playback", "Readiness", "Logind", "Systemd", "SpeakerdAPI",
+        "TestSupport",
+        "AsyncSignalsTests", "DBusTests", "BlueZTests", "PulseAudioTests", "MIDITests", "PlaybackTests", "ReadinessTests",
+        "LogindTests", "SystemdTests", "SpeakerdAPITests",
+    ]
+    package.targets.removeAll { !sanitized.contains($0.name) }
+    package.products.removeAll()
+}

@@ -32,18 +32,20 @@ import Testing
 /// - (f) a speaker the user forgot is the target again only by the user's connect or a scan's
 ///   auto-pick, never as a known speaker (start-up's list, or BlueZ's report of it connecting).
 ///
+/// The same timelines' decisions are checked on the cores, thousands of them with every order of
+/// BlueZ's signals and replies, in milliseconds (`ReadinessCoreModelTests`). These run the whole
+/// daemon, its tasks and its actors, and prove that the shells carry out what the cores decide:
+/// fewer are needed for that, and each costs real time (the world settles by watching it).
+///
 /// A failure names its seed: `SPEAKERD_MODEL_SEED=N swift test --filter ReadinessTimelineModel`
 /// replays that timeline alone.
 @Suite("Readiness derived from the world: random timelines", .serialized)
 struct ReadinessTimelineModelTests {
-    /// 500 in a plain run; under the leak check (AddressSanitizer, several times slower) 100, as
-    /// that run looks for leaks along the same paths, not for more timelines.
-    static let timelines = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil ? 500 : 100
+    static let timelines = 100
     static let stepsPerTimeline = 24
 
-    /// Also run under the leak check: every timeline ends with `shutdown()`, after which nothing
-    /// the daemon started may still be running (a retry armed by an attempt that unwound after
-    /// shutdown once was, sleeping on this test's clock for ever).
+    /// Every timeline ends with `shutdown()`, after which nothing the daemon started may still
+    /// sleep on its clock (a retry armed by an attempt that unwound after shutdown once did).
     @Test("every random timeline keeps readiness equal to what the world shows, with the right reason")
     func randomTimelines() async throws {
         let seeds: [UInt64] = if let text = ProcessInfo.processInfo.environment["SPEAKERD_MODEL_SEED"], let seed = UInt64(text) {
@@ -183,6 +185,10 @@ final class ModelWorld: @unchecked Sendable {
         }
         await daemon.shutdown()
         started.cancel()
+        // Nothing the daemon started may still wait on its clock: a retry armed by an attempt
+        // that unwound after shutdown once slept there for ever.
+        await settle()
+        do { try await clock.checkSuspension() } catch { fail("after shutdown() something the daemon started still sleeps on its clock") }
         return checked
     }
 
