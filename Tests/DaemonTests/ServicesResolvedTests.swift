@@ -2,11 +2,9 @@ import AudioPath
 import AsyncSignals
 @testable import BlueZ
 import Foundation
-import Logging
 @testable import Daemon
 import TestSupport
 import Testing
-@testable import Configuration
 
 /// BlueZ says `Connected` when the baseband link is up and `ServicesResolved` once the profiles
 /// are there: a speaker whose services are still being resolved cannot carry audio yet. Where
@@ -14,8 +12,6 @@ import Testing
 @Suite("ServicesResolved, where BlueZ gives it")
 struct ServicesResolvedTests {
     static let speaker = try! BluetoothAddress("11:22:33:AA:BB:CC")
-
-    struct ReadyPlayback: StandInPlayback {}
 
     @Test("the verdict: connected with services unresolved waits, saying so; unknown or resolved is ready")
     func verdict() {
@@ -63,16 +59,11 @@ struct ServicesResolvedTests {
         let bluez = FakeBlueZClient(
             adapters: [Adapter(name: "hci0", address: try BluetoothAddress("00:01:02:03:04:05"), powered: true, powerState: .on)],
             devices: [Device(address: Self.speaker, name: "JBL Flip 5", deviceClass: 0x240414, paired: true, trusted: true)])
-        let state = TemporaryDirectory()
-        DaemonWorld.remember([DaemonWorld.flip], in: state)
-        let daemon = SpeakerdDaemon(
-            configuration: DaemonConfiguration(audioOutput: .null, scanDuration: .milliseconds(50), stateDirectory: state.path),
-            dependencies: DaemonDependencies(connectBus: nil, makeBlueZ: { _ in bluez }, playback: ReadyPlayback()),
-            notifier: nil, logger: Logger(label: "test.speakerd"))
-        await daemon.start()
-        try await eventually("ready on the first connection (BlueZ has not shown the property yet)") {
-            daemon.gate.isReached(.playbackReady)
-        }
+        // On a test clock: start-up's step timeouts and the reconnect's backoff move only when
+        // the test moves time, however busy the machine is.
+        let world = try await InProcessDaemon.start(on: bluez)
+        let (daemon, startup) = (world.daemon, world.startup)
+        #expect(daemon.gate.isReached(.playbackReady), "ready on the first connection (BlueZ has not shown the property yet)")
         await bluez.updateDevice(Self.speaker) { $0.servicesResolved = true }
         try await eventually("the link follows ServicesResolved from now on") {
             await daemon.link.snapshot.servicesResolved == true
@@ -90,5 +81,6 @@ struct ServicesResolvedTests {
         await bluez.updateDevice(Self.speaker) { $0.servicesResolved = true }
         try await eventually("playback ready once they are") { daemon.gate.isReached(.playbackReady) }
         await daemon.shutdown()
+        startup.cancel()
     }
 }
