@@ -3,6 +3,7 @@ import AsyncSignals
 import Clocks
 import Foundation
 @testable import Playback
+import PropertyBased
 import Synchronization
 import TestSupport
 import Testing
@@ -85,6 +86,58 @@ struct DeviceWatchdogTests {
         device.pull(times: 50)
         #expect(await engine.positionSeconds > position, "the song did not go on from where it paused")
         await engine.stop()
+    }
+
+    // MARK: - The window's decision, on looks handed to it
+
+    /// Looks every `interval` from 0 ms (each `late[i]` ms late, on top of the ones before), at a
+    /// device that pulls every 10 ms before `lastPull` ms, once at `lastPull`, and never again:
+    /// when, in ms, the window first says stalled (nil: not by `until` ms), and the longest gap
+    /// between two looks.
+    static func firstStall(lastPull: Int, late: [Int] = [], until: Int = 20_000) -> (seen: Int?, longestGap: Int) {
+        let start = ContinuousClock.now
+        let limit = 3_000, interval = limit / 3
+        func pulls(at ms: Int) -> Int { min(ms, lastPull) / 10 + (ms >= lastPull ? 1 : 0) }
+        var window = StallWindow(limit: .milliseconds(limit), start: start, pulls: pulls(at: 0))
+        #expect(window.interval == .milliseconds(interval))
+        var now = 0, longestGap = 0, index = 0
+        while now <= until {
+            let gap = interval + (index < late.count ? late[index] : 0)
+            index += 1
+            now += gap
+            longestGap = max(longestGap, gap)
+            if window.look(at: start.advanced(by: .milliseconds(now)), pulls: pulls(at: now)) { return (now, longestGap) }
+        }
+        return (nil, longestGap)
+    }
+
+    @Test("a stall is seen once the device has been quiet for the limit, and within a third of a limit after, wherever its last pull fell between two looks")
+    func seenWithinAThirdOfALimit() {
+        for lastPull in stride(from: 2_000, through: 3_000, by: 50) {
+            let seen = Self.firstStall(lastPull: lastPull).seen
+            let after = seen.map { $0 - lastPull }
+            #expect(after.map { (3_000...4_000).contains($0) } == true, "last pull at \(lastPull) ms: seen \(String(describing: after)) ms after it")
+        }
+        // Just after a look: looking once a limit saw this one 5.9 s after the last pull.
+        #expect(Self.firstStall(lastPull: 3_100).seen == 7_000)
+    }
+
+    @Test("a look that wakes late judges the time that really passed: a device quiet since it opened is a stall at the first look, 5 s on")
+    func lateLookJudgesRealTime() {
+        #expect(Self.firstStall(lastPull: 0, late: [4_000]).seen == 5_000)
+    }
+
+    /// The first look at or after the last pull sees the count it keeps; the first look a limit
+    /// after that one is the stall. So, looks at most `gap` apart: between the limit and the limit
+    /// and two gaps after the last pull (the limit and one gap when the looks keep time).
+    @Test("whatever the looks' lateness and the last pull: never a stall before the device has been quiet for the limit, always one by the limit and two of the longest gaps between looks")
+    func windowModel() async {
+        await propertyCheck(count: 500, input: Gen.int(in: 0...1_500).array(of: 0...30), Gen.int(in: 0...12_000)) { late, lastPull in
+            let (seen, longestGap) = Self.firstStall(lastPull: lastPull, late: late, until: 60_000)
+            let stalled = try #require(seen, "no stall seen by 60 s after a last pull at \(lastPull) ms")
+            #expect(stalled - lastPull >= 3_000, "seen \(stalled - lastPull) ms after the last pull")
+            #expect(stalled - lastPull <= 3_000 + 2 * longestGap, "seen \(stalled - lastPull) ms after the last pull; looks at most \(longestGap) ms apart")
+        }
     }
 
     /// Moves the clock on, a stall limit at a time, until the engine's song is over (the watchdog

@@ -210,27 +210,27 @@ scenario_bluetoothd_restart() {
   SONG=long.mid
 }
 
-# d2. The sound server speakerd's stream goes to frozen mid-song for 7 s (SIGSTOP, then SIGCONT:
+# d2. The sound server speakerd's stream goes to frozen mid-song for 6 s (SIGSTOP, then SIGCONT:
 #     pipewire-pulse, or BlueALSA), the speaker connected all along: the output stops taking
 #     audio, speakerd opens a new stream once the server answers again, and the whole song is
 #     heard. A PipeWire Bluetooth node that failed once under load left the output silent the
-#     same way. Seven seconds, as the output's watchdog looks every 3 s and so is sure to see a
-#     stall only after 6. (Freezing PipeWire's graph alone stalls nothing: pipewire-pulse goes on
-#     taking the stream's audio into its own buffer.)
+#     same way. Six seconds, as the output's watchdog sees a stall 3 to 4 s after the last pull
+#     (it looks every second), with 2 s to spare on a loaded guest. (Freezing PipeWire's graph
+#     alone stalls nothing: pipewire-pulse goes on taking the stream's audio into its own buffer.)
 freeze_stack() {
   local pid=${BACKEND_PIDS[0]}
   [[ $BACKEND != pipewire ]] || pid=${BACKEND_PIDS[2]}
   kill -STOP "$pid" || return 1
-  $BB sleep 7
+  $BB sleep 6
   kill -CONT "$pid"
-  echo "froze $($BB cat /proc/$pid/comm) ($pid) for 7 s"
+  echo "froze $($BB cat /proc/$pid/comm) ($pid) for 6 s"
 }
 scenario_sound_server_freeze() {
   local from; from=$(size "$LOGS/speaker.log")
   local said; said=$(size "$LOGS/speakerd.log")
   play_in_background long.mid
   step "the song starts" heard_seconds 2 "$from"
-  step "freeze the sound server for 7 s" freeze_stack
+  step "freeze the sound server for 6 s" freeze_stack
   step "the song goes on and ends" play_ended
   step "speakerd said what it did" wait_for 5 "$LOGS/speakerd.log" "opening it again" "$said"
   SONG=long.mid
