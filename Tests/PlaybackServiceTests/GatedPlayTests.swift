@@ -4,6 +4,7 @@ import MIDI
 import PlaybackService
 import TestSupport
 import Testing
+@testable import Readiness
 
 /// `composer-cli play` against a daemon that is not ready yet: the request waits in the
 /// readiness gate, starts when the gate rises, or fails with a sentence after the timeout; a

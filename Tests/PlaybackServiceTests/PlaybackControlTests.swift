@@ -4,6 +4,7 @@ import PlaybackService
 @testable import SpeakerdAPI
 import TestSupport
 import Testing
+@testable import Readiness
 
 /// What a user does with a song once the speaker is ready: replace it, queue another, pause,
 /// resume, stop, ask for the status.

@@ -3,6 +3,7 @@ import Foundation
 import PlaybackService
 import TestSupport
 import Testing
+@testable import Readiness
 
 /// The speaker dropping in the middle of a song (the gate falls below `.playbackReady`) and
 /// coming back, under both `on_speaker_lost` policies.

@@ -167,11 +167,12 @@ public final class ReadinessGate<Level: Comparable & Sendable>: Sendable {
         }
     }
 
-    /// How many blocks and waiters are still waiting for a level; for diagnostics and tests.
-    public var pendingCount: Int {
+    /// How many blocks and waiters are still waiting for a level: the tests' proof that a caller
+    /// who left took its waiter with it.
+    var pendingCount: Int {
         state.withLock { $0.pendingBlockCount + $0.waiters.count + $0.politeQueue.count }
     }
 
-    /// Whether a polite block is queued or running (the polite runner is at work).
-    public var isRunningPoliteBlocks: Bool { state.withLock { $0.politeRunnerActive } }
+    /// Whether a polite block is queued or running (the polite runner is at work); for tests.
+    var isRunningPoliteBlocks: Bool { state.withLock { $0.politeRunnerActive } }
 }

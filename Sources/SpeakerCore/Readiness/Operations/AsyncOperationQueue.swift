@@ -71,10 +71,10 @@ public actor AsyncOperationQueue {
 
     /// Whether anything is queued or running.
     public var isBusy: Bool { !pending.isEmpty || !running.isEmpty }
-    /// Names of the operations running now.
-    public var runningNames: [String] { running.values.map(\.queued.context.name).sorted() }
-    /// How many operations wait for a slot or for their group.
-    public var pendingCount: Int { pending.count }
+    /// Names of the operations running now; for tests.
+    var runningNames: [String] { running.values.map(\.queued.context.name).sorted() }
+    /// How many operations wait for a slot or for their group; for tests.
+    var pendingCount: Int { pending.count }
 
     /// Adds an operation.
     ///
