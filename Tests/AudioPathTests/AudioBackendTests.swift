@@ -127,10 +127,10 @@ struct AudioBackendTests {
 
     @Test("a BlueALSA PCM's rate is read from Sampling (BlueALSA 4.0, Debian 12) or Rate (4.1 on); a PCM with neither, or a zero, has none")
     func pcmRate() throws {
-        let path = try DBusObjectPath("/org/bluealsa/hci0/dev_11_22_33_AA_BB_CC/a2dpsrc/sink")
+        let path = DBusObjectPath("/org/bluealsa/hci0/dev_11_22_33_AA_BB_CC/a2dpsrc/sink")
         func pcm(_ extra: [String: DBusValue]) -> BlueALSAPCM? {
             var properties: [String: DBusValue] = [
-                "Device": .objectPath(try! DBusObjectPath("/org/bluez/hci0/dev_11_22_33_AA_BB_CC")),
+                "Device": .objectPath(DBusObjectPath("/org/bluez/hci0/dev_11_22_33_AA_BB_CC")),
                 "Transport": .string("A2DP-source"), "Mode": .string("sink"),
             ]
             properties.merge(extra) { $1 }

@@ -53,7 +53,7 @@ struct ExecutableRun {
         if journal {
             // The file is opened with O_TRUNC at the spawn: the same inode.
             let path = directory.path + "/stderr"
-            FileManager.default.createFile(atPath: path, contents: nil)
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
             var info = stat()
             guard stat(path, &info) == 0 else { throw CocoaError(.fileNoSuchFile) }
             environment["JOURNAL_STREAM"] = "\(info.st_dev):\(info.st_ino)"
