@@ -149,36 +149,41 @@ struct PulseStreamTests {
         _ = try await recording.firstSoundArrival()
         // What the server queues for the stream: with ADJUST_LATENCY both servers keep about half
         // of what was asked in the stream's own buffer (9 periods of 16) and the rest in the sink.
-        var granted = [stream.serverBufferFrames]
-        #expect(granted[0] > 0, "the server did not say what it keeps queued")
+        #expect(stream.serverBufferFrames > 0, "the server did not say what it keeps queued")
         try await Task.sleep(for: .seconds(1))
-        #expect(underflows.load(ordering: .relaxed) == 0, "a stream that kept up was told of a gap")
 
-        // A quarter of a second: more than 16 periods (186 ms) ride out, then more than 32 do
-        // (both servers: a gap each time; a stream that never grew would have one every time).
-        for gap in [1, 2] {
+        // Each gap doubles the buffer, 16 periods to 32 to the most, 64: so it is at its most once
+        // two gaps were reported. A quarter of a second is more than 16 periods (186 ms) ride out,
+        // then more than 32 do (both servers: a gap each time). A machine busy enough to starve
+        // the stream before (the test beside this one checks a stream that keeps up hears of no
+        // gap) has grown it already: then fewer stalls get it to its most.
+        var granted = [stream.serverBufferFrames]
+        while underflows.load(ordering: .relaxed) < 2 {
+            let (gapsBefore, grantedBefore) = (underflows.load(ordering: .relaxed), stream.serverBufferFrames)
             stall.store(250, ordering: .relaxed)
-            try await eventually("gap \(gap) is reported", within: .seconds(10), every: .milliseconds(50)) {
-                underflows.load(ordering: .relaxed) == gap
+            try await eventually("the stall's gap is reported", within: .seconds(10), every: .milliseconds(50)) {
+                underflows.load(ordering: .relaxed) > gapsBefore
             }
-            try await eventually("the server queues more after gap \(gap)", within: .seconds(5), every: .milliseconds(50)) {
-                stream.serverBufferFrames > granted[gap - 1]
+            try await eventually("the server queues more after the gap", within: .seconds(5), every: .milliseconds(50)) {
+                stream.serverBufferFrames > grantedBefore
             }
             granted.append(stream.serverBufferFrames)
             try await Task.sleep(for: .seconds(1)) // refilled
         }
+        let most = stream.serverBufferFrames
         // At 64 periods (743 ms) the same stall plays through.
+        let gapsAtMost = underflows.load(ordering: .relaxed)
         stall.store(250, ordering: .relaxed)
         try await Task.sleep(for: .seconds(2))
-        #expect(underflows.load(ordering: .relaxed) == 2,
-                "a quarter-second stall starved a stream grown to 64 periods (the server queues \(granted) frames)")
+        #expect(underflows.load(ordering: .relaxed) == gapsAtMost,
+                "a quarter-second stall starved a stream grown to 64 periods (the server queued \(granted) frames)")
         // One longer than the most it may hold is a gap, and the buffer grows no further.
         stall.store(1_500, ordering: .relaxed)
         try await eventually("the long stall's gap is reported", within: .seconds(10), every: .milliseconds(50)) {
-            underflows.load(ordering: .relaxed) == 3
+            underflows.load(ordering: .relaxed) > gapsAtMost
         }
         try await Task.sleep(for: .seconds(1))
-        #expect(stream.serverBufferFrames == granted[2], "the buffer grew past its most: \(granted) then \(stream.serverBufferFrames) frames")
+        #expect(stream.serverBufferFrames == most, "the buffer grew past its most: \(granted) then \(stream.serverBufferFrames) frames")
         _ = try await recording.finish()
     }
 
