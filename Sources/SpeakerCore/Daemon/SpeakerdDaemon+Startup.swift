@@ -191,7 +191,7 @@ extension SpeakerdDaemon {
         // this step ends without one.
         let queueEvents = operations.events()
         let connectStarted = Task {
-            for await case .started(let name, _) in queueEvents where name.hasPrefix("connect ") {
+            for await case .started(let name, _) in queueEvents where name.hasPrefix(SpeakerLink.connectOperationPrefix) {
                 _ = issued.succeed(())
                 return
             }

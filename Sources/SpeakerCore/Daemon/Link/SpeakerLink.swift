@@ -336,7 +336,7 @@ public actor SpeakerLink {
         let linkCameUp = OneShotSignal<Void, Never>()
         attemptLinkUp = (address, linkCameUp)
         defer { if attemptLinkUp?.signal === linkCameUp { attemptLinkUp = nil } }
-        let ticket = await operations.add("connect \(address)", group: "link", timeout: .seconds(10)) { [weak self] context in
+        let ticket = await operations.add(Self.connectOperationPrefix + "\(address)", group: "link", timeout: .seconds(10)) { [weak self] context in
             // The user may have disconnected while this waited in the queue: their disconnect
             // cancels the attempt (as `cancelInFlight` does), so no Connect goes out after it
             // and no failure is logged for it.
@@ -418,6 +418,10 @@ public actor SpeakerLink {
     /// start-up's run for the new adapter asks for the known speaker at once, and without this wait
     /// took the failure for "no known speaker answered" and scanned while the speaker was there.
     static let listingGrace = Duration.seconds(2)
+
+    /// How an attempt's operation is named in the queue ("connect ADDRESS"): start-up knows its
+    /// `Connect` is about to go out when one starts.
+    static let connectOperationPrefix = "connect "
 
     /// Pair and trust a new speaker, then `Connect`. A link that is already up is success, unless
     /// it is the one pairing brought up: bluetoothd connects the audio profiles only at our
